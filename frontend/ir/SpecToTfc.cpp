@@ -1,0 +1,394 @@
+//===- SpecToTfc.cpp - Builds the tfc forward graph of a spec -------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Turns a validated spec into the forward graph in the tfc dialect. Layers
+/// are pre-norm; every tensor of the model state is a `tfc.param` named as in
+/// a PyTorch state dict, so that checkpoints move between tfc and PyTorch
+/// (docs/weights.md lists the names for every family).
+///
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ir/SpecToTfc.h"
+
+#include "dialect/TfcDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// Builds the forward function layer by layer.
+class ForwardBuilder {
+public:
+  ForwardBuilder(MLIRContext &ctx, const tfc::spec::Spec &spec,
+                 const tfc::ImportOptions &opts)
+      : ctx(ctx), spec(spec), builder(&ctx),
+        fileLoc(FileLineColLoc::get(&ctx, spec.path, 1, 1)) {
+    batch = opts.batch > 0 ? opts.batch : spec.training.batch;
+    seqLen = opts.seqLen > 0 ? opts.seqLen : spec.training.seqLen;
+    element = opts.useF64 ? Type(builder.getF64Type())
+                          : Type(builder.getF32Type());
+    width = spec.model.dModel;
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  RankedTensorType floatTensor(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, element);
+  }
+  Location loc(const std::string &name) {
+    return NameLoc::get(StringAttr::get(&ctx, name), fileLoc);
+  }
+
+  /// A trained tensor named `name`.
+  Value param(const std::string &name, ArrayRef<int64_t> shape,
+              const std::string &init) {
+    return builder.create<ParamOp>(loc(name), floatTensor(shape),
+                                   builder.getStringAttr(name),
+                                   builder.getStringAttr(init),
+                                   ParamKind::param);
+  }
+  Value linear(Value x, const std::string &name, int64_t out, bool bias = true);
+  Value layerNorm(Value x, const std::string &name);
+  Value dropout(Value x);
+  Value attention(Value x, const std::string &name, int64_t layer);
+  Value feedForward(Value x, const std::string &name);
+  Value block(Value x, const std::string &name, int64_t layer);
+  Value stack(Value x, const std::string &prefix, int64_t count);
+  Value hourglassLevel(Value x, const std::string &prefix, size_t level);
+
+  MLIRContext &ctx;
+  const tfc::spec::Spec &spec;
+  OpBuilder builder;
+  Location fileLoc;
+  Type element;
+  int64_t batch, seqLen, width;
+  Value mask;
+  int64_t nextLayer = 0; ///< Running layer index for per-layer attributes.
+};
+
+} // namespace
+
+Value ForwardBuilder::linear(Value x, const std::string &name, int64_t out,
+                             bool bias) {
+  auto inType = cast<RankedTensorType>(x.getType());
+  int64_t in = inType.getShape().back();
+  Value weight = param(name + ".weight", {out, in}, "normal:0.02");
+  Value b = bias ? param(name + ".bias", {out}, "zeros") : Value();
+  SmallVector<int64_t> shape(inType.getShape().drop_back());
+  shape.push_back(out);
+  return builder.create<LinearOp>(loc(name), floatTensor(shape), x, weight, b);
+}
+
+Value ForwardBuilder::layerNorm(Value x, const std::string &name) {
+  int64_t d = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value gamma = param(name + ".weight", {d}, "ones");
+  Value beta = param(name + ".bias", {d}, "zeros");
+  return builder.create<LayerNormOp>(loc(name), x.getType(), x, gamma, beta,
+                                     builder.getF64FloatAttr(
+                                         spec.model.normEps));
+}
+
+Value ForwardBuilder::dropout(Value x) {
+  if (spec.model.dropout <= 0)
+    return x;
+  return builder.create<DropoutOp>(x.getLoc(), x.getType(), x,
+                                   builder.getF64FloatAttr(spec.model.dropout));
+}
+
+Value ForwardBuilder::attention(Value x, const std::string &name,
+                                int64_t layer) {
+  const auto &att = spec.attention;
+  int64_t heads = spec.model.heads;
+  int64_t headDim = width / heads;
+  int64_t seq = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  Value q = linear(x, name + ".q_proj", width);
+  Value k = linear(x, name + ".k_proj", width);
+  Value v = linear(x, name + ".v_proj", width);
+  if (att.dconv) {
+    auto dconv = [&](Value t, const std::string &proj) -> Value {
+      std::string dname = name + "." + proj + "_dconv";
+      // PyTorch's Conv1d default: uniform(1/sqrt(fan_in)), fan_in = kernel.
+      std::string bound =
+          "uniform:" + std::to_string(1.0 / std::sqrt(double(att.dconvKernel)));
+      Value w = param(dname + ".weight", {att.dconvKernel, heads, headDim},
+                      bound);
+      Value b = param(dname + ".bias", {heads, headDim}, bound);
+      return builder.create<DepthwiseConvOp>(loc(dname), t.getType(), t, w, b);
+    };
+    q = dconv(q, "q");
+    k = dconv(k, "k");
+    v = dconv(v, "v");
+  }
+  if (spec.model.positions == tfc::spec::Positions::Rotary) {
+    q = builder.create<RotaryOp>(loc(name + ".rotary"), q.getType(), q,
+                                 builder.getI64IntegerAttr(heads),
+                                 builder.getF64FloatAttr(10000.0));
+    k = builder.create<RotaryOp>(loc(name + ".rotary"), k.getType(), k,
+                                 builder.getI64IntegerAttr(heads),
+                                 builder.getF64FloatAttr(10000.0));
+  }
+
+  Attribute kind;
+  Value features, gq, gk, gv;
+  switch (att.kind) {
+  case tfc::spec::AttentionKind::Softmax:
+    kind = SoftmaxAttr::get(&ctx, att.causal);
+    break;
+  case tfc::spec::AttentionKind::Performer: {
+    kind = PerformerAttr::get(&ctx, att.features, att.redraw, att.orthogonal,
+                              att.causal);
+    std::string fname = name + ".features";
+    features = builder.create<ParamOp>(
+        loc(fname), floatTensor({att.features, headDim}),
+        builder.getStringAttr(fname),
+        builder.getStringAttr("features:" + std::to_string(att.features) +
+                              ":" + std::to_string(headDim)),
+        ParamKind::buffer);
+    break;
+  }
+  case tfc::spec::AttentionKind::Longformer: {
+    auto pick = [&](const std::vector<int64_t> &values, int64_t fallback) {
+      if (values.empty())
+        return fallback;
+      return values[std::min<size_t>(layer, values.size() - 1)];
+    };
+    // A level shortened below the window sees its whole sequence.
+    int64_t window = std::min(pick(att.window, seq), seq);
+    int64_t dilation = pick(att.dilation, 1);
+    SmallVector<int64_t> global;
+    for (int64_t position : att.globalTokens)
+      if (position < seq)
+        global.push_back(position);
+    kind = LongformerAttr::get(&ctx, window, dilation, global, att.causal);
+    if (!global.empty()) {
+      gq = linear(x, name + ".q_global_proj", width);
+      gk = linear(x, name + ".k_global_proj", width);
+      gv = linear(x, name + ".v_global_proj", width);
+    }
+    break;
+  }
+  }
+  Value keyMask = spec.model.task == tfc::spec::Task::Classify &&
+                          seq == seqLen
+                      ? mask
+                      : Value();
+  Value a = builder.create<AttentionOp>(
+      loc(name), q.getType(), kind, builder.getI64IntegerAttr(heads), q, k, v,
+      keyMask, features, gq, gk, gv);
+  return linear(a, name + ".out_proj", width);
+}
+
+Value ForwardBuilder::feedForward(Value x, const std::string &name) {
+  ActivationKind act = ActivationKind::gelu;
+  switch (spec.ffn.activation) {
+  case tfc::spec::Activation::Relu:
+    act = ActivationKind::relu;
+    break;
+  case tfc::spec::Activation::Gelu:
+    act = ActivationKind::gelu;
+    break;
+  case tfc::spec::Activation::SquaredRelu:
+    act = ActivationKind::squared_relu;
+    break;
+  }
+  Value h = linear(x, name + ".fc1", spec.model.dFF);
+  h = builder.create<ActivationOp>(loc(name + ".act"), h.getType(),
+                                   ActivationKindAttr::get(&ctx, act), h);
+  h = dropout(h);
+  return linear(h, name + ".fc2", width);
+}
+
+Value ForwardBuilder::block(Value x, const std::string &name, int64_t layer) {
+  Value h = layerNorm(x, name + ".attn_norm");
+  h = dropout(attention(h, name + ".attn", layer));
+  x = builder.create<AddOp>(loc(name), x.getType(), x, h);
+  h = layerNorm(x, name + ".ffn_norm");
+  h = dropout(feedForward(h, name + ".ffn"));
+  return builder.create<AddOp>(loc(name), x.getType(), x, h);
+}
+
+Value ForwardBuilder::stack(Value x, const std::string &prefix,
+                            int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    x = block(x, prefix + std::to_string(i), nextLayer++);
+  return x;
+}
+
+/// Level `level` of the hourglass: its pre layers, then (unless it is the
+/// centre) shortening, the inner levels, up-sampling with the residual from
+/// before shortening, and the post layers.
+Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
+                                     size_t level) {
+  const auto &levels = spec.hourglass.levels;
+  size_t centre = levels.size() / 2;
+  if (level == centre)
+    return stack(x, prefix + "layers.", levels[level].layers);
+  x = stack(x, prefix + "pre.", levels[level].layers);
+  int64_t factor = levels[level + 1].factor / levels[level].factor;
+  if (factor == 1) {
+    // No resampling: the level is a plain continuation of the stack.
+    x = hourglassLevel(x, prefix + "inner.", level + 1);
+    return stack(x, prefix + "post.", levels[levels.size() - 1 - level].layers);
+  }
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t seq = type.getDimSize(1);
+  Value residual = x;
+  Value s = x;
+  if (spec.attention.causal)
+    s = builder.create<ShiftRightOp>(loc(prefix + "shift"), s.getType(), s,
+                                     builder.getI64IntegerAttr(factor - 1));
+  SmallVector<Value> shortenWeights;
+  std::optional<int64_t> heads;
+  std::string sname = prefix + "shorten";
+  switch (spec.hourglass.shortening) {
+  case tfc::spec::ShortenKind::Avg:
+    break;
+  case tfc::spec::ShortenKind::Linear:
+    shortenWeights = {param(sname + ".weight", {width, factor * width},
+                            "normal:0.02"),
+                      param(sname + ".bias", {width}, "zeros")};
+    break;
+  case tfc::spec::ShortenKind::Attention:
+    for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+      shortenWeights.push_back(param(sname + "." + proj + ".weight",
+                                     {width, width}, "normal:0.02"));
+    heads = spec.model.heads;
+    break;
+  }
+  ShortenKind shortenKind =
+      static_cast<ShortenKind>(static_cast<int>(spec.hourglass.shortening));
+  Value shortened = builder.create<ShortenOp>(
+      loc(sname), floatTensor({batch, seq / factor, width}), shortenKind, s,
+      factor, shortenWeights,
+      heads ? builder.getI64IntegerAttr(*heads) : IntegerAttr());
+
+  Value inner = hourglassLevel(shortened, prefix + "inner.", level + 1);
+
+  SmallVector<Value> upWeights;
+  heads.reset();
+  std::string uname = prefix + "upsample";
+  switch (spec.hourglass.upsampling) {
+  case tfc::spec::UpsampleKind::Naive:
+    break;
+  case tfc::spec::UpsampleKind::Linear:
+    upWeights = {param(uname + ".weight", {factor * width, width},
+                       "normal:0.02"),
+                 param(uname + ".bias", {factor * width}, "zeros")};
+    break;
+  case tfc::spec::UpsampleKind::Attention:
+    for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+      upWeights.push_back(param(uname + "." + proj + ".weight", {width, width},
+                                "normal:0.02"));
+    heads = spec.model.heads;
+    break;
+  }
+  UpsampleKind upKind =
+      static_cast<UpsampleKind>(static_cast<int>(spec.hourglass.upsampling));
+  Value up = builder.create<UpsampleOp>(
+      loc(uname), type, upKind, inner, residual, factor, upWeights,
+      heads ? builder.getI64IntegerAttr(*heads) : IntegerAttr());
+  x = builder.create<AddOp>(loc(prefix + "residual"), type, residual, up);
+  return stack(x, prefix + "post.", levels[levels.size() - 1 - level].layers);
+}
+
+OwningOpRef<ModuleOp> ForwardBuilder::build() {
+  bool classify = spec.model.task == tfc::spec::Task::Classify;
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("tfc.model", builder.getStringAttr(spec.model.name));
+  builder.setInsertionPointToEnd(module->getBody());
+
+  auto ids = RankedTensorType::get({batch, seqLen}, builder.getI32Type());
+  Type targets = classify
+                     ? RankedTensorType::get({batch}, builder.getI32Type())
+                     : Type(ids);
+  int64_t outputs = classify ? (spec.model.loss ==
+                                        tfc::spec::ClassifyLoss::BinaryCrossEntropy
+                                    ? 1
+                                    : spec.model.classes)
+                             : spec.model.vocab;
+  RankedTensorType logitsType = classify
+                                    ? floatTensor({batch, outputs})
+                                    : floatTensor({batch, seqLen, outputs});
+  auto funcType = builder.getFunctionType(
+      {ids, targets, floatTensor({batch, seqLen})},
+      {floatTensor({}), logitsType});
+  auto func = builder.create<func::FuncOp>(fileLoc, "forward", funcType);
+  func.setArgAttr(0, "tfc.arg", builder.getStringAttr("tokens"));
+  func.setArgAttr(1, "tfc.arg", builder.getStringAttr("targets"));
+  func.setArgAttr(2, "tfc.arg", builder.getStringAttr("mask"));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  mask = body->getArgument(2);
+
+  Value table = param("embed.weight", {spec.model.vocab, width}, "normal:0.02");
+  Value x = builder.create<EmbeddingOp>(loc("embed"),
+                                        floatTensor({batch, seqLen, width}),
+                                        table, body->getArgument(0));
+  switch (spec.model.positions) {
+  case tfc::spec::Positions::None:
+  case tfc::spec::Positions::Rotary:
+    break;
+  case tfc::spec::Positions::Sinusoidal:
+    x = builder.create<SinusoidalPositionsOp>(loc("pos"), x.getType(), x);
+    break;
+  case tfc::spec::Positions::Learned: {
+    Value positions =
+        param("pos_embed.weight", {seqLen, width}, "normal:0.02");
+    x = builder.create<LearnedPositionsOp>(loc("pos_embed"), x.getType(), x,
+                                           positions);
+    break;
+  }
+  }
+  x = dropout(x);
+
+  if (spec.hourglass.enabled)
+    x = hourglassLevel(x, "", 0);
+  else
+    x = stack(x, "layers.", spec.model.layers);
+  x = layerNorm(x, "norm");
+
+  Value logits, loss;
+  if (classify) {
+    Value cls = builder.create<TakeTokenOp>(loc("cls"),
+                                            floatTensor({batch, width}), x, 0);
+    logits = linear(cls, "classifier", outputs);
+    auto kind = spec.model.loss == tfc::spec::ClassifyLoss::BinaryCrossEntropy
+                    ? ClassifyLossKind::bce
+                    : ClassifyLossKind::ce;
+    loss = builder.create<ClassifyLossOp>(loc("loss"), floatTensor({}), kind,
+                                          logits, body->getArgument(1));
+  } else {
+    logits = linear(x, "lm_head", outputs, /*bias=*/false);
+    loss = builder.create<CrossEntropyOp>(loc("loss"), floatTensor({}), logits,
+                                          body->getArgument(1));
+  }
+  builder.create<func::ReturnOp>(fileLoc, ValueRange{loss, logits});
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+tfc::buildForwardModule(MLIRContext &ctx, const tfc::spec::Spec &spec,
+                        const ImportOptions &opts) {
+  ctx.getOrLoadDialect<TfcDialect>();
+  ctx.getOrLoadDialect<func::FuncDialect>();
+  ForwardBuilder builder(ctx, spec, opts);
+  OwningOpRef<ModuleOp> module = builder.build();
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}

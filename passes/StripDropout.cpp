@@ -1,0 +1,27 @@
+//===- StripDropout.cpp - The tfc-strip-dropout pass ----------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCSTRIPDROPOUT
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+struct TfcStripDropoutPass
+    : public tfc::impl::TfcStripDropoutBase<TfcStripDropoutPass> {
+  void runOnOperation() override {
+    getOperation().walk([](DropoutOp op) {
+      op.getResult().replaceAllUsesWith(op.getInput());
+      op.erase();
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,158 @@
+//===- tfc.cpp - The tfc compiler driver ----------------------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// `tfc compile spec.toml` reads a model spec, builds its tfc IR and runs the
+/// pipeline up to the stage that `--emit` names.
+///
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TfcDialect.h"
+#include "frontend/Spec.h"
+#include "frontend/ir/SpecToTfc.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+/// The stages `--emit` can stop after.
+enum class Stage { SpecIR, Tfc };
+
+cl::OptionCategory compileCategory("tfc compile options");
+
+cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.toml>"),
+                              cl::Required, cl::cat(compileCategory));
+
+cl::opt<Stage> emitStage(
+    "emit", cl::desc("The stage to stop after and print"),
+    cl::values(clEnumValN(Stage::SpecIR, "spec-ir",
+                          "the tfc IR as built from the spec, before passes"),
+               clEnumValN(Stage::Tfc, "tfc",
+                          "the tfc IR after the tfc-level pipeline")),
+    cl::init(Stage::Tfc), cl::cat(compileCategory));
+
+cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
+                                cl::value_desc("path"), cl::init("-"),
+                                cl::cat(compileCategory));
+
+cl::opt<int64_t> batchOverride(
+    "batch", cl::desc("Batch size of the generated code (default: "
+                      "training.batch)"),
+    cl::init(0), cl::cat(compileCategory));
+
+cl::opt<int64_t> seqLenOverride(
+    "seq-len", cl::desc("Sequence length of the generated code (default: "
+                        "training.seq_len)"),
+    cl::init(0), cl::cat(compileCategory));
+
+cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
+                     cl::init(false), cl::cat(compileCategory));
+
+cl::opt<bool> evalOnly("eval", cl::desc("Strip dropout (evaluation graph)"),
+                       cl::init(false), cl::cat(compileCategory));
+
+void printTopLevelHelp() {
+  llvm::outs()
+      << "OVERVIEW: tfc - a compiler for efficient transformers\n\n"
+         "USAGE: tfc <command> [options]\n\n"
+         "COMMANDS:\n"
+         "  compile <spec.toml>   build the model a spec describes\n\n"
+         "Run 'tfc compile --help' for the options of compile.\n";
+}
+
+int compile(int argc, char **argv) {
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "tfc compile\n");
+
+  tfc::spec::Diagnostic diag;
+  std::optional<tfc::spec::Spec> spec = tfc::spec::parseSpecFile(specPath, diag);
+  if (!spec) {
+    llvm::errs() << diag.str() << "\n";
+    return 1;
+  }
+  if (batchOverride < 0 || seqLenOverride < 0) {
+    llvm::errs() << "tfc: error: --batch and --seq-len must be positive\n";
+    return 1;
+  }
+
+  MLIRContext ctx;
+  ctx.getOrLoadDialect<tfc::TfcDialect>();
+  ctx.getOrLoadDialect<func::FuncDialect>();
+  ::tfc::ImportOptions opts;
+  opts.batch = batchOverride;
+  opts.seqLen = seqLenOverride;
+  opts.useF64 = useF64;
+  OwningOpRef<ModuleOp> module = ::tfc::buildForwardModule(ctx, *spec, opts);
+  if (!module)
+    return 1;
+
+  if (emitStage != Stage::SpecIR) {
+    PassManager pm(&ctx);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    if (evalOnly)
+      pm.addPass(tfc::createTfcStripDropout());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "tfc: error: " << outputPath << ": " << error << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  if (argc < 2) {
+    printTopLevelHelp();
+    return 1;
+  }
+  llvm::StringRef command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    printTopLevelHelp();
+    return 0;
+  }
+  if (command == "compile") {
+    // Hand the options after the command to the command-line parser, with
+    // "tfc compile" as the program name.
+    std::string program = std::string(argv[0]) + " compile";
+    std::vector<char *> args;
+    args.push_back(program.data());
+    for (int i = 2; i < argc; ++i)
+      args.push_back(argv[i]);
+    return compile(static_cast<int>(args.size()), args.data());
+  }
+  llvm::errs() << "tfc: error: unknown command '" << command
+               << "' (expected 'compile'; see 'tfc --help')\n";
+  return 1;
+}
