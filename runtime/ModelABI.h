@@ -17,15 +17,48 @@
 ///   model <name>
 ///   task lm|classify
 ///   vocab <V>            classes <C>           (classify only)
+///   outputs <O>          logits per position (lm) or per row (classify)
 ///   batch <B>            seq_len <S>           d_model <D>
 ///   layers <L>           heads <H>
 ///   params <total number of f32 in the flat buffer>
 ///   flops_per_token <forward FLOPs per token>
 ///   activation_bytes <bytes of the generated code's working memory>
+///   min_freq <n>                   optional, classify: word vocabulary
+///                                  keeps words seen >= n times (default 1)
+///   split <train> <val>            optional, lm: byte split fractions of
+///                                  the data file (default 0.9 0.05)
 ///   tensor <name> <offset> <kind> <init> <rank> <d0> ... <dr-1>
 ///       kind: param (trained) | buffer (not trained, saved in checkpoints)
 ///       init: normal:<std> | zeros | ones | uniform:<a> | features:<M>:<d>
 ///   end
+///
+/// Rules the runtime checks (runtime/Manifest.cpp), each failure reported as
+/// `tfc: manifest:<line>: <reason>`:
+///   - the first record is `tfc-manifest 1`; records other than `tensor`
+///     appear at most once; `end` is required. Records this runtime does not
+///     know are ignored (the compiler may record more configuration).
+///   - `model task batch seq_len d_model layers heads params` are required;
+///     `flops_per_token` and `activation_bytes` default to 0 (not known).
+///     `vocab` is required for classify (the word vocabulary size including
+///     PAD, UNK, CLS, so >= 4) and defaults to 256 (bytes) for lm.
+///     `classes` (number of labels) is required for classify and ignored for
+///     lm. `outputs` defaults to V (lm, where it must equal V) or C
+///     (classify); a classifier with C = 2 may have 1 output (one logit,
+///     sigmoid / binary cross-entropy).
+///   - tensor offsets and sizes count floats; every tensor lies inside
+///     [0, params) and no two overlap; rank 0 is a scalar; dimensions >= 1.
+///     Floats outside every tensor are zero and are not saved.
+///   - features:<M>:<d> needs an element count that is a multiple of M*d:
+///     the tensor holds that many independent M x d matrices (e.g. one per
+///     layer or head group, shape [k, M, d]); see runtime/Params.h.
+///
+/// What the runtime passes to tfc_forward:
+///   lm        tokens = bytes of a window, targets = the next bytes, mask
+///             all 1 (evaluation: sequential windows; training: random).
+///   classify  tokens[b, 0] = CLS (id 2), then word ids (UNK = 1), then PAD
+///             (id 0) exactly where mask is 0; targets[b] in [0, C). A
+///             batch that runs out of lines is filled with empty texts (CLS
+///             then PAD) whose results the runtime ignores.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +77,7 @@ extern const char tfc_model_manifest[];
 ///   tokens  [B, S] int32       input ids
 ///   targets lm: [B, S] int32 next-token ids; classify: [B] int32 labels
 ///   mask    [B, S] float       1 for real tokens, 0 for padding (lm: all 1)
-///   logits  lm: [B, S, V]; classify: [B, C]   (written)
+///   logits  lm: [B, S, V]; classify: [B, O], O = outputs   (written)
 ///   loss    [1] mean loss over the batch (lm: over B*S tokens)   (written)
 void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
                  float *logits, float *loss);

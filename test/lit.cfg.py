@@ -21,6 +21,7 @@ config.substitutions.append(("%specs", os.path.join(config.tfc_src_root, "specs"
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
-tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["tfc", "tfc-opt"], tool_dirs)
+# The tools are found on PATH rather than substituted: "tfc" is also a word in
+# command lines such as --emit=tfc.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)

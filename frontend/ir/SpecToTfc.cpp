@@ -33,8 +33,8 @@ namespace {
 /// Builds the forward function layer by layer.
 class ForwardBuilder {
 public:
-  ForwardBuilder(MLIRContext &ctx, const tfc::spec::Spec &spec,
-                 const tfc::ImportOptions &opts)
+  ForwardBuilder(MLIRContext &ctx, const ::tfc::spec::Spec &spec,
+                 const ::tfc::ImportOptions &opts)
       : ctx(ctx), spec(spec), builder(&ctx),
         fileLoc(FileLineColLoc::get(&ctx, spec.path, 1, 1)) {
     batch = opts.batch > 0 ? opts.batch : spec.training.batch;
@@ -72,7 +72,7 @@ private:
   Value hourglassLevel(Value x, const std::string &prefix, size_t level);
 
   MLIRContext &ctx;
-  const tfc::spec::Spec &spec;
+  const ::tfc::spec::Spec &spec;
   OpBuilder builder;
   Location fileLoc;
   Type element;
@@ -134,7 +134,7 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
     k = dconv(k, "k");
     v = dconv(v, "v");
   }
-  if (spec.model.positions == tfc::spec::Positions::Rotary) {
+  if (spec.model.positions == ::tfc::spec::Positions::Rotary) {
     q = builder.create<RotaryOp>(loc(name + ".rotary"), q.getType(), q,
                                  builder.getI64IntegerAttr(heads),
                                  builder.getF64FloatAttr(10000.0));
@@ -146,10 +146,10 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
   Attribute kind;
   Value features, gq, gk, gv;
   switch (att.kind) {
-  case tfc::spec::AttentionKind::Softmax:
+  case ::tfc::spec::AttentionKind::Softmax:
     kind = SoftmaxAttr::get(&ctx, att.causal);
     break;
-  case tfc::spec::AttentionKind::Performer: {
+  case ::tfc::spec::AttentionKind::Performer: {
     kind = PerformerAttr::get(&ctx, att.features, att.redraw, att.orthogonal,
                               att.causal);
     std::string fname = name + ".features";
@@ -161,7 +161,7 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
         ParamKind::buffer);
     break;
   }
-  case tfc::spec::AttentionKind::Longformer: {
+  case ::tfc::spec::AttentionKind::Longformer: {
     auto pick = [&](const std::vector<int64_t> &values, int64_t fallback) {
       if (values.empty())
         return fallback;
@@ -183,7 +183,7 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
     break;
   }
   }
-  Value keyMask = spec.model.task == tfc::spec::Task::Classify &&
+  Value keyMask = spec.model.task == ::tfc::spec::Task::Classify &&
                           seq == seqLen
                       ? mask
                       : Value();
@@ -196,13 +196,13 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
 Value ForwardBuilder::feedForward(Value x, const std::string &name) {
   ActivationKind act = ActivationKind::gelu;
   switch (spec.ffn.activation) {
-  case tfc::spec::Activation::Relu:
+  case ::tfc::spec::Activation::Relu:
     act = ActivationKind::relu;
     break;
-  case tfc::spec::Activation::Gelu:
+  case ::tfc::spec::Activation::Gelu:
     act = ActivationKind::gelu;
     break;
-  case tfc::spec::Activation::SquaredRelu:
+  case ::tfc::spec::Activation::SquaredRelu:
     act = ActivationKind::squared_relu;
     break;
   }
@@ -256,14 +256,14 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   std::optional<int64_t> heads;
   std::string sname = prefix + "shorten";
   switch (spec.hourglass.shortening) {
-  case tfc::spec::ShortenKind::Avg:
+  case ::tfc::spec::ShortenKind::Avg:
     break;
-  case tfc::spec::ShortenKind::Linear:
+  case ::tfc::spec::ShortenKind::Linear:
     shortenWeights = {param(sname + ".weight", {width, factor * width},
                             "normal:0.02"),
                       param(sname + ".bias", {width}, "zeros")};
     break;
-  case tfc::spec::ShortenKind::Attention:
+  case ::tfc::spec::ShortenKind::Attention:
     for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
       shortenWeights.push_back(param(sname + "." + proj + ".weight",
                                      {width, width}, "normal:0.02"));
@@ -283,14 +283,14 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   heads.reset();
   std::string uname = prefix + "upsample";
   switch (spec.hourglass.upsampling) {
-  case tfc::spec::UpsampleKind::Naive:
+  case ::tfc::spec::UpsampleKind::Naive:
     break;
-  case tfc::spec::UpsampleKind::Linear:
+  case ::tfc::spec::UpsampleKind::Linear:
     upWeights = {param(uname + ".weight", {factor * width, width},
                        "normal:0.02"),
                  param(uname + ".bias", {factor * width}, "zeros")};
     break;
-  case tfc::spec::UpsampleKind::Attention:
+  case ::tfc::spec::UpsampleKind::Attention:
     for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
       upWeights.push_back(param(uname + "." + proj + ".weight", {width, width},
                                 "normal:0.02"));
@@ -307,9 +307,8 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
 }
 
 OwningOpRef<ModuleOp> ForwardBuilder::build() {
-  bool classify = spec.model.task == tfc::spec::Task::Classify;
+  bool classify = spec.model.task == ::tfc::spec::Task::Classify;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  (*module)->setAttr("tfc.model", builder.getStringAttr(spec.model.name));
   builder.setInsertionPointToEnd(module->getBody());
 
   auto ids = RankedTensorType::get({batch, seqLen}, builder.getI32Type());
@@ -317,13 +316,35 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
                      ? RankedTensorType::get({batch}, builder.getI32Type())
                      : Type(ids);
   int64_t outputs = classify ? (spec.model.loss ==
-                                        tfc::spec::ClassifyLoss::BinaryCrossEntropy
+                                        ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
                                     ? 1
                                     : spec.model.classes)
                              : spec.model.vocab;
   RankedTensorType logitsType = classify
                                     ? floatTensor({batch, outputs})
                                     : floatTensor({batch, seqLen, outputs});
+  // The model's configuration, for the manifest the runtime reads.
+  int64_t layerCount = spec.hourglass.enabled ? spec.totalLayers()
+                                              : spec.model.layers;
+  (*module)->setAttr(
+      "tfc.config",
+      builder.getDictionaryAttr({
+          builder.getNamedAttr("model", builder.getStringAttr(spec.model.name)),
+          builder.getNamedAttr("task", builder.getStringAttr(
+                                           classify ? "classify" : "lm")),
+          builder.getNamedAttr("vocab",
+                               builder.getI64IntegerAttr(spec.model.vocab)),
+          builder.getNamedAttr("classes", builder.getI64IntegerAttr(
+                                              classify ? spec.model.classes
+                                                       : 0)),
+          builder.getNamedAttr("outputs", builder.getI64IntegerAttr(outputs)),
+          builder.getNamedAttr("batch", builder.getI64IntegerAttr(batch)),
+          builder.getNamedAttr("seq_len", builder.getI64IntegerAttr(seqLen)),
+          builder.getNamedAttr("d_model", builder.getI64IntegerAttr(width)),
+          builder.getNamedAttr("layers", builder.getI64IntegerAttr(layerCount)),
+          builder.getNamedAttr("heads",
+                               builder.getI64IntegerAttr(spec.model.heads)),
+      }));
   auto funcType = builder.getFunctionType(
       {ids, targets, floatTensor({batch, seqLen})},
       {floatTensor({}), logitsType});
@@ -340,13 +361,13 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
                                         floatTensor({batch, seqLen, width}),
                                         table, body->getArgument(0));
   switch (spec.model.positions) {
-  case tfc::spec::Positions::None:
-  case tfc::spec::Positions::Rotary:
+  case ::tfc::spec::Positions::None:
+  case ::tfc::spec::Positions::Rotary:
     break;
-  case tfc::spec::Positions::Sinusoidal:
+  case ::tfc::spec::Positions::Sinusoidal:
     x = builder.create<SinusoidalPositionsOp>(loc("pos"), x.getType(), x);
     break;
-  case tfc::spec::Positions::Learned: {
+  case ::tfc::spec::Positions::Learned: {
     Value positions =
         param("pos_embed.weight", {seqLen, width}, "normal:0.02");
     x = builder.create<LearnedPositionsOp>(loc("pos_embed"), x.getType(), x,
@@ -367,7 +388,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
     Value cls = builder.create<TakeTokenOp>(loc("cls"),
                                             floatTensor({batch, width}), x, 0);
     logits = linear(cls, "classifier", outputs);
-    auto kind = spec.model.loss == tfc::spec::ClassifyLoss::BinaryCrossEntropy
+    auto kind = spec.model.loss == ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
                     ? ClassifyLossKind::bce
                     : ClassifyLossKind::ce;
     loss = builder.create<ClassifyLossOp>(loc("loss"), floatTensor({}), kind,
@@ -381,9 +402,10 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   return module;
 }
 
-OwningOpRef<ModuleOp>
-tfc::buildForwardModule(MLIRContext &ctx, const tfc::spec::Spec &spec,
-                        const ImportOptions &opts) {
+namespace tfc {
+OwningOpRef<ModuleOp> buildForwardModule(MLIRContext &ctx,
+                                         const spec::Spec &spec,
+                                         const ImportOptions &opts) {
   ctx.getOrLoadDialect<TfcDialect>();
   ctx.getOrLoadDialect<func::FuncDialect>();
   ForwardBuilder builder(ctx, spec, opts);
@@ -392,3 +414,4 @@ tfc::buildForwardModule(MLIRContext &ctx, const tfc::spec::Spec &spec,
     return nullptr;
   return module;
 }
+} // namespace tfc

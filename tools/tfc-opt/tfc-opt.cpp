@@ -10,6 +10,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Pipeline.h"
 #include "dialect/TfcDialect.h"
 #include "passes/Passes.h"
 
@@ -19,8 +20,9 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tfc::TfcDialect, mlir::func::FuncDialect>();
+  tfc::registerCodegenDialects(registry);
   mlir::tfc::registerTfcPasses();
+  tfc::registerCodegenPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));
 }

@@ -10,6 +10,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Pipeline.h"
 #include "dialect/TfcDialect.h"
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
@@ -22,7 +23,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,7 +35,7 @@ namespace cl = llvm::cl;
 namespace {
 
 /// The stages `--emit` can stop after.
-enum class Stage { SpecIR, Tfc };
+enum class Stage { SpecIR, Tfc, Linalg, LLVMDialect, LLVMIR, Obj, Exe };
 
 cl::OptionCategory compileCategory("tfc compile options");
 
@@ -44,12 +47,27 @@ cl::opt<Stage> emitStage(
     cl::values(clEnumValN(Stage::SpecIR, "spec-ir",
                           "the tfc IR as built from the spec, before passes"),
                clEnumValN(Stage::Tfc, "tfc",
-                          "the tfc IR after the tfc-level pipeline")),
-    cl::init(Stage::Tfc), cl::cat(compileCategory));
+                          "the tfc IR after the tfc-level pipeline"),
+               clEnumValN(Stage::Linalg, "linalg",
+                          "linalg/tensor IR with the C entry point"),
+               clEnumValN(Stage::LLVMDialect, "llvm-dialect",
+                          "MLIR's LLVM dialect, after bufferization"),
+               clEnumValN(Stage::LLVMIR, "llvm", "optimised LLVM IR"),
+               clEnumValN(Stage::Obj, "obj", "an object file"),
+               clEnumValN(Stage::Exe, "exe",
+                          "the model's executable (default)")),
+    cl::init(Stage::Exe), cl::cat(compileCategory));
 
-cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
-                                cl::value_desc("path"), cl::init("-"),
-                                cl::cat(compileCategory));
+cl::opt<std::string> cpuName(
+    "cpu", cl::desc("Target CPU for the generated code (default: this "
+                    "machine's, 'native')"),
+    cl::init("native"), cl::cat(compileCategory));
+
+cl::opt<std::string> outputPath(
+    "o",
+    cl::desc("Output file; '-' is stdout for the textual stages (default: "
+             "stdout for IR, the spec's name for obj/exe)"),
+    cl::value_desc("path"), cl::init(""), cl::cat(compileCategory));
 
 cl::opt<int64_t> batchOverride(
     "batch", cl::desc("Batch size of the generated code (default: "
@@ -64,8 +82,31 @@ cl::opt<int64_t> seqLenOverride(
 cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
                      cl::init(false), cl::cat(compileCategory));
 
-cl::opt<bool> evalOnly("eval", cl::desc("Strip dropout (evaluation graph)"),
+cl::opt<bool> evalOnly("eval",
+                       cl::desc("Strip dropout at --emit=tfc (evaluation "
+                                "graph; later stages always do)"),
                        cl::init(false), cl::cat(compileCategory));
+
+/// The folder of the running executable, to find the runtime libraries.
+std::string toolDirectory(const char *argv0) {
+  static int anchor;
+  std::string path = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  return llvm::sys::path::parent_path(path).str();
+}
+
+/// Prints `module` to `path` ("-" for stdout).
+int printModule(ModuleOp module, const std::string &path) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output) {
+    llvm::errs() << "tfc: error: " << path << ": " << error << "\n";
+    return 1;
+  }
+  module.print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
 
 void printTopLevelHelp() {
   llvm::outs()
@@ -76,14 +117,14 @@ void printTopLevelHelp() {
          "Run 'tfc compile --help' for the options of compile.\n";
 }
 
-int compile(int argc, char **argv) {
+int compile(int argc, char **argv, const std::string &toolDir) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "tfc compile\n");
 
-  tfc::spec::Diagnostic diag;
-  std::optional<tfc::spec::Spec> spec = tfc::spec::parseSpecFile(specPath, diag);
+  ::tfc::spec::Diagnostic diag;
+  std::optional<::tfc::spec::Spec> spec = ::tfc::spec::parseSpecFile(specPath, diag);
   if (!spec) {
     llvm::errs() << diag.str() << "\n";
     return 1;
@@ -93,9 +134,10 @@ int compile(int argc, char **argv) {
     return 1;
   }
 
-  MLIRContext ctx;
-  ctx.getOrLoadDialect<tfc::TfcDialect>();
-  ctx.getOrLoadDialect<func::FuncDialect>();
+  DialectRegistry registry;
+  ::tfc::registerCodegenDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
   ::tfc::ImportOptions opts;
   opts.batch = batchOverride;
   opts.seqLen = seqLenOverride;
@@ -104,28 +146,61 @@ int compile(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emitStage != Stage::SpecIR) {
-    PassManager pm(&ctx);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
+  Stage stage = emitStage;
+  bool binary = stage == Stage::Obj || stage == Stage::Exe;
+  std::string output = outputPath;
+  if (output.empty())
+    output = binary ? llvm::sys::path::stem(specPath).str() +
+                          (stage == Stage::Obj ? ".o" : "")
+                    : "-";
+  if (stage == Stage::SpecIR)
+    return printModule(*module, output);
+
+  PassManager pm(&ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  if (stage == Stage::Tfc) {
     if (evalOnly)
-      pm.addPass(tfc::createTfcStripDropout());
+      pm.addPass(mlir::tfc::createTfcStripDropout());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
-    if (failed(pm.run(*module)))
-      return 1;
+  } else {
+    pm.addPass(createCanonicalizerPass());
+    ::tfc::buildTfcToLinalgPipeline(pm);
+    if (stage != Stage::Linalg)
+      ::tfc::buildLinalgToLLVMPipeline(pm);
   }
+  if (failed(pm.run(*module)))
+    return 1;
+  if (stage == Stage::Tfc || stage == Stage::Linalg ||
+      stage == Stage::LLVMDialect)
+    return printModule(*module, output);
 
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputPath, &error);
-  if (!output) {
-    llvm::errs() << "tfc: error: " << outputPath << ": " << error << "\n";
+  std::string object = output;
+  if (stage == Stage::Exe) {
+    llvm::SmallString<128> temp;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("tfc-model", "o", temp)) {
+      llvm::errs() << "tfc: error: cannot create a temporary file: "
+                   << ec.message() << "\n";
+      return 1;
+    }
+    object = temp.str().str();
+  }
+  std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
+                                            stage == Stage::LLVMIR);
+  if (error.empty() && stage == Stage::Exe) {
+    llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
+    if (!parent.empty())
+      llvm::sys::fs::create_directories(parent);
+    error = ::tfc::linkExecutable(object, output, toolDir);
+  }
+  if (stage == Stage::Exe)
+    llvm::sys::fs::remove(object);
+  if (!error.empty()) {
+    llvm::errs() << "tfc: error: " << error << "\n";
     return 1;
   }
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
   return 0;
 }
 
@@ -150,7 +225,8 @@ int main(int argc, char **argv) {
     args.push_back(program.data());
     for (int i = 2; i < argc; ++i)
       args.push_back(argv[i]);
-    return compile(static_cast<int>(args.size()), args.data());
+    return compile(static_cast<int>(args.size()), args.data(),
+                   toolDirectory(argv[0]));
   }
   llvm::errs() << "tfc: error: unknown command '" << command
                << "' (expected 'compile'; see 'tfc --help')\n";

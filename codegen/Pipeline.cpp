@@ -1,0 +1,189 @@
+//===- Pipeline.cpp - From tfc IR to a native executable ------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Pipeline.h"
+
+#include "dialect/TfcDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
+  registry.insert<mlir::tfc::TfcDialect, func::FuncDialect, arith::ArithDialect,
+                  linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                  tensor::TensorDialect, bufferization::BufferizationDialect,
+                  memref::MemRefDialect, cf::ControlFlowDialect,
+                  LLVM::LLVMDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(mlir::tfc::createTfcStripDropout());
+  pm.addPass(mlir::tfc::createTfcFlattenParams());
+  pm.addPass(mlir::tfc::createTfcLowerToLinalg());
+  pm.addPass(mlir::tfc::createTfcExportAbi());
+}
+
+void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  pm.addPass(mlir::tfc::createTfcStaticBuffers());
+  pm.addPass(createCanonicalizerPass());
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void ::tfc::registerCodegenPipelines() {
+  PassPipelineRegistration<>(
+      "tfc-to-linalg",
+      "tfc IR to linalg on tensors with the C entry point",
+      [](OpPassManager &pm) { ::tfc::buildTfcToLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tfc-linalg-to-llvm", "linalg on tensors to the LLVM dialect",
+      [](OpPassManager &pm) { ::tfc::buildLinalgToLLVMPipeline(pm); });
+}
+
+namespace tfc {
+std::string emitObjectFile(ModuleOp module, const std::string &cpu,
+                                const std::string &path, bool emitLLVMIR) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "model");
+  if (!llvmModule)
+    return "translation to LLVM IR failed";
+
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return error;
+  std::string cpuName = cpu;
+  std::string features;
+  if (cpuName.empty() || cpuName == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+    for (auto &feature : hostFeatures)
+      features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return "no target machine for cpu '" + cpuName + "'";
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+
+  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return llvm::toString(std::move(err));
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return path + ": " + ec.message();
+  if (emitLLVMIR) {
+    llvmModule->print(out.os(), nullptr);
+  } else {
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, out.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return "the target cannot emit object files";
+    codegen.run(*llvmModule);
+  }
+  out.keep();
+  return "";
+}
+
+std::string linkExecutable(const std::string &object,
+                                const std::string &output,
+                                const std::string &toolDir) {
+  llvm::SmallString<256> libDir(toolDir);
+  llvm::sys::path::append(libDir, "..", "lib");
+  std::string runtimeMain = (libDir + "/libtfcrt_main.a").str();
+  std::string runtime = (libDir + "/libtfcrt.a").str();
+  for (const std::string &lib : {runtimeMain, runtime})
+    if (!llvm::sys::fs::exists(lib))
+      return lib + ": runtime library not found";
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("c++");
+  if (!linker)
+    linker = llvm::sys::findProgramByName("g++");
+  if (!linker)
+    linker = llvm::sys::findProgramByName("clang++-19");
+  if (!linker)
+    return "no C++ linker (c++, g++ or clang++-19) on PATH";
+  std::vector<llvm::StringRef> args = {*linker, object, runtimeMain, runtime,
+                                       "-lm", "-lpthread", "-o", output};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+                                         &error);
+  if (status != 0)
+    return "linking " + output + " failed" +
+           (error.empty() ? "" : (": " + error));
+  return "";
+}
+} // namespace tfc

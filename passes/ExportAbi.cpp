@@ -1,0 +1,144 @@
+//===- ExportAbi.cpp - The tfc-export-abi pass ----------------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Gives the generated object file the C entry points and data of
+/// runtime/ModelABI.h: `tfc_forward` over plain buffers, and the manifest
+/// text `tfc_model_manifest` built from the module attributes that the
+/// importer (`tfc.config`) and tfc-flatten-params (`tfc.manifest`,
+/// `tfc.param_count`, `tfc.flops`) left.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCEXPORTABI
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Renders the manifest text of ModelABI.h.
+static std::string manifestText(ModuleOp module, func::FuncOp forward) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "tfc-manifest 1\n";
+  if (auto config = module->getAttrOfType<DictionaryAttr>("tfc.config")) {
+    for (NamedAttribute entry : config) {
+      os << entry.getName().getValue() << " ";
+      if (auto s = dyn_cast<StringAttr>(entry.getValue()))
+        os << s.getValue();
+      else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
+        os << i.getInt();
+      else if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
+        os << f.getValueAsDouble();
+      os << "\n";
+    }
+  }
+  int64_t params = 0;
+  if (auto count = module->getAttrOfType<IntegerAttr>("tfc.param_count"))
+    params = count.getInt();
+  os << "params " << params << "\n";
+  auto tokens = cast<RankedTensorType>(forward.getArgumentTypes()[1]);
+  int64_t positions = tokens.getNumElements();
+  if (auto flops = module->getAttrOfType<IntegerAttr>("tfc.flops"))
+    os << "flops_per_token " << flops.getInt() / positions << "\n";
+  // Upper bound of the working memory: every intermediate tensor, before
+  // bufferization reuses any of them.
+  int64_t activationBytes = 0;
+  forward.walk([&](tensor::EmptyOp empty) {
+    auto type = empty.getType();
+    activationBytes +=
+        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  });
+  os << "activation_bytes " << activationBytes << "\n";
+  if (auto manifest = module->getAttrOfType<ArrayAttr>("tfc.manifest")) {
+    for (Attribute attr : manifest) {
+      auto entry = cast<DictionaryAttr>(attr);
+      auto shape = cast<DenseI64ArrayAttr>(entry.get("shape")).asArrayRef();
+      os << "tensor " << cast<StringAttr>(entry.get("name")).getValue() << " "
+         << cast<IntegerAttr>(entry.get("offset")).getInt() << " "
+         << cast<StringAttr>(entry.get("kind")).getValue() << " "
+         << cast<StringAttr>(entry.get("init")).getValue() << " "
+         << shape.size();
+      for (int64_t extent : shape)
+        os << " " << extent;
+      os << "\n";
+    }
+  }
+  os << "end\n";
+  return text;
+}
+
+namespace {
+struct TfcExportAbiPass
+    : public tfc::impl::TfcExportAbiBase<TfcExportAbiPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward) {
+      module.emitError() << "no @forward function to export";
+      return signalPassFailure();
+    }
+    FunctionType type = forward.getFunctionType();
+    if (type.getNumInputs() != 4 || type.getNumResults() != 2) {
+      forward.emitOpError() << "must take (params, tokens, targets, mask) and "
+                               "return (loss, logits); run tfc-flatten-params "
+                               "first";
+      return signalPassFailure();
+    }
+    std::string manifest = manifestText(module, forward);
+
+    OpBuilder builder(module.getBodyRegion());
+    builder.setInsertionPointToEnd(module.getBody());
+    Location loc = forward.getLoc();
+    auto toMemRef = [](Type t) -> Type {
+      auto tensor = cast<RankedTensorType>(t);
+      return MemRefType::get(tensor.getShape(), tensor.getElementType());
+    };
+    // ABI order: params, tokens, targets, mask, logits, loss.
+    SmallVector<Type> argTypes;
+    for (Type input : type.getInputs())
+      argTypes.push_back(toMemRef(input));
+    argTypes.push_back(toMemRef(type.getResult(1)));
+    argTypes.push_back(toMemRef(type.getResult(0)));
+    auto entry = builder.create<func::FuncOp>(
+        loc, "tfc_forward", builder.getFunctionType(argTypes, {}));
+    Block *body = entry.addEntryBlock();
+    builder.setInsertionPointToStart(body);
+    SmallVector<Value> inputs;
+    for (unsigned i = 0; i < 4; ++i)
+      inputs.push_back(builder.create<bufferization::ToTensorOp>(
+          loc, type.getInput(i), body->getArgument(i), /*restrict=*/true,
+          /*writable=*/false));
+    auto call = builder.create<func::CallOp>(loc, forward, inputs);
+    builder.create<bufferization::MaterializeInDestinationOp>(
+        loc, TypeRange{}, call.getResult(1), body->getArgument(4),
+        /*restrict=*/true, /*writable=*/true);
+    builder.create<bufferization::MaterializeInDestinationOp>(
+        loc, TypeRange{}, call.getResult(0), body->getArgument(5),
+        /*restrict=*/true, /*writable=*/true);
+    builder.create<func::ReturnOp>(loc);
+    forward.setPrivate();
+
+    // The manifest, NUL-terminated, as an external constant.
+    manifest.push_back('\0');
+    auto arrayType = LLVM::LLVMArrayType::get(builder.getI8Type(),
+                                              manifest.size());
+    builder.setInsertionPointToEnd(module.getBody());
+    builder.create<LLVM::GlobalOp>(loc, arrayType, /*isConstant=*/true,
+                                   LLVM::Linkage::External,
+                                   "tfc_model_manifest",
+                                   builder.getStringAttr(manifest));
+  }
+};
+} // namespace

@@ -1,0 +1,135 @@
+//===- FlattenParams.cpp - The tfc-flatten-params pass --------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// One flat parameter buffer: every `tfc.param` of a function becomes a slice
+/// of a new leading argument, and the module records the manifest that the
+/// runtime reads (names, offsets, shapes, init schemes, kinds) together with
+/// a matmul FLOP count of the forward pass.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCFLATTENPARAMS
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+/// Parameter offsets are multiples of this many elements (64 bytes in f32).
+static constexpr int64_t kParamAlignment = 16;
+
+static int64_t elementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  return count;
+}
+
+/// Multiply-add FLOPs (2 per MAC) of the matmuls of the forward graph.
+static int64_t matmulFlops(func::FuncOp func) {
+  int64_t flops = 0;
+  func.walk([&](Operation *op) {
+    if (auto linear = dyn_cast<LinearOp>(op)) {
+      ArrayRef<int64_t> weight = shapeOf(linear.getWeight());
+      flops += 2 * elementCount(shapeOf(linear.getInput())) * weight[0];
+    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+      ArrayRef<int64_t> q = shapeOf(attention.getQuery());
+      int64_t keys = shapeOf(attention.getKey())[1];
+      if (auto performer = dyn_cast<PerformerAttr>(attention.getKind())) {
+        // Feature maps of q and k, then the two contractions with v.
+        int64_t m = performer.getFeatures();
+        flops += 2 * 2 * q[0] * q[1] * m * q[2] + 2 * 2 * q[0] * q[1] * m * q[2];
+      } else {
+        flops += 2 * 2 * q[0] * q[1] * keys * q[2];
+      }
+    }
+  });
+  return flops;
+}
+
+namespace {
+struct TfcFlattenParamsPass
+    : public tfc::impl::TfcFlattenParamsBase<TfcFlattenParamsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    OpBuilder builder(ctx);
+    SmallVector<Attribute> manifest;
+    llvm::StringMap<int64_t> offsets;
+    int64_t total = 0;
+    Type element;
+
+    // Assign offsets over the whole module, so that every function sees the
+    // same layout.
+    WalkResult result = module.walk([&](ParamOp param) {
+      RankedTensorType type = param.getType();
+      if (!element)
+        element = type.getElementType();
+      if (element != type.getElementType()) {
+        param.emitOpError() << "all parameters must share one element type";
+        return WalkResult::interrupt();
+      }
+      StringRef name = param.getTensorName();
+      if (offsets.count(name))
+        return WalkResult::advance();
+      offsets[name] = total;
+      manifest.push_back(builder.getDictionaryAttr({
+          builder.getNamedAttr("name", builder.getStringAttr(name)),
+          builder.getNamedAttr("offset", builder.getI64IntegerAttr(total)),
+          builder.getNamedAttr("shape",
+                               builder.getDenseI64ArrayAttr(type.getShape())),
+          builder.getNamedAttr("init", param.getInitAttr()),
+          builder.getNamedAttr(
+              "kind", builder.getStringAttr(stringifyParamKind(param.getKind()))),
+      }));
+      int64_t count = elementCount(type.getShape());
+      total += (count + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    if (!element)
+      return;
+
+    auto flatType = RankedTensorType::get({total}, element);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      SmallVector<ParamOp> params;
+      func.walk([&](ParamOp param) { params.push_back(param); });
+      if (params.empty() || func.isExternal())
+        continue;
+      if (func.getSymName() == "forward")
+        module->setAttr("tfc.flops", builder.getI64IntegerAttr(matmulFlops(func)));
+      func.insertArgument(0, flatType, {}, func.getLoc());
+      func.setArgAttr(0, "tfc.arg", builder.getStringAttr("params"));
+      Value flat = func.getArgument(0);
+      for (ParamOp param : params) {
+        builder.setInsertionPoint(param);
+        Location loc = param.getLoc();
+        ArrayRef<int64_t> shape = param.getType().getShape();
+        int64_t count = elementCount(shape);
+        int64_t offset = offsets[param.getTensorName()];
+        Value slice = builder.create<tensor::ExtractSliceOp>(
+            loc, RankedTensorType::get({count}, element), flat,
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(count)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+        param.replaceAllUsesWith(reshape(builder, loc, slice, shape));
+        param.erase();
+      }
+    }
+    module->setAttr("tfc.manifest", builder.getArrayAttr(manifest));
+    module->setAttr("tfc.param_count", builder.getI64IntegerAttr(total));
+  }
+};
+} // namespace

@@ -1,0 +1,698 @@
+//===- LowerAttention.cpp - Lowering of tfc.attention ---------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The pattern of tfc-lower-to-linalg for `tfc.attention`, one builder per
+/// attention kind:
+///
+/// - `#tfc.softmax`: exact scaled dot-product attention, optionally causal.
+/// - `#tfc.longformer`: sliding-window attention (window, dilation, causal)
+///   plus global tokens with their own projections, written as dense
+///   attention over a structured mask.
+/// - `#tfc.performer`: FAVOR+ positive random features; the non-causal form
+///   contracts keys and values once, the causal form runs prefix sums in an
+///   `scf.for` over positions.
+///
+/// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
+/// `c = h * Dh + e` belongs to head `h`. Every builder works on the
+/// head-split view `[B, S, H, Dh]` (a `tensor.expand_shape`, no data
+/// movement) and merges heads back at the end. All shapes are static.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Generic builders
+//===----------------------------------------------------------------------===//
+
+/// The affine map over `numDims` loops whose results are the loop dims
+/// `dims`, in order.
+AffineMap loopDims(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(b.getAffineDimExpr(dim));
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
+/// A `linalg.generic` reading `inputs` through `inputMaps` and updating
+/// `init` through `outputMap`. Loops that `outputMap` does not use are
+/// reductions. `body` receives the input elements followed by the current
+/// output element and returns the new output element.
+Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                   ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned numDims = outputMap.getNumDims();
+  SmallVector<utils::IteratorType> iterators(numDims,
+                                             utils::IteratorType::reduction);
+  for (AffineExpr expr : outputMap.getResults())
+    iterators[cast<AffineDimExpr>(expr).getPosition()] =
+        utils::IteratorType::parallel;
+  SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
+  maps.push_back(outputMap);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
+      });
+  return generic.getResult(0);
+}
+
+/// `acc + x * y`.
+Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x, Value y) {
+  Value product = b.create<arith::MulFOp>(loc, x, y);
+  return b.create<arith::AddFOp>(loc, acc, product);
+}
+
+/// The float constant `-inf` of type `element`.
+Value negativeInfinity(OpBuilder &b, Location loc, Type element) {
+  return floatConstant(b, loc, element,
+                       -std::numeric_limits<double>::infinity());
+}
+
+/// `a && b`, where either may be null (meaning true).
+Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (!lhs)
+    return rhs;
+  if (!rhs)
+    return lhs;
+  return b.create<arith::AndIOp>(loc, lhs, rhs);
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+/// `[B, S, H * Dh] -> [B, S, H, Dh]`.
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  auto type = RankedTensorType::get(
+      {shape[0], shape[1], heads, shape[2] / heads}, elementOf(x));
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
+  return b.create<tensor::ExpandShapeOp>(loc, type, x, groups);
+}
+
+/// `[B, S, H, Dh] -> [B, S, H * Dh]`.
+Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  auto type = RankedTensorType::get({shape[0], shape[1], shape[2] * shape[3]},
+                                    elementOf(x));
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
+  return b.create<tensor::CollapseShapeOp>(loc, type, x, groups);
+}
+
+//===----------------------------------------------------------------------===//
+// Rows
+//===----------------------------------------------------------------------===//
+
+/// Offsets, sizes and strides of row `position` (dimension 1) of a tensor
+/// of shape `shape`, keeping the row dimension with extent 1.
+struct RowRange {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  RowRange(OpBuilder &b, ArrayRef<int64_t> shape, OpFoldResult position) {
+    for (auto [dim, extent] : llvm::enumerate(shape)) {
+      offsets.push_back(dim == 1 ? position : b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(dim == 1 ? 1 : extent));
+      strides.push_back(b.getIndexAttr(1));
+    }
+  }
+};
+
+/// Row `position` of `x [B, S, ...]` as `[B, 1, ...]`.
+Value extractRow(OpBuilder &b, Location loc, Value x, OpFoldResult position) {
+  RowRange range(b, shapeOf(x), position);
+  return b.create<tensor::ExtractSliceOp>(loc, x, range.offsets, range.sizes,
+                                          range.strides);
+}
+
+/// `dest [B, S, ...]` with row `position` replaced by `row [B, 1, ...]`.
+Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
+                OpFoldResult position) {
+  RowRange range(b, shapeOf(dest), position);
+  return b.create<tensor::InsertSliceOp>(loc, row, dest, range.offsets,
+                                         range.sizes, range.strides);
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax attention over a structured mask
+//===----------------------------------------------------------------------===//
+
+/// Builds, inside a `linalg.generic` body, whether query position `i` may
+/// attend key position `j` (both `index`). `globalColumn` is the `i1` "key
+/// `j` is a global token" when the caller supplied global columns, else
+/// null. Returns an `i1`, or null when every pair is allowed.
+using PairFilter = function_ref<Value(OpBuilder &, Location, Value i, Value j,
+                                      Value globalColumn)>;
+
+/// `scores[b, h, i, j] = sum_e q[b, i, h, e] * k[b, j, h, e]` for head-split
+/// `q [B, Sq, H, Dh]` and `k [B, Sk, H, Dh]`.
+Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
+  ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k);
+  Type element = elementOf(q);
+  Value init = filledTensor(
+      b, loc, {qShape[0], qShape[2], qShape[1], kShape[1]}, element, 0.0);
+  // Loops (b, h, i, j, e); e is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{q, k}, init,
+      {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 3, 1, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// Scales `scores [B, H, Sq, Sk]` by `scale` and replaces the pairs that
+/// may not attend by `-inf`: those rejected by `filter` (with the query
+/// position offset by `rowOffset`) and, when `mask [B, Sk]` is given, the
+/// keys whose mask is 0. `globalColumns`, when given, is a `[Sk]` `i1`
+/// tensor handed to `filter`.
+Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
+                 Value mask, Value globalColumns, int64_t rowOffset,
+                 PairFilter filter) {
+  Type element = elementOf(scores);
+  SmallVector<Value> inputs = {scores};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  if (mask) {
+    inputs.push_back(mask);
+    maps.push_back(loopDims(b, 4, {0, 3}));
+  }
+  if (globalColumns) {
+    inputs.push_back(globalColumns);
+    maps.push_back(loopDims(b, 4, {3}));
+  }
+  return elementwise(
+      b, loc, shapeOf(scores), element, inputs,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value scaled = nb.create<arith::MulFOp>(
+            nloc, args[0], floatConstant(nb, nloc, element, scale));
+        Value i = nb.create<linalg::IndexOp>(nloc, 2);
+        if (rowOffset != 0)
+          i = nb.create<arith::AddIOp>(nloc, i,
+                                       indexConstant(nb, nloc, rowOffset));
+        Value j = nb.create<linalg::IndexOp>(nloc, 3);
+        Value allowed = filter(nb, nloc, i, j,
+                               globalColumns ? args[inputs.size() - 1]
+                                             : Value());
+        if (mask) {
+          Value zero = floatConstant(nb, nloc, element, 0.0);
+          Value realKey = nb.create<arith::CmpFOp>(
+              nloc, arith::CmpFPredicate::UNE, args[1], zero);
+          allowed = conjunction(nb, nloc, allowed, realKey);
+        }
+        if (!allowed)
+          return scaled;
+        return nb.create<arith::SelectOp>(
+            nloc, allowed, scaled, negativeInfinity(nb, nloc, element));
+      },
+      maps);
+}
+
+/// Softmax over the last dimension of `scores [B, H, Sq, Sk]`, where `-inf`
+/// marks a pair that may not attend. A row with no allowed pair gives all
+/// zeros (not NaN): its max is replaced by 0 before the exponential and its
+/// zero sum by a zero reciprocal.
+Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
+  Type element = elementOf(scores);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  Value rowMax = reduceLastDim(
+      b, loc, scores, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, acc, x);
+      });
+  Value exps = elementwise(
+      b, loc, shapeOf(scores), element, ValueRange{scores, rowMax},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value emptyRow = nb.create<arith::CmpFOp>(
+            nloc, arith::CmpFPredicate::OEQ, args[1],
+            negativeInfinity(nb, nloc, element));
+        Value shift = nb.create<arith::SelectOp>(
+            nloc, emptyRow, floatConstant(nb, nloc, element, 0.0), args[1]);
+        Value centred = nb.create<arith::SubFOp>(nloc, args[0], shift);
+        return nb.create<math::ExpOp>(nloc, centred);
+      },
+      {b.getMultiDimIdentityMap(4), rowMap});
+  Value rowSum = reduceLastDim(
+      b, loc, exps, 0.0,
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
+        return nb.create<arith::AddFOp>(nloc, acc, x);
+      });
+  return elementwise(
+      b, loc, shapeOf(scores), element, ValueRange{exps, rowSum},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value zero = floatConstant(nb, nloc, element, 0.0);
+        Value positive = nb.create<arith::CmpFOp>(
+            nloc, arith::CmpFPredicate::OGT, args[1], zero);
+        Value ratio = nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+        return nb.create<arith::SelectOp>(nloc, positive, ratio, zero);
+      },
+      {b.getMultiDimIdentityMap(4), rowMap});
+}
+
+/// `out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h, e]` for
+/// `probs [B, H, Sq, Sk]` and head-split `v [B, Sk, H, Dh]`.
+Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
+  ArrayRef<int64_t> pShape = shapeOf(probs), vShape = shapeOf(v);
+  Value init = filledTensor(b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]},
+                            elementOf(v), 0.0);
+  // Loops (b, i, h, e, j); j is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{probs, v}, init,
+      {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 4, 2, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// Dense softmax attention of head-split `q [B, Sq, H, Dh]` over
+/// `k, v [B, Sk, H, Dh]` with scale `1/sqrt(Dh)`, restricted to the pairs
+/// that `filter` and `mask` allow (see maskScores). Returns
+/// `[B, Sq, H, Dh]`.
+Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q, Value k,
+                             Value v, Value mask, Value globalColumns,
+                             int64_t rowOffset, PairFilter filter) {
+  double scale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
+  Value scores = dotScores(b, loc, q, k);
+  scores = maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset,
+                      filter);
+  Value probs = softmaxRows(b, loc, scores);
+  return weightValues(b, loc, probs, v);
+}
+
+/// The causal filter `j <= i`, or null (all pairs) when not causal.
+Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j) {
+  if (!causal)
+    return Value();
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, j, i);
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.softmax
+//===----------------------------------------------------------------------===//
+
+/// Exact attention: every key, or every key up to the query when causal.
+Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
+                   SoftmaxAttr kind) {
+  int64_t heads = op.getHeads();
+  bool causal = kind.getCausal();
+  Value out = maskedSoftmaxAttention(
+      b, loc, splitHeads(b, loc, op.getQuery(), heads),
+      splitHeads(b, loc, op.getKey(), heads),
+      splitHeads(b, loc, op.getValue(), heads), op.getMask(),
+      /*globalColumns=*/Value(), /*rowOffset=*/0,
+      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
+        return causalFilter(nb, nloc, causal, i, j);
+      });
+  return mergeHeads(b, loc, out);
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.longformer
+//===----------------------------------------------------------------------===//
+
+/// Whether local query `i` may attend key `j` through the sliding window of
+/// `kind` (window w, dilation r):
+///
+///   non-causal: (j - i) % r == 0 and |j - i| <= (w / 2) * r
+///               (w / 2 dilated keys on each side, plus i itself);
+///   causal:     0 <= i - j < w * r and (i - j) % r == 0
+///               (the w dilated keys ending at i).
+///
+/// In the `[Sq, Sk]` score matrix this is a band of diagonals; the dense
+/// formulation below evaluates it for every pair.
+Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
+                    Value j) {
+  int64_t window = kind.getWindow(), dilation = kind.getDilation();
+  Value zero = indexConstant(b, loc, 0);
+  if (kind.getCausal()) {
+    Value back = b.create<arith::SubIOp>(loc, i, j);
+    Value notFuture =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, back, zero);
+    Value inWindow = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::slt, back,
+        indexConstant(b, loc, window * dilation));
+    Value band = b.create<arith::AndIOp>(loc, notFuture, inWindow);
+    if (dilation == 1)
+      return band;
+    Value phase = b.create<arith::RemSIOp>(loc, back,
+                                           indexConstant(b, loc, dilation));
+    Value onGrid =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
+    return b.create<arith::AndIOp>(loc, band, onGrid);
+  }
+  int64_t reach = (window / 2) * dilation;
+  Value offset = b.create<arith::SubIOp>(loc, j, i);
+  Value above = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, offset,
+                                        indexConstant(b, loc, -reach));
+  Value below = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, offset,
+                                        indexConstant(b, loc, reach));
+  Value band = b.create<arith::AndIOp>(loc, above, below);
+  if (dilation == 1)
+    return band;
+  Value phase =
+      b.create<arith::RemSIOp>(loc, offset, indexConstant(b, loc, dilation));
+  Value onGrid =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
+  return b.create<arith::AndIOp>(loc, band, onGrid);
+}
+
+/// Longformer attention, as dense attention over a structured mask.
+///
+/// Local rows (queries not in `global`) use `query`, `key`, `value` and see
+/// the sliding-window band of slidingWindow plus every global column (only
+/// up to themselves when causal). Each global row `g` uses
+/// `global_query[g]`, `global_key` and `global_value` and sees every key
+/// (up to `g` when causal); it is computed as a one-row attention and
+/// inserted over the local result. The padding mask applies to all rows.
+///
+/// For S = 8, window 4, dilation 1, global [0], non-causal (x: allowed):
+///
+///        j: 0 1 2 3 4 5 6 7
+///   i = 0   x x x x x x x x    global row (global projections)
+///   i = 1   x x x x
+///   i = 2   x x x x x
+///   i = 3   x x x x x x        band |j - i| <= 2 ...
+///   i = 4   x   x x x x x
+///   i = 5   x     x x x x x    ... plus global column 0
+///   i = 6   x       x x x x
+///   i = 7   x         x x x
+///
+/// The local part is evaluated densely, O(S^2) like softmax attention; a
+/// banded kernel would compute only the `2 * (w / 2) + 1` (causal: `w`)
+/// dilated diagonals of the band plus the global columns.
+Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
+                      LongformerAttr kind) {
+  int64_t heads = op.getHeads();
+  int64_t length = shapeOf(op.getKey())[1];
+  bool causal = kind.getCausal();
+  SmallVector<int64_t> globals(kind.getGlobalTokens());
+  llvm::sort(globals);
+  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+
+  // Which key positions are global tokens, as a constant [S] i1 vector.
+  Value globalColumns;
+  if (!globals.empty()) {
+    SmallVector<bool> isGlobal(length, false);
+    for (int64_t position : globals)
+      isGlobal[position] = true;
+    auto type = RankedTensorType::get({length}, b.getI1Type());
+    globalColumns = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(type, ArrayRef<bool>(isGlobal)));
+  }
+
+  // Local rows: window band, plus the global columns.
+  Value result = maskedSoftmaxAttention(
+      b, loc, splitHeads(b, loc, op.getQuery(), heads),
+      splitHeads(b, loc, op.getKey(), heads),
+      splitHeads(b, loc, op.getValue(), heads), op.getMask(), globalColumns,
+      /*rowOffset=*/0,
+      [&](OpBuilder &nb, Location nloc, Value i, Value j,
+          Value globalColumn) -> Value {
+        Value allowed = slidingWindow(nb, nloc, kind, i, j);
+        if (!globalColumn)
+          return allowed;
+        Value toGlobal = nb.create<arith::OrIOp>(nloc, allowed, globalColumn);
+        return conjunction(nb, nloc, toGlobal,
+                           causalFilter(nb, nloc, causal, i, j));
+      });
+  if (globals.empty())
+    return mergeHeads(b, loc, result);
+
+  // Global rows: each replaced by full attention through the global
+  // projections.
+  Value globalQuery = op.getGlobalQuery();
+  Value globalKey = splitHeads(b, loc, op.getGlobalKey(), heads);
+  Value globalValue = splitHeads(b, loc, op.getGlobalValue(), heads);
+  for (int64_t position : globals) {
+    Value row = extractRow(b, loc, globalQuery, b.getIndexAttr(position));
+    Value rowOut = maskedSoftmaxAttention(
+        b, loc, splitHeads(b, loc, row, heads), globalKey, globalValue,
+        op.getMask(), /*globalColumns=*/Value(), /*rowOffset=*/position,
+        [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
+          return causalFilter(nb, nloc, causal, i, j);
+        });
+    result = insertRow(b, loc, rowOut, result, b.getIndexAttr(position));
+  }
+  return mergeHeads(b, loc, result);
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.performer
+//===----------------------------------------------------------------------===//
+
+/// The FAVOR+ denominator's regulariser.
+constexpr double kPerformerEpsilon = 1e-6;
+
+/// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
+/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
+///
+///   phi[b, s, h, m] = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M).
+///
+/// For queries (`stabilise`), `c` is the max over m of the exponent, which
+/// cancels between numerator and denominator; for keys `c = 0`, so that no
+/// constant depending on other positions enters a causal prefix. `mask
+/// [B, S]`, when given, multiplies the features (padding keys vanish).
+Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
+                     bool stabilise, Value mask) {
+  ArrayRef<int64_t> xShape = shapeOf(x);
+  int64_t count = shapeOf(features)[0];
+  Type element = elementOf(x);
+  double inputScale = std::pow(static_cast<double>(xShape[3]), -0.25);
+  SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
+
+  // projection[b, s, h, m] = sum_e W[m, e] * x'[b, s, h, e]; loops
+  // (b, s, h, m, e).
+  Value projection = buildGeneric(
+      b, loc, ValueRange{x, features},
+      filledTensor(b, loc, shape, element, 0.0),
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {3, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value scaled = nb.create<arith::MulFOp>(
+            nloc, args[0], floatConstant(nb, nloc, element, inputScale));
+        return multiplyAdd(nb, nloc, args[2], args[1], scaled);
+      });
+  // halfNorm[b, s, h] = |x'|^2 / 2.
+  Value halfNorm = reduceLastDim(
+      b, loc, x, 0.0,
+      [&](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
+        Value scaled = nb.create<arith::MulFOp>(
+            nloc, value, floatConstant(nb, nloc, element, inputScale));
+        Value square = nb.create<arith::MulFOp>(nloc, scaled, scaled);
+        Value half = nb.create<arith::MulFOp>(
+            nloc, square, floatConstant(nb, nloc, element, 0.5));
+        return nb.create<arith::AddFOp>(nloc, acc, half);
+      });
+  Value exponent = elementwise(
+      b, loc, shape, element, ValueRange{projection, halfNorm},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+      },
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
+
+  SmallVector<Value> inputs = {exponent};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  if (stabilise) {
+    inputs.push_back(reduceLastDim(
+        b, loc, exponent, -std::numeric_limits<double>::infinity(),
+        [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
+          return nb.create<arith::MaximumFOp>(nloc, acc, value);
+        }));
+    maps.push_back(loopDims(b, 4, {0, 1, 2}));
+  }
+  if (mask) {
+    inputs.push_back(mask);
+    maps.push_back(loopDims(b, 4, {0, 1}));
+  }
+  double outputScale = 1.0 / std::sqrt(static_cast<double>(count));
+  return elementwise(
+      b, loc, shape, element, inputs,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value value = args[0];
+        if (stabilise)
+          value = nb.create<arith::SubFOp>(nloc, value, args[1]);
+        value = nb.create<math::ExpOp>(nloc, value);
+        value = nb.create<arith::MulFOp>(
+            nloc, value, floatConstant(nb, nloc, element, outputScale));
+        if (mask)
+          value = nb.create<arith::MulFOp>(nloc, value, args[stabilise ? 2 : 1]);
+        return value;
+      },
+      maps);
+}
+
+/// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
+/// `v [B, J, H, Dh]` to the running state:
+///
+///   kv[b, h, m, e] += sum_j keyFeatures[b, j, h, m] * v[b, j, h, e]
+///   z[b, h, m]     += sum_j keyFeatures[b, j, h, m]
+///
+/// `kv` is `[B, H, M, Dh]` and `z` `[B, H, M]`; the updated pair is
+/// returned.
+std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
+                                            Value keyFeatures, Value v,
+                                            Value kv, Value z) {
+  // Loops (b, h, m, e, j); j is reduced.
+  Value newKv = buildGeneric(
+      b, loc, ValueRange{keyFeatures, v}, kv,
+      {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  // Loops (b, h, m, j); j is reduced.
+  Value newZ = buildGeneric(
+      b, loc, ValueRange{keyFeatures}, z, {loopDims(b, 4, {0, 3, 1, 2})},
+      loopDims(b, 4, {0, 1, 2}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+      });
+  return {newKv, newZ};
+}
+
+/// Reads the attention output of `queryFeatures [B, I, H, M]` from the
+/// state `kv [B, H, M, Dh]`, `z [B, H, M]`:
+///
+///   out[b, i, h, e] = sum_m phi_q[b, i, h, m] * kv[b, h, m, e]
+///                     / (sum_m phi_q[b, i, h, m] * z[b, h, m] + 1e-6).
+///
+/// The result is written into `dest` (`[B, I, H, Dh]`) when given, so that
+/// a slice of a larger tensor can be updated in place.
+Value readOutput(OpBuilder &b, Location loc, Value queryFeatures, Value kv,
+                 Value z, Value dest = Value()) {
+  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
+  Type element = elementOf(kv);
+  int64_t headDim = shapeOf(kv)[3];
+  SmallVector<int64_t> outShape = {qShape[0], qShape[1], qShape[2], headDim};
+  // Loops (b, i, h, e, m); m is reduced.
+  Value numerator = buildGeneric(
+      b, loc, ValueRange{queryFeatures, kv},
+      filledTensor(b, loc, outShape, element, 0.0),
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  // Loops (b, i, h, m); m is reduced.
+  Value denominator = buildGeneric(
+      b, loc, ValueRange{queryFeatures, z},
+      filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element,
+                   kPerformerEpsilon),
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
+      loopDims(b, 4, {0, 1, 2}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  if (!dest)
+    dest = emptyTensor(b, loc, outShape, element);
+  return buildGeneric(
+      b, loc, ValueRange{numerator, denominator}, dest,
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})},
+      b.getMultiDimIdentityMap(4),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+      });
+}
+
+/// FAVOR+ linear attention.
+///
+/// Non-causal: the key/value state is summed over all keys once and read by
+/// every query. Causal: an `scf.for` over positions `i` carries the state
+/// (prefix sums over keys `j <= i`) as tensor iter_args, adds key `i` to it,
+/// reads output row `i` and inserts it into the result; later keys never
+/// reach row `i`.
+Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
+                     PerformerAttr kind) {
+  int64_t heads = op.getHeads();
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value features = op.getFeatures();
+  Value queryFeatures =
+      randomFeatures(b, loc, q, features, /*stabilise=*/true, Value());
+  Value keyFeatures =
+      randomFeatures(b, loc, k, features, /*stabilise=*/false, op.getMask());
+
+  ArrayRef<int64_t> vShape = shapeOf(v);
+  int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
+  int64_t count = shapeOf(features)[0];
+  Type element = elementOf(v);
+  Value kv =
+      filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
+  Value z = filledTensor(b, loc, {batch, heads, count}, element, 0.0);
+
+  if (!kind.getCausal()) {
+    std::tie(kv, z) = accumulateKeyValues(b, loc, keyFeatures, v, kv, z);
+    return mergeHeads(b, loc, readOutput(b, loc, queryFeatures, kv, z));
+  }
+
+  Value init = emptyTensor(b, loc, shapeOf(q), element);
+  auto loop = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, length),
+      indexConstant(b, loc, 1), ValueRange{kv, z, init},
+      [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
+        auto [newKv, newZ] = accumulateKeyValues(
+            nb, nloc, extractRow(nb, nloc, keyFeatures, i),
+            extractRow(nb, nloc, v, i), state[0], state[1]);
+        Value row =
+            readOutput(nb, nloc, extractRow(nb, nloc, queryFeatures, i), newKv,
+                       newZ, extractRow(nb, nloc, state[2], i));
+        Value result = insertRow(nb, nloc, row, state[2], i);
+        nb.create<scf::YieldOp>(nloc, ValueRange{newKv, newZ, result});
+      });
+  return mergeHeads(b, loc, loop.getResult(2));
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// Whether every operand and the result of `op` has a static shape.
+bool hasStaticShapes(AttentionOp op) {
+  auto isStatic = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).hasStaticShape();
+  };
+  return llvm::all_of(op->getOperands(), isStatic) && isStatic(op.getResult());
+}
+
+struct AttentionLowering : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Attribute kind = op.getKind();
+    Value result;
+    if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
+      result = lowerSoftmax(rewriter, loc, op, softmax);
+    else if (auto longformer = dyn_cast<LongformerAttr>(kind))
+      result = lowerLongformer(rewriter, loc, op, longformer);
+    else if (auto performer = dyn_cast<PerformerAttr>(kind))
+      result = lowerPerformer(rewriter, loc, op, performer);
+    else
+      return rewriter.notifyMatchFailure(op, "unknown attention kind");
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<AttentionLowering>(patterns.getContext());
+}

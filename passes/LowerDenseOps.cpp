@@ -1,0 +1,424 @@
+//===- LowerDenseOps.cpp - Lowering of dense and loss ops -----------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Patterns of tfc-lower-to-linalg for the position-wise operations:
+/// embedding, positions, linear, layer norm, activations, residual add, CLS
+/// selection and the losses.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// Affine map of `rank` dims keeping the listed dims.
+AffineMap keepDims(OpBuilder &b, unsigned rank, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
+/// The loop index `dim` of the enclosing linalg.generic as a float.
+Value indexAsFloat(OpBuilder &b, Location loc, unsigned dim, Type element) {
+  Value index = b.create<linalg::IndexOp>(loc, dim);
+  Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
+  return b.create<arith::SIToFPOp>(loc, element, i64);
+}
+
+/// Clamps an i32 id to [0, limit) (out-of-range ids read row 0) as an index.
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t limit) {
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+  Value zero = indexConstant(b, loc, 0);
+  Value bound = indexConstant(b, loc, limit);
+  Value below = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index,
+                                        zero);
+  Value above = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, index,
+                                        bound);
+  Value outside = b.create<arith::OrIOp>(loc, below, above);
+  return b.create<arith::SelectOp>(loc, outside, zero, index);
+}
+
+struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value table = op.getTable();
+    int64_t vocab = shapeOf(table)[0];
+    ArrayRef<int64_t> shape = shapeOf(op.getResult());
+    AffineMap idsMap = keepDims(rewriter, 3, {0, 1});
+    Value result = elementwise(
+        rewriter, loc, shape, elementOf(table), ValueRange{op.getIds()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value row = clampedIndex(b, l, args[0], vocab);
+          Value col = b.create<linalg::IndexOp>(l, 2);
+          return b.create<tensor::ExtractOp>(l, table, ValueRange{row, col});
+        },
+        {idsMap});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SinusoidalPositionsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = shapeOf(op.getInput());
+    Type element = elementOf(op.getInput());
+    double logBase = std::log(10000.0) / static_cast<double>(shape[2]);
+    Value result = elementwise(
+        rewriter, loc, shape, element, ValueRange{op.getInput()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          // angle = p * exp(-(2i) * ln(10000) / d) for channels 2i and 2i+1.
+          Value position = indexAsFloat(b, l, 1, element);
+          Value channel = b.create<linalg::IndexOp>(l, 2);
+          Value two = indexConstant(b, l, 2);
+          Value parity = b.create<arith::RemUIOp>(l, channel, two);
+          Value evenChannel = b.create<arith::SubIOp>(l, channel, parity);
+          Value even64 =
+              b.create<arith::IndexCastOp>(l, b.getI64Type(), evenChannel);
+          Value evenF = b.create<arith::SIToFPOp>(l, element, even64);
+          Value exponent = b.create<arith::MulFOp>(
+              l, evenF, floatConstant(b, l, element, -logBase));
+          Value frequency = b.create<math::ExpOp>(l, exponent);
+          Value angle = b.create<arith::MulFOp>(l, position, frequency);
+          Value isOdd = b.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::ne, parity, indexConstant(b, l, 0));
+          Value encoding = b.create<arith::SelectOp>(
+              l, isOdd, b.create<math::CosOp>(l, angle),
+              b.create<math::SinOp>(l, angle));
+          return b.create<arith::AddFOp>(l, args[0], encoding);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LearnedPositionsLowering : OpRewritePattern<LearnedPositionsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LearnedPositionsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = shapeOf(op.getInput());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(3);
+    AffineMap tableMap = keepDims(rewriter, 3, {1, 2});
+    Value result = elementwise(
+        rewriter, loc, shape, elementOf(op.getInput()),
+        ValueRange{op.getInput(), op.getTable()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::AddFOp>(l, args[0], args[1]);
+        },
+        {identity, tableMap});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LinearLowering : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> inShape = shapeOf(op.getInput());
+    int64_t in = inShape.back();
+    int64_t rows = 1;
+    for (int64_t extent : inShape.drop_back())
+      rows *= extent;
+    int64_t out = shapeOf(op.getWeight())[0];
+    Value x = reshape(rewriter, loc, op.getInput(), {rows, in});
+    Value y = matmulTransposeB(rewriter, loc, x, op.getWeight());
+    if (Value bias = op.getBias()) {
+      AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+      AffineMap biasMap = keepDims(rewriter, 2, {1});
+      y = elementwise(
+          rewriter, loc, {rows, out}, elementOf(y), ValueRange{y, bias},
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return b.create<arith::AddFOp>(l, args[0], args[1]);
+          },
+          {identity, biasMap});
+    }
+    rewriter.replaceOp(op, reshape(rewriter, loc, y, shapeOf(op.getResult())));
+    return success();
+  }
+};
+
+struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = shapeOf(op.getInput());
+    Type element = elementOf(op.getInput());
+    int64_t width = shape.back();
+    int64_t rows = 1;
+    for (int64_t extent : shape.drop_back())
+      rows *= extent;
+    Value x = reshape(rewriter, loc, op.getInput(), {rows, width});
+    auto add = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+      return b.create<arith::AddFOp>(l, acc, v);
+    };
+    Value inverseWidth = floatConstant(rewriter, loc, element, 1.0 / width);
+    Value sum = reduceLastDim(rewriter, loc, x, 0.0, add);
+    Value mean = elementwise(
+        rewriter, loc, {rows}, element, ValueRange{sum},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::MulFOp>(l, args[0], inverseWidth);
+        });
+    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+    AffineMap rowMap = keepDims(rewriter, 2, {0});
+    AffineMap colMap = keepDims(rewriter, 2, {1});
+    Value centred = elementwise(
+        rewriter, loc, {rows, width}, element, ValueRange{x, mean},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::SubFOp>(l, args[0], args[1]);
+        },
+        {identity, rowMap});
+    Value squares = reduceLastDim(
+        rewriter, loc, centred, 0.0,
+        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+          return b.create<arith::AddFOp>(l, acc,
+                                         b.create<arith::MulFOp>(l, v, v));
+        });
+    Value eps = floatConstant(rewriter, loc, element,
+                              op.getEps().convertToDouble());
+    Value inverseStd = elementwise(
+        rewriter, loc, {rows}, element, ValueRange{squares},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value variance = b.create<arith::MulFOp>(l, args[0], inverseWidth);
+          Value std = b.create<math::SqrtOp>(
+              l, b.create<arith::AddFOp>(l, variance, eps));
+          return b.create<arith::DivFOp>(l, floatConstant(b, l, element, 1.0),
+                                         std);
+        });
+    Value y = elementwise(
+        rewriter, loc, {rows, width}, element,
+        ValueRange{centred, inverseStd, op.getGamma(), op.getBeta()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value normalised = b.create<arith::MulFOp>(l, args[0], args[1]);
+          Value scaled = b.create<arith::MulFOp>(l, normalised, args[2]);
+          return b.create<arith::AddFOp>(l, scaled, args[3]);
+        },
+        {identity, rowMap, colMap, colMap});
+    rewriter.replaceOp(op, reshape(rewriter, loc, y, shape));
+    return success();
+  }
+};
+
+/// The activation of `kind` applied to `x`.
+Value activate(OpBuilder &b, Location loc, ActivationKind kind, Value x) {
+  Type element = x.getType();
+  Value zero = floatConstant(b, loc, element, 0.0);
+  switch (kind) {
+  case ActivationKind::relu:
+    return b.create<arith::MaximumFOp>(loc, x, zero);
+  case ActivationKind::squared_relu: {
+    Value r = b.create<arith::MaximumFOp>(loc, x, zero);
+    return b.create<arith::MulFOp>(loc, r, r);
+  }
+  case ActivationKind::gelu: {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's "tanh" GELU.
+    Value cube = b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
+    Value inner = b.create<arith::AddFOp>(
+        loc, x,
+        b.create<arith::MulFOp>(loc, cube,
+                                floatConstant(b, loc, element, 0.044715)));
+    Value scaled = b.create<arith::MulFOp>(
+        loc, inner,
+        floatConstant(b, loc, element, std::sqrt(2.0 / M_PI)));
+    Value t = b.create<math::TanhOp>(loc, scaled);
+    Value onePlus =
+        b.create<arith::AddFOp>(loc, t, floatConstant(b, loc, element, 1.0));
+    Value half = b.create<arith::MulFOp>(loc, x,
+                                         floatConstant(b, loc, element, 0.5));
+    return b.create<arith::MulFOp>(loc, half, onePlus);
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+struct ActivationLowering : OpRewritePattern<ActivationOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ActivationOp op,
+                                PatternRewriter &rewriter) const override {
+    ActivationKind kind = op.getKind();
+    Value result = elementwise(
+        rewriter, op.getLoc(), shapeOf(op.getInput()), elementOf(op.getInput()),
+        ValueRange{op.getInput()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return activate(b, l, kind, args[0]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AddLowering : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = elementwise(
+        rewriter, op.getLoc(), shapeOf(op.getLhs()), elementOf(op.getLhs()),
+        ValueRange{op.getLhs(), op.getRhs()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::AddFOp>(l, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TakeTokenLowering : OpRewritePattern<TakeTokenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TakeTokenOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> shape = shapeOf(op.getInput());
+    SmallVector<OpFoldResult> offsets = {
+        rewriter.getIndexAttr(0), rewriter.getIndexAttr(op.getPosition()),
+        rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(shape[0]),
+                                       rewriter.getIndexAttr(1),
+                                       rewriter.getIndexAttr(shape[2])};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getResult().getType(), op.getInput(), offsets, sizes, strides);
+    return success();
+  }
+};
+
+/// Mean over rows of `logsumexp(logits[r]) - logits[r, target[r]]`, for
+/// `logits` [rows, classes] and i32 `targets` [rows].
+Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
+                              Value targets) {
+  ArrayRef<int64_t> shape = shapeOf(logits);
+  int64_t rows = shape[0], classes = shape[1];
+  Type element = elementOf(logits);
+  Value max = reduceLastDim(
+      b, loc, logits, -INFINITY,
+      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+        return nb.create<arith::MaximumFOp>(l, acc, v);
+      });
+  AffineMap identity = b.getMultiDimIdentityMap(2);
+  AffineMap rowMap = keepDims(b, 2, {0});
+  Value shifted = elementwise(
+      b, loc, shape, element, ValueRange{logits, max},
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return nb.create<math::ExpOp>(
+            l, nb.create<arith::SubFOp>(l, args[0], args[1]));
+      },
+      {identity, rowMap});
+  Value sum = reduceLastDim(
+      b, loc, shifted, 0.0,
+      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+        return nb.create<arith::AddFOp>(l, acc, v);
+      });
+  Value perRow = elementwise(
+      b, loc, {rows}, element, ValueRange{max, sum, targets},
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value row = nb.create<linalg::IndexOp>(l, 0);
+        Value target = clampedIndex(nb, l, args[2], classes);
+        Value picked =
+            nb.create<tensor::ExtractOp>(l, logits, ValueRange{row, target});
+        Value lse = nb.create<arith::AddFOp>(
+            l, args[0], nb.create<math::LogOp>(l, args[1]));
+        return nb.create<arith::SubFOp>(l, lse, picked);
+      });
+  Value total = reduceLastDim(
+      b, loc, perRow, 0.0,
+      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+        return nb.create<arith::AddFOp>(l, acc, v);
+      });
+  Value inverseRows = floatConstant(b, loc, element, 1.0 / rows);
+  return elementwise(
+      b, loc, {}, element, ValueRange{total},
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(l, args[0], inverseRows);
+      });
+}
+
+struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = shapeOf(op.getLogits());
+    int64_t rows = shape[0] * shape[1];
+    Value logits = reshape(rewriter, loc, op.getLogits(), {rows, shape[2]});
+    auto targetsType =
+        RankedTensorType::get({rows}, elementOf(op.getTargets()));
+    Value targets = rewriter.create<tensor::CollapseShapeOp>(
+        loc, targetsType, op.getTargets(),
+        ArrayRef<ReassociationIndices>{{0, 1}});
+    rewriter.replaceOp(op,
+                       meanSoftmaxCrossEntropy(rewriter, loc, logits, targets));
+    return success();
+  }
+};
+
+struct ClassifyLossLowering : OpRewritePattern<ClassifyLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClassifyLossOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getKind() == ClassifyLossKind::ce) {
+      rewriter.replaceOp(op, meanSoftmaxCrossEntropy(rewriter, loc,
+                                                     op.getLogits(),
+                                                     op.getLabels()));
+      return success();
+    }
+    // bce on one logit z with label y: max(z, 0) - z y + log(1 + exp(-|z|)).
+    int64_t rows = shapeOf(op.getLogits())[0];
+    Type element = elementOf(op.getLogits());
+    Value z = reshape(rewriter, loc, op.getLogits(), {rows});
+    Value perRow = elementwise(
+        rewriter, loc, {rows}, element, ValueRange{z, op.getLabels()},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value logit = args[0];
+          Value label = b.create<arith::SIToFPOp>(l, element, args[1]);
+          Value zero = floatConstant(b, l, element, 0.0);
+          Value positive = b.create<arith::MaximumFOp>(l, logit, zero);
+          Value absolute = b.create<math::AbsFOp>(l, logit);
+          Value negAbs = b.create<arith::NegFOp>(l, absolute);
+          Value softplus =
+              b.create<math::Log1pOp>(l, b.create<math::ExpOp>(l, negAbs));
+          Value zy = b.create<arith::MulFOp>(l, logit, label);
+          return b.create<arith::AddFOp>(
+              l, b.create<arith::SubFOp>(l, positive, zy), softplus);
+        });
+    Value total = reduceLastDim(
+        rewriter, loc, perRow, 0.0,
+        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+          return b.create<arith::AddFOp>(l, acc, v);
+        });
+    Value inverseRows = floatConstant(rewriter, loc, element, 1.0 / rows);
+    rewriter.replaceOp(
+        op, elementwise(rewriter, loc, {}, element, ValueRange{total},
+                        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                          return b.create<arith::MulFOp>(l, args[0],
+                                                         inverseRows);
+                        }));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tfc::populateDenseLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<EmbeddingLowering, SinusoidalPositionsLowering,
+               LearnedPositionsLowering, LinearLowering, LayerNormLowering,
+               ActivationLowering, AddLowering, TakeTokenLowering,
+               CrossEntropyLowering, ClassifyLossLowering>(
+      patterns.getContext());
+}

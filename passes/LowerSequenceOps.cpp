@@ -1,0 +1,631 @@
+//===- LowerSequenceOps.cpp - Lowering of sequence ops -------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Lowers the tfc operations that mix positions along the sequence:
+/// `tfc.rotary`, Primer's `tfc.dconv`, and the hourglass ops
+/// `tfc.shift_right`, `tfc.shorten` and `tfc.upsample`, into `linalg`,
+/// `tensor`, `arith` and `math` on statically shaped tensors.
+///
+/// Activations are `[batch, seq, width]`; a width of `heads * head_dim` is
+/// split into heads as channel `c = h * head_dim + e`. Linear layers follow
+/// `nn.Linear`: `y = x W^T + b` with `W` as `[out, in]`.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Whether every operand and result of `op` is a statically shaped tensor.
+static bool hasStaticShapes(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// The affine map `(d0, ..., d{numDims-1}) -> (exprs)`.
+static AffineMap mapOf(OpBuilder &b, unsigned numDims,
+                       ArrayRef<AffineExpr> exprs) {
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
+/// The affine map `(d0, ..., d{numDims-1}) -> (d[dims[0]], d[dims[1]], ...)`.
+static AffineMap dimsMap(OpBuilder &b, unsigned numDims,
+                         ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(b.getAffineDimExpr(dim));
+  return mapOf(b, numDims, exprs);
+}
+
+/// Expands `value` to `shape` with `tensor.expand_shape`; `groups` lists, for
+/// each source dimension, the result dimensions it becomes.
+static Value expand(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<ReassociationIndices> groups,
+                    ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, elementOf(value));
+  return b.create<tensor::ExpandShapeOp>(loc, type, value, groups);
+}
+
+/// Collapses `value` with `tensor.collapse_shape`; `groups` lists, for each
+/// result dimension, the source dimensions merged into it.
+static Value collapse(OpBuilder &b, Location loc, Value value,
+                      ArrayRef<ReassociationIndices> groups) {
+  return b.create<tensor::CollapseShapeOp>(loc, value, groups);
+}
+
+/// Splits the width of `[batch, seq, heads * head_dim]` into
+/// `[batch, seq, heads, head_dim]`.
+static Value splitHeads(OpBuilder &b, Location loc, Value value,
+                        int64_t heads) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  return expand(b, loc, value, {{0}, {1}, {2, 3}},
+                {shape[0], shape[1], heads, shape[2] / heads});
+}
+
+/// Merges `[batch, seq, heads, head_dim]` back into
+/// `[batch, seq, heads * head_dim]`.
+static Value mergeHeads(OpBuilder &b, Location loc, Value value) {
+  return collapse(b, loc, value, {{0}, {1}, {2, 3}});
+}
+
+/// Element-wise `lhs + rhs` of two tensors of the same type.
+static Value add(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return elementwise(
+      b, loc, shapeOf(lhs), elementOf(lhs), {lhs, rhs},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return nb.create<arith::AddFOp>(nloc, args[0], args[1]).getResult();
+      });
+}
+
+/// Element-wise `value * factor`.
+static Value scale(OpBuilder &b, Location loc, Value value, double factor) {
+  Type element = elementOf(value);
+  return elementwise(
+      b, loc, shapeOf(value), element, {value},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value c = floatConstant(nb, nloc, element, factor);
+        return nb.create<arith::MulFOp>(nloc, args[0], c).getResult();
+      });
+}
+
+/// A tensor of `shape` whose last dimension is `vector` (`[shape.back()]`),
+/// repeated over the leading dimensions.
+static Value broadcastLastDim(OpBuilder &b, Location loc, Value vector,
+                              ArrayRef<int64_t> shape) {
+  unsigned rank = shape.size();
+  AffineMap map = dimsMap(b, rank, {rank - 1});
+  return elementwise(
+      b, loc, shape, elementOf(vector), {vector},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; }, {map});
+}
+
+/// `nn.Linear` over the last dimension: `x[..., in] W[out, in]^T + bias[out]`
+/// (no bias when `bias` is null). `x` has rank 2 or more.
+static Value linear(OpBuilder &b, Location loc, Value x, Value weight,
+                    Value bias = Value()) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  unsigned rank = shape.size();
+  Value rows = x;
+  if (rank > 2) {
+    ReassociationIndices leading;
+    for (unsigned i = 0; i + 1 < rank; ++i)
+      leading.push_back(i);
+    rows = collapse(b, loc, x, {leading, {rank - 1}});
+  }
+  Value y = matmulTransposeB(b, loc, rows, weight);
+  if (bias) {
+    Value biasRows = broadcastLastDim(b, loc, bias, shapeOf(y));
+    y = add(b, loc, y, biasRows);
+  }
+  if (rank == 2)
+    return y;
+  SmallVector<int64_t> outShape(shape.drop_back());
+  outShape.push_back(shapeOf(weight)[0]);
+  ReassociationIndices leading;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    leading.push_back(i);
+  return expand(b, loc, y, {leading, {rank - 1}}, outShape);
+}
+
+/// A `linalg.generic` accumulating `lhs * rhs` into `init`. Its loops are the
+/// dimensions of `init` followed by `numReductions` reduction dimensions;
+/// `lhsMap` and `rhsMap` index the operands from those loops.
+static Value contract(OpBuilder &b, Location loc, Value init, Value lhs,
+                      AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                      unsigned numReductions) {
+  unsigned outRank = shapeOf(init).size();
+  unsigned numLoops = outRank + numReductions;
+  SmallVector<unsigned> outDims;
+  for (unsigned i = 0; i < outRank; ++i)
+    outDims.push_back(i);
+  AffineMap outMap = dimsMap(b, numLoops, outDims);
+  SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
+  for (unsigned i = outRank; i < numLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        Value sum = nb.create<arith::AddFOp>(nloc, args[2], product);
+        nb.create<linalg::YieldOp>(nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+/// Softmax of `factor * scores` over the last dimension, for `factor > 0`.
+/// Entries equal to `-inf` (masked) get probability 0; every row must hold a
+/// finite entry.
+static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
+                           double factor) {
+  ArrayRef<int64_t> shape = shapeOf(scores);
+  unsigned rank = shape.size();
+  Type element = elementOf(scores);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  SmallVector<unsigned> rowDims;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    rowDims.push_back(i);
+  AffineMap rowMap = dimsMap(b, rank, rowDims);
+
+  Value rowMax = reduceLastDim(
+      b, loc, scores, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return nb.create<arith::MaximumFOp>(nloc, acc, x).getResult();
+      });
+  // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
+  Value exps =
+      elementwise(b, loc, shape, element, {scores, rowMax},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value shifted =
+                        nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+                    Value c = floatConstant(nb, nloc, element, factor);
+                    Value scaled = nb.create<arith::MulFOp>(nloc, shifted, c);
+                    return nb.create<math::ExpOp>(nloc, scaled).getResult();
+                  },
+                  {identity, rowMap});
+  Value rowSum = reduceLastDim(
+      b, loc, exps, 0.0, [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return nb.create<arith::AddFOp>(nloc, acc, x).getResult();
+      });
+  return elementwise(
+      b, loc, shape, element, {exps, rowSum},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return nb.create<arith::DivFOp>(nloc, args[0], args[1]).getResult();
+      },
+      {identity, rowMap});
+}
+
+/// Mean over each group of `factor` consecutive positions:
+/// `[batch, seq, width] -> [batch, seq / factor, width]`.
+static Value averageGroups(OpBuilder &b, Location loc, Value x,
+                           int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  Type element = elementOf(x);
+  Value grouped =
+      expand(b, loc, x, {{0}, {1, 2}, {3}}, {batch, groups, factor, width});
+  // Loops (b, n, d, j): sum over the group position j.
+  Value zeros = filledTensor(b, loc, {batch, groups, width}, element, 0.0);
+  auto sum = b.create<linalg::GenericOp>(
+      loc, TypeRange{zeros.getType()}, ValueRange{grouped}, ValueRange{zeros},
+      ArrayRef<AffineMap>{dimsMap(b, 4, {0, 1, 3, 2}),
+                          dimsMap(b, 4, {0, 1, 2})},
+      ArrayRef<utils::IteratorType>{
+          utils::IteratorType::parallel, utils::IteratorType::parallel,
+          utils::IteratorType::parallel, utils::IteratorType::reduction},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(
+            nloc, nb.create<arith::AddFOp>(nloc, args[1], args[0]).getResult());
+      });
+  return scale(b, loc, sum.getResult(0), 1.0 / static_cast<double>(factor));
+}
+
+/// Repeats each position of `[batch, groups, width]` `factor` times:
+/// `[batch, groups * factor, width]`.
+static Value repeatPositions(OpBuilder &b, Location loc, Value x,
+                             int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1], width = shape[2];
+  Value repeated = elementwise(
+      b, loc, {batch, groups, factor, width}, elementOf(x), {x},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {dimsMap(b, 4, {0, 1, 3})});
+  return collapse(b, loc, repeated, {{0}, {1, 2}, {3}});
+}
+
+//===----------------------------------------------------------------------===//
+// tfc.rotary
+//===----------------------------------------------------------------------===//
+
+/// The rotation tables of rotary positions, `cos(p * f_e)` and `sin(p * f_e)`
+/// as two `[seq, head_dim / 2]` tensors, with the inverse frequencies
+/// `f_e = base^(-2e / head_dim)` folded into a constant.
+static std::pair<Value, Value> rotaryTables(OpBuilder &b, Location loc,
+                                            Type element, int64_t seq,
+                                            int64_t headDim, double base) {
+  int64_t half = headDim / 2;
+  SmallVector<Attribute> frequencies;
+  for (int64_t e = 0; e < half; ++e)
+    frequencies.push_back(b.getFloatAttr(
+        element, std::pow(base, -2.0 * static_cast<double>(e) /
+                                    static_cast<double>(headDim))));
+  auto frequencyType = RankedTensorType::get({half}, element);
+  Value inverseFrequencies = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(frequencyType, frequencies));
+
+  Value cosInit = emptyTensor(b, loc, {seq, half}, element);
+  Value sinInit = emptyTensor(b, loc, {seq, half}, element);
+  auto tables = b.create<linalg::GenericOp>(
+      loc, TypeRange{cosInit.getType(), sinInit.getType()},
+      ValueRange{inverseFrequencies}, ValueRange{cosInit, sinInit},
+      ArrayRef<AffineMap>{dimsMap(b, 2, {1}), b.getMultiDimIdentityMap(2),
+                          b.getMultiDimIdentityMap(2)},
+      parallelIterators(2), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value position = nb.create<linalg::IndexOp>(nloc, 0);
+        Value positionInt =
+            nb.create<arith::IndexCastOp>(nloc, nb.getI64Type(), position);
+        Value positionFloat =
+            nb.create<arith::SIToFPOp>(nloc, element, positionInt);
+        Value angle = nb.create<arith::MulFOp>(nloc, positionFloat, args[0]);
+        Value cos = nb.create<math::CosOp>(nloc, angle);
+        Value sin = nb.create<math::SinOp>(nloc, angle);
+        nb.create<linalg::YieldOp>(nloc, ValueRange{cos, sin});
+      });
+  return {tables.getResult(0), tables.getResult(1)};
+}
+
+namespace {
+/// `tfc.rotary`: per head, channel `e < half` becomes
+/// `x[e] cos - x[e + half] sin` and channel `e + half` becomes
+/// `x[e + half] cos + x[e] sin`, at angle `p * base^(-2e / head_dim)`.
+struct LowerRotary : OpRewritePattern<RotaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RotaryOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    Type element = elementOf(x);
+    int64_t batch = shape[0], seq = shape[1], width = shape[2];
+    int64_t heads = static_cast<int64_t>(op.getHeads());
+    int64_t headDim = width / heads, half = headDim / 2;
+
+    auto [cosTable, sinTable] = rotaryTables(
+        rewriter, loc, element, seq, headDim, op.getBase().convertToDouble());
+
+    // [batch, seq, heads, 2, half]: index 3 picks the first or second half.
+    Value halves = expand(rewriter, loc, x, {{0}, {1}, {2, 3, 4}},
+                          {batch, seq, heads, 2, half});
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d4 = getAffineDimExpr(4, ctx);
+    AffineExpr zero = getAffineConstantExpr(0, ctx),
+               one = getAffineConstantExpr(1, ctx);
+    SmallVector<AffineMap> inputMaps = {
+        mapOf(rewriter, 5, {d0, d1, d2, zero, d4}),
+        mapOf(rewriter, 5, {d0, d1, d2, one, d4}), mapOf(rewriter, 5, {d1, d4}),
+        mapOf(rewriter, 5, {d1, d4})};
+    Value rotated = elementwise(
+        rewriter, loc, {batch, seq, heads, 2, half}, element,
+        {halves, halves, cosTable, sinTable},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value first = args[0], second = args[1], cos = args[2], sin = args[3];
+          Value firstOut = nb.create<arith::SubFOp>(
+              nloc, nb.create<arith::MulFOp>(nloc, first, cos),
+              nb.create<arith::MulFOp>(nloc, second, sin));
+          Value secondOut = nb.create<arith::AddFOp>(
+              nloc, nb.create<arith::MulFOp>(nloc, second, cos),
+              nb.create<arith::MulFOp>(nloc, first, sin));
+          Value which = nb.create<linalg::IndexOp>(nloc, 3);
+          Value isFirst = nb.create<arith::CmpIOp>(
+              nloc, arith::CmpIPredicate::eq, which,
+              nb.create<arith::ConstantIndexOp>(nloc, 0));
+          return nb.create<arith::SelectOp>(nloc, isFirst, firstOut, secondOut)
+              .getResult();
+        },
+        inputMaps);
+    rewriter.replaceOp(op,
+                       collapse(rewriter, loc, rotated, {{0}, {1}, {2, 3, 4}}));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.dconv
+//===----------------------------------------------------------------------===//
+
+/// `tfc.dconv`: `out[b, s, c] = bias[c] + sum_j w[j, c] * x[b, s - j, c]`,
+/// as a reduction over the kernel position `j` of the input padded with
+/// `kernel - 1` zeros before the first position.
+struct LowerDepthwiseConv : OpRewritePattern<DepthwiseConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DepthwiseConvOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    Type element = elementOf(x);
+    int64_t kernel = shapeOf(op.getWeight())[0];
+
+    Value zero = floatConstant(rewriter, loc, element, 0.0);
+    SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0),
+                                     rewriter.getIndexAttr(kernel - 1),
+                                     rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> high(3, rewriter.getIndexAttr(0));
+    Value padded =
+        rewriter.create<tensor::PadOp>(loc, Type(), x, low, high, zero);
+    // [kernel, heads, head_dim] -> [kernel, width].
+    Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
+
+    Value init;
+    if (Value bias = op.getBias())
+      init = broadcastLastDim(rewriter, loc,
+                              collapse(rewriter, loc, bias, {{0, 1}}), shape);
+    else
+      init = filledTensor(rewriter, loc, shape, element, 0.0);
+
+    // Loops (b, s, c, j): padded position s + kernel - 1 - j is x[s - j].
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    AffineMap inputMap = mapOf(rewriter, 4, {d0, d1 + (kernel - 1) - d3, d2});
+    AffineMap weightMap = mapOf(rewriter, 4, {d3, d2});
+    rewriter.replaceOp(op, contract(rewriter, loc, init, padded, inputMap,
+                                    weight, weightMap, 1));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.shift_right
+//===----------------------------------------------------------------------===//
+
+/// `tfc.shift_right`: the first `seq - amount` positions, padded with
+/// `amount` zero positions in front.
+struct LowerShiftRight : OpRewritePattern<ShiftRightOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ShiftRightOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Value x = op.getInput();
+    int64_t amount = static_cast<int64_t>(op.getAmount());
+    if (amount == 0) {
+      rewriter.replaceOp(op, x);
+      return success();
+    }
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(shape[0]),
+                                       rewriter.getIndexAttr(shape[1] - amount),
+                                       rewriter.getIndexAttr(shape[2])};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    Value kept = rewriter.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes,
+                                                         strides);
+    Value zero = floatConstant(rewriter, loc, elementOf(x), 0.0);
+    SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0),
+                                     rewriter.getIndexAttr(amount),
+                                     rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> high(3, rewriter.getIndexAttr(0));
+    rewriter.replaceOpWithNewOp<tensor::PadOp>(op, x.getType(), kept, low, high,
+                                               zero);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.shorten
+//===----------------------------------------------------------------------===//
+
+/// Linear shortening: each group's `factor * width` values (positions in
+/// order) through `weight [width, factor * width]` and `bias [width]`.
+static Value shortenLinear(OpBuilder &b, Location loc, Value x, int64_t factor,
+                           Value weight, Value bias) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  Value grouped =
+      expand(b, loc, x, {{0}, {1, 2}, {3}}, {batch, groups, factor, width});
+  Value rows = collapse(b, loc, grouped, {{0}, {1}, {2, 3}});
+  return linear(b, loc, rows, weight, bias);
+}
+
+/// Attention shortening: the pooled queries attend, per head, to the
+/// positions of their own group; the output projection is added to the
+/// pooled input.
+static Value shortenAttention(OpBuilder &b, Location loc, Value x,
+                              int64_t factor, int64_t heads,
+                              ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  int64_t headDim = width / heads;
+  Type element = elementOf(x);
+
+  Value pooled = averageGroups(b, loc, x, factor);
+  // [batch, groups, heads, head_dim]
+  Value query = splitHeads(b, loc, linear(b, loc, pooled, weights[0]), heads);
+  // [batch, groups, factor, heads, head_dim]
+  auto splitGroups = [&](Value v) {
+    return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
+                  {batch, groups, factor, heads, headDim});
+  };
+  Value key = splitGroups(linear(b, loc, x, weights[1]));
+  Value value = splitGroups(linear(b, loc, x, weights[2]));
+
+  // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
+  // (b, n, h, j, e).
+  Value scores = contract(
+      b, loc, filledTensor(b, loc, {batch, groups, heads, factor}, element, 0),
+      query, dimsMap(b, 5, {0, 1, 2, 4}), key, dimsMap(b, 5, {0, 1, 3, 2, 4}),
+      1);
+  Value probs = scaledSoftmax(b, loc, scores,
+                              1.0 / std::sqrt(static_cast<double>(headDim)));
+  // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
+  // (b, n, h, e, j).
+  Value attended = contract(
+      b, loc, filledTensor(b, loc, {batch, groups, heads, headDim}, element, 0),
+      probs, dimsMap(b, 5, {0, 1, 2, 4}), value, dimsMap(b, 5, {0, 1, 4, 2, 3}),
+      1);
+  Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
+  return add(b, loc, pooled, projected);
+}
+
+/// `tfc.shorten` of every kind.
+struct LowerShorten : OpRewritePattern<ShortenOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ShortenOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    int64_t factor = static_cast<int64_t>(op.getFactor());
+    ValueRange weights = op.getWeights();
+    Value result;
+    switch (op.getKind()) {
+    case ShortenKind::avg:
+      result = averageGroups(rewriter, loc, x, factor);
+      break;
+    case ShortenKind::linear:
+      result = shortenLinear(rewriter, loc, x, factor, weights[0], weights[1]);
+      break;
+    case ShortenKind::attention:
+      result = shortenAttention(rewriter, loc, x, factor,
+                                static_cast<int64_t>(*op.getHeads()), weights);
+      break;
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.upsample
+//===----------------------------------------------------------------------===//
+
+/// Linear up-sampling: each shortened position through
+/// `weight [factor * width, width]` and `bias [factor * width]`; group
+/// position `j` takes channels `j * width .. (j + 1) * width - 1`.
+static Value upsampleLinear(OpBuilder &b, Location loc, Value shortened,
+                            int64_t factor, Value weight, Value bias) {
+  ArrayRef<int64_t> shape = shapeOf(shortened);
+  int64_t batch = shape[0], groups = shape[1], width = shape[2];
+  // [batch, groups, factor * width] -> [batch, groups, factor, width].
+  Value wide = expand(b, loc, linear(b, loc, shortened, weight, bias),
+                      {{0}, {1}, {2, 3}}, {batch, groups, factor, width});
+  return collapse(b, loc, wide, {{0}, {1, 2}, {3}});
+}
+
+/// Attention up-sampling: full-resolution position `p` attends, per head, to
+/// the shortened positions `i <= p / factor`; the output projection is added
+/// to the naive up-sampling.
+static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
+                               Value residual, int64_t factor, int64_t heads,
+                               ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(residual);
+  int64_t batch = shape[0], seq = shape[1], width = shape[2];
+  int64_t groups = seq / factor, headDim = width / heads;
+  Type element = elementOf(residual);
+
+  Value query = splitHeads(b, loc, linear(b, loc, residual, weights[0]), heads);
+  Value key = splitHeads(b, loc, linear(b, loc, shortened, weights[1]), heads);
+  Value value =
+      splitHeads(b, loc, linear(b, loc, shortened, weights[2]), heads);
+
+  // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
+  // (b, p, h, i, e).
+  Value scores = contract(
+      b, loc, filledTensor(b, loc, {batch, seq, heads, groups}, element, 0),
+      query, dimsMap(b, 5, {0, 1, 2, 4}), key, dimsMap(b, 5, {0, 3, 2, 4}), 1);
+  // Position p sees the shortened positions i with i * factor <= p.
+  Value masked = elementwise(
+      b, loc, {batch, seq, heads, groups}, element, {scores},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value position = nb.create<linalg::IndexOp>(nloc, 1);
+        Value group = nb.create<linalg::IndexOp>(nloc, 3);
+        Value start = nb.create<arith::MulIOp>(
+            nloc, group, nb.create<arith::ConstantIndexOp>(nloc, factor));
+        Value visible = nb.create<arith::CmpIOp>(
+            nloc, arith::CmpIPredicate::sle, start, position);
+        Value minusInf = floatConstant(
+            nb, nloc, element, -std::numeric_limits<double>::infinity());
+        return nb.create<arith::SelectOp>(nloc, visible, args[0], minusInf)
+            .getResult();
+      });
+  Value probs = scaledSoftmax(b, loc, masked,
+                              1.0 / std::sqrt(static_cast<double>(headDim)));
+  // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
+  // (b, p, h, e, i).
+  Value attended = contract(
+      b, loc, filledTensor(b, loc, {batch, seq, heads, headDim}, element, 0),
+      probs, dimsMap(b, 5, {0, 1, 2, 4}), value, dimsMap(b, 5, {0, 4, 2, 3}),
+      1);
+  Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
+  return add(b, loc, repeatPositions(b, loc, shortened, factor), projected);
+}
+
+/// `tfc.upsample` of every kind.
+struct LowerUpsample : OpRewritePattern<UpsampleOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(UpsampleOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value shortened = op.getInput();
+    int64_t factor = static_cast<int64_t>(op.getFactor());
+    ValueRange weights = op.getWeights();
+    Value result;
+    switch (op.getKind()) {
+    case UpsampleKind::naive:
+      result = repeatPositions(rewriter, loc, shortened, factor);
+      break;
+    case UpsampleKind::linear:
+      result = upsampleLinear(rewriter, loc, shortened, factor, weights[0],
+                              weights[1]);
+      break;
+    case UpsampleKind::attention:
+      result =
+          upsampleAttention(rewriter, loc, shortened, op.getResidual(), factor,
+                            static_cast<int64_t>(*op.getHeads()), weights);
+      break;
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfc::populateSequenceLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerRotary, LowerDepthwiseConv, LowerShiftRight, LowerShorten,
+               LowerUpsample>(patterns.getContext());
+}

@@ -1,0 +1,54 @@
+//===- LowerToLinalg.cpp - The tfc-lower-to-linalg pass -------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Drives the lowering patterns of LowerDenseOps.cpp, LowerAttention.cpp and
+/// LowerSequenceOps.cpp and checks that no tfc operation but `tfc.param` is
+/// left.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCLOWERTOLINALG
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+struct TfcLowerToLinalgPass
+    : public tfc::impl::TfcLowerToLinalgBase<TfcLowerToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDenseLoweringPatterns(patterns);
+    populateAttentionLoweringPatterns(patterns);
+    populateSequenceLoweringPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.useTopDownTraversal = true;
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                            config)))
+      return signalPassFailure();
+    WalkResult result = getOperation().walk([](Operation *op) {
+      if (isa<TfcDialect>(op->getDialect()) && !isa<ParamOp>(op)) {
+        op->emitOpError() << "was not lowered to linalg";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,137 @@
+//===- LoweringUtils.cpp - Helpers for lowering tfc ops to linalg ---------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+ArrayRef<int64_t> mlir::tfc::shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+Type mlir::tfc::elementOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+Value mlir::tfc::floatConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+}
+
+Value mlir::tfc::indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return b.create<arith::ConstantIndexOp>(loc, value);
+}
+
+Value mlir::tfc::emptyTensor(OpBuilder &b, Location loc,
+                             ArrayRef<int64_t> shape, Type element) {
+  return b.create<tensor::EmptyOp>(loc, shape, element);
+}
+
+Value mlir::tfc::filledTensor(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> shape, Type element,
+                              double value) {
+  Value empty = emptyTensor(b, loc, shape, element);
+  Value scalar = floatConstant(b, loc, element, value);
+  return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
+}
+
+Value mlir::tfc::reshape(OpBuilder &b, Location loc, Value value,
+                         ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> from = shapeOf(value);
+  if (from == shape)
+    return value;
+  Type element = elementOf(value);
+  int64_t count = 1;
+  for (int64_t extent : from)
+    count *= extent;
+  Value flat = value;
+  if (from.size() != 1) {
+    ReassociationIndices all;
+    for (unsigned i = 0; i < from.size(); ++i)
+      all.push_back(i);
+    SmallVector<ReassociationIndices> groups;
+    if (!from.empty())
+      groups.push_back(all);
+    flat = b.create<tensor::CollapseShapeOp>(
+        loc, RankedTensorType::get({count}, element), value, groups);
+  }
+  if (shape.size() == 1)
+    return flat;
+  ReassociationIndices all;
+  for (unsigned i = 0; i < shape.size(); ++i)
+    all.push_back(i);
+  SmallVector<ReassociationIndices> groups;
+  if (!shape.empty())
+    groups.push_back(all);
+  return b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get(shape, element), flat, groups);
+}
+
+Value mlir::tfc::matmulTransposeB(OpBuilder &b, Location loc, Value a,
+                                  Value w) {
+  int64_t m = shapeOf(a)[0], n = shapeOf(w)[0];
+  Type element = elementOf(a);
+  Value init = filledTensor(b, loc, {m, n}, element, 0.0);
+  return b
+      .create<linalg::MatmulTransposeBOp>(loc, TypeRange{init.getType()},
+                                          ValueRange{a, w}, ValueRange{init})
+      .getResult(0);
+}
+
+SmallVector<utils::IteratorType> mlir::tfc::parallelIterators(unsigned rank) {
+  return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
+}
+
+Value mlir::tfc::elementwise(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+    ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    ArrayRef<AffineMap> inputMaps) {
+  unsigned rank = shape.size();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps;
+  if (inputMaps.empty())
+    maps.assign(inputs.size(), identity);
+  else
+    maps.assign(inputMaps.begin(), inputMaps.end());
+  maps.push_back(identity);
+  Value init = emptyTensor(b, loc, shape, element);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      parallelIterators(rank),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value mlir::tfc::reduceLastDim(
+    OpBuilder &b, Location loc, Value input, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  unsigned rank = shape.size();
+  Type element = elementOf(input);
+  SmallVector<int64_t> outShape(shape.drop_back());
+  Value acc = filledTensor(b, loc, outShape, element, init);
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    outExprs.push_back(b.getAffineDimExpr(i));
+  AffineMap inMap = b.getMultiDimIdentityMap(rank);
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<utils::IteratorType> iterators = parallelIterators(rank);
+  iterators.back() = utils::IteratorType::reduction;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{acc.getType()}, ValueRange{input}, ValueRange{acc},
+      ArrayRef<AffineMap>{inMap, outMap}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args[1], args[0]));
+      });
+  return generic.getResult(0);
+}

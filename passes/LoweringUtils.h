@@ -1,0 +1,85 @@
+//===- LoweringUtils.h - Helpers for lowering tfc ops to linalg -*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Small builders shared by the lowering patterns of tfc-lower-to-linalg:
+/// constants, empty and filled tensors, reshapes, GEMMs and element-wise or
+/// reducing `linalg.generic`s. All shapes are static.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_LOWERINGUTILS_H
+#define TFC_PASSES_LOWERINGUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfc {
+
+/// The shape of a ranked tensor value.
+ArrayRef<int64_t> shapeOf(Value value);
+/// The element type of a ranked tensor value.
+Type elementOf(Value value);
+
+/// A scalar float constant of type `type`.
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+/// An `index` constant.
+Value indexConstant(OpBuilder &b, Location loc, int64_t value);
+
+/// `tensor.empty` of the given shape.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type element);
+/// A tensor of the given shape filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type element, double value);
+
+/// Reshapes a contiguous static tensor to `shape` (same element count), by
+/// collapsing to 1-D and expanding.
+Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape);
+
+/// `a[M, K] * w[N, K]^T -> [M, N]` (nn.Linear without bias).
+Value matmulTransposeB(OpBuilder &b, Location loc, Value a, Value w);
+
+/// Identity map and parallel iterators of rank `rank`.
+SmallVector<utils::IteratorType> parallelIterators(unsigned rank);
+
+/// An element-wise `linalg.generic` over `inputs` (all of `shape`, or
+/// broadcast through `inputMaps` when given) producing one tensor of
+/// `shape`. `body` receives the block arguments of the inputs (and the
+/// output last) and returns the value to yield.
+Value elementwise(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+    ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    ArrayRef<AffineMap> inputMaps = {});
+
+/// Reduces `input` over its last dimension with `combine(acc, x)`, starting
+/// from `init`; the result drops the last dimension.
+Value reduceLastDim(OpBuilder &b, Location loc, Value input, double init,
+                    function_ref<Value(OpBuilder &, Location, Value, Value)>
+                        combine);
+
+//===----------------------------------------------------------------------===//
+// Pattern sets of tfc-lower-to-linalg, one per source file.
+//===----------------------------------------------------------------------===//
+
+/// Embedding, positions, linear, layer norm, activation, add, take_token,
+/// losses (LowerDenseOps.cpp).
+void populateDenseLoweringPatterns(RewritePatternSet &patterns);
+/// tfc.attention of every kind (LowerAttention.cpp).
+void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
+/// Rotary positions, depth-wise conv, shift, shortening and up-sampling
+/// (LowerSequenceOps.cpp).
+void populateSequenceLoweringPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::tfc
+
+#endif // TFC_PASSES_LOWERINGUTILS_H

@@ -1,0 +1,468 @@
+//===- Main.cpp - The command line of a compiled model --------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// `main` of every executable that `tfc compile` produces. The model itself
+/// (tfc_model_manifest, tfc_forward) comes from the generated object file;
+/// this file only reads arguments, data and weights, calls the model, and
+/// prints results.
+///
+///   ./model info
+///   ./model init --seed S -o w.safetensors [--data train.jsonl]
+///   ./model eval --weights w.safetensors --data PATH [--split S] [--batches N]
+///
+/// Errors are one line on stderr, `tfc: <path or command>: <reason>`, with
+/// exit status 1.
+///
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Data.h"
+#include "runtime/Manifest.h"
+#include "runtime/Metrics.h"
+#include "runtime/ModelABI.h"
+#include "runtime/Params.h"
+#include "runtime/Safetensors.h"
+#include "runtime/Support.h"
+#include "runtime/Tokenizer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace tfc::rt;
+
+namespace {
+
+/// The program name as the user typed it, for usage texts.
+std::string programName = "model";
+
+int fail(const std::string &message) {
+  fprintf(stderr, "tfc: %s\n", message.c_str());
+  return 1;
+}
+
+/// Parsed command-line options; which are allowed depends on the command.
+struct Options {
+  bool help = false;
+  std::string output;
+  std::string weights;
+  std::string data;
+  std::string split;
+  uint64_t seed = 0;
+  int64_t batches = 0; ///< 0 = all.
+};
+
+/// Parses argv[first..argc) for `command`, accepting only the long flags in
+/// `allowed` (each takes a value) plus --help/-h. `-o` stands for --output.
+bool parseOptions(const std::string &command, int first, int argc, char **argv,
+                  const std::vector<std::string> &allowed, Options &options,
+                  std::string &err) {
+  auto where = command + ": ";
+  auto seeHelp = " (see '" + programName + " " + command + " --help')";
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool hasValue = false;
+    if (arg == "-o") {
+      flag = "--output";
+    } else if (arg.compare(0, 2, "--") == 0 &&
+               arg.find('=') != std::string::npos) {
+      size_t eq = arg.find('=');
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    } else if (arg.empty() || arg[0] != '-') {
+      err = where + "unexpected argument '" + arg + "'" + seeHelp;
+      return false;
+    }
+    bool known = false;
+    for (const std::string &a : allowed)
+      known |= flag == a;
+    if (!known) {
+      err = where + "unknown option '" + arg + "'" + seeHelp;
+      return false;
+    }
+    if (!hasValue) {
+      if (i + 1 >= argc) {
+        err = where + "option '" + arg + "' needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (flag == "--output") {
+      options.output = value;
+    } else if (flag == "--weights") {
+      options.weights = value;
+    } else if (flag == "--data") {
+      options.data = value;
+    } else if (flag == "--split") {
+      Split split;
+      if (!parseSplit(value, split)) {
+        err =
+            where + "--split: expected train, val or test, got '" + value + "'";
+        return false;
+      }
+      options.split = value;
+    } else if (flag == "--seed") {
+      if (!parseUInt64(value, options.seed)) {
+        err = where + "--seed: expected a non-negative integer, got '" + value +
+              "'";
+        return false;
+      }
+    } else if (flag == "--batches") {
+      if (!parseInt64(value, options.batches) || options.batches < 1) {
+        err = where + "--batches: expected a positive integer, got '" + value +
+              "'";
+        return false;
+      }
+    }
+    if (value.empty()) {
+      err = where + "option '" + flag + "' needs a non-empty value";
+      return false;
+    }
+  }
+  return true;
+}
+
+void printUsage(FILE *out) {
+  fprintf(
+      out,
+      "usage: %s <command> [options]\n"
+      "\n"
+      "A model compiled by tfc. Commands:\n"
+      "  info   print the model's configuration, tensors, parameter count,\n"
+      "         FLOPs per token and memory plan\n"
+      "  init   write freshly initialised weights (safetensors)\n"
+      "  eval   evaluate weights on data and print metrics as JSON\n"
+      "\n"
+      "Run '%s <command> --help' for the options of a command.\n",
+      programName.c_str(), programName.c_str());
+}
+
+void printInfoHelp() {
+  printf(
+      "usage: %s info\n"
+      "\n"
+      "Prints the model name, task and configuration, every tensor with its\n"
+      "shape, element count, kind and init scheme, the parameter count, the\n"
+      "forward FLOPs per token and the memory plan.\n",
+      programName.c_str());
+}
+
+void printInitHelp() {
+  printf("usage: %s init -o PATH [--seed S] [--data PATH]\n"
+         "\n"
+         "Writes freshly initialised weights to PATH as safetensors (written\n"
+         "to PATH.tmp, then renamed).\n"
+         "\n"
+         "  -o, --output PATH  the weights file to write\n"
+         "  --seed S           initialisation seed, a non-negative integer\n"
+         "                     (default 0); the same seed gives the same\n"
+         "                     weights on any machine\n"
+         "  --data PATH        classify models: JSONL training data; the word\n"
+         "                     vocabulary is built from it and written beside\n"
+         "                     the weights as <weights>.vocab (required for\n"
+         "                     classify, ignored for lm)\n",
+         programName.c_str());
+}
+
+void printEvalHelp() {
+  printf(
+      "usage: %s eval --weights PATH --data PATH [--split S] [--batches N]\n"
+      "\n"
+      "Evaluates the weights and prints the metrics as one JSON object.\n"
+      "\n"
+      "  --weights PATH  safetensors weights (classify: <weights>.vocab,\n"
+      "                  written by init, must be beside them)\n"
+      "  --data PATH     lm: a raw byte file, split train/val/test by byte\n"
+      "                  position; classify: a JSONL file ({\"text\", "
+      "\"label\"}\n"
+      "                  or Amazon Reviews {\"rating\", \"text\"}), all lines\n"
+      "  --split S       lm only: train, val or test (default val)\n"
+      "  --batches N     evaluate at most N batches (default: all)\n"
+      "\n"
+      "lm: sequential non-overlapping windows of seq_len + 1 bytes, in full\n"
+      "batches; reports loss (nats/byte), bits_per_char and perplexity.\n"
+      "classify: batches of `batch` lines, the last one padded with empty\n"
+      "texts that are left out of the metrics; reports the cross-entropy\n"
+      "of the logits over real lines, accuracy and per-class precision,\n"
+      "recall, F1 and support as scikit-learn's classification_report.\n",
+      programName.c_str());
+}
+
+std::string humanBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return format(u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+}
+
+std::string humanFlops(double flops) {
+  const char *units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"};
+  int u = 0;
+  while (flops >= 1000 && u < 4) {
+    flops /= 1000;
+    ++u;
+  }
+  return format(u == 0 ? "%.0f %s" : "%.2f %s", flops, units[u]);
+}
+
+int runInfo(const Manifest &m) {
+  printf("model: %s\n", m.model.c_str());
+  printf("task: %s\n", toString(m.task));
+  if (m.task == Task::Classify)
+    printf("vocab: %lld  classes: %lld  outputs: %lld  min_freq: %lld\n",
+           (long long)m.vocab, (long long)m.classes, (long long)m.outputs,
+           (long long)m.minFreq);
+  else
+    printf("vocab: %lld  split: %g/%g/%g\n", (long long)m.vocab,
+           m.trainFraction, m.valFraction, 1 - m.trainFraction - m.valFraction);
+  printf("batch: %lld  seq_len: %lld  d_model: %lld  layers: %lld  heads: "
+         "%lld\n",
+         (long long)m.batch, (long long)m.seqLen, (long long)m.dModel,
+         (long long)m.layers, (long long)m.heads);
+  size_t nameWidth = 4, shapeWidth = 5;
+  for (const TensorInfo &t : m.tensors) {
+    nameWidth = std::max(nameWidth, t.name.size());
+    shapeWidth = std::max(shapeWidth, shapeString(t.shape).size());
+  }
+  printf("\ntensors: %zu\n", m.tensors.size());
+  printf("  %-*s  %-*s  %12s  %-6s  %s\n", int(nameWidth), "name",
+         int(shapeWidth), "shape", "count", "kind", "init");
+  int64_t total = 0;
+  for (const TensorInfo &t : m.tensors) {
+    printf("  %-*s  %-*s  %12lld  %-6s  %s\n", int(nameWidth), t.name.c_str(),
+           int(shapeWidth), shapeString(t.shape).c_str(), (long long)t.count,
+           toString(t.kind), t.init.text.c_str());
+    total += t.count;
+  }
+  int64_t trainable = m.trainableCount();
+  printf("\nparameters: %lld (trainable %lld, buffers %lld)\n",
+         (long long)total, (long long)trainable,
+         (long long)(total - trainable));
+  if (m.flopsPerToken > 0)
+    printf("flops per token (forward): %.0f (%s)\n", m.flopsPerToken,
+           humanFlops(m.flopsPerToken).c_str());
+  else
+    printf("flops per token (forward): not recorded in the manifest\n");
+  double paramBytes = double(m.params) * sizeof(float);
+  double ioBytes = double(m.batch * m.seqLen) * sizeof(int32_t) +
+                   double(m.targetsCount()) * sizeof(int32_t) +
+                   double(m.batch * m.seqLen) * sizeof(float) +
+                   double(m.logitsCount()) * sizeof(float);
+  double activationBytes = double(m.activationBytes);
+  printf("\nmemory plan:\n");
+  printf("  parameters   %14.0f bytes  %s (%lld floats)\n", paramBytes,
+         humanBytes(paramBytes).c_str(), (long long)m.params);
+  printf("  activations  %14.0f bytes  %s\n", activationBytes,
+         humanBytes(activationBytes).c_str());
+  printf("  batch i/o    %14.0f bytes  %s (tokens, targets, mask, logits)\n",
+         ioBytes, humanBytes(ioBytes).c_str());
+  double allBytes = paramBytes + activationBytes + ioBytes;
+  printf("  total        %14.0f bytes  %s\n", allBytes,
+         humanBytes(allBytes).c_str());
+  return 0;
+}
+
+int runInit(const Manifest &m, const Options &o) {
+  if (o.output.empty())
+    return fail("init: missing -o PATH (see '" + programName +
+                " init --help')");
+  std::string err;
+  Vocab vocab;
+  if (m.task == Task::Classify) {
+    if (o.data.empty())
+      return fail("init: a classify model needs --data PATH (JSONL training "
+                  "data) to build its vocabulary");
+    std::vector<Example> examples;
+    if (!loadJsonl(o.data, m.classes, examples, err))
+      return fail(err);
+    vocab = buildVocab(examples, m.vocab, m.minFreq);
+  }
+  FloatBuffer params;
+  if (!params.allocate(m.params, "parameters", err))
+    return fail(err);
+  initParams(m, params.data(), o.seed);
+  if (!saveCheckpoint(o.output, m, params.data(), {},
+                      {{"tfc.seed", std::to_string(o.seed)}}, err))
+    return fail(err);
+  printf("wrote %s: %zu tensors, %lld floats, seed %llu\n", o.output.c_str(),
+         m.tensors.size(), (long long)m.params, (unsigned long long)o.seed);
+  if (m.task == Task::Classify) {
+    std::string vocabPath = o.output + ".vocab";
+    if (!saveVocab(vocabPath, vocab, err))
+      return fail(err);
+    printf("wrote %s: %lld tokens\n", vocabPath.c_str(),
+           (long long)vocab.size());
+  }
+  return 0;
+}
+
+/// Buffers of one batch for tfc_forward.
+struct BatchBuffers {
+  std::vector<int32_t> tokens, targets;
+  std::vector<float> mask, logits;
+  float loss = 0;
+
+  explicit BatchBuffers(const Manifest &m)
+      : tokens(size_t(m.batch * m.seqLen)), targets(size_t(m.targetsCount())),
+        mask(size_t(m.batch * m.seqLen), 1.0f),
+        logits(size_t(m.logitsCount())) {}
+
+  void forward(float *params) {
+    tfc_forward(params, tokens.data(), targets.data(), mask.data(),
+                logits.data(), &loss);
+  }
+};
+
+int evalLm(const Manifest &m, const Options &o, float *params) {
+  if (m.vocab < 256)
+    return fail(format("eval: byte-level data needs a vocabulary of 256, the "
+                       "model has %lld",
+                       (long long)m.vocab));
+  std::string err, bytes;
+  if (!loadBytes(o.data, bytes, err))
+    return fail(err);
+  Split split = Split::Val;
+  if (!o.split.empty())
+    parseSplit(o.split, split);
+  SplitBounds bounds =
+      splitBounds(int64_t(bytes.size()), m.trainFraction, m.valFraction);
+  ByteSpan span = splitSpan(bytes, bounds, split);
+  int64_t batches = evalWindowCount(span, m.seqLen) / m.batch;
+  if (batches == 0)
+    return fail(format("%s: the %s split has %lld bytes; one evaluation batch "
+                       "needs %lld (batch * seq_len + 1)",
+                       o.data.c_str(), toString(split), (long long)span.size,
+                       (long long)(m.batch * m.seqLen + 1)));
+  if (o.batches > 0 && o.batches < batches)
+    batches = o.batches;
+  BatchBuffers io(m);
+  double lossSum = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    evalBatch(span, m.batch, m.seqLen, i, io.tokens.data(), io.targets.data());
+    io.forward(params);
+    lossSum += io.loss;
+  }
+  LmMetrics metrics;
+  metrics.loss = lossSum / double(batches);
+  metrics.batches = batches;
+  metrics.tokens = batches * m.batch * m.seqLen;
+  printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
+  return 0;
+}
+
+int evalClassify(const Manifest &m, const Options &o, float *params) {
+  if (!o.split.empty())
+    return fail("eval: --split applies to lm byte data only; a classify "
+                "model evaluates every line of --data");
+  std::string err;
+  Vocab vocab;
+  if (!loadVocab(o.weights + ".vocab", m.vocab, vocab, err))
+    return fail(err);
+  std::vector<Example> examples;
+  if (!loadJsonl(o.data, m.classes, examples, err))
+    return fail(err);
+  const int64_t B = m.batch, S = m.seqLen, C = m.outputs;
+  int64_t batches = (int64_t(examples.size()) + B - 1) / B;
+  if (o.batches > 0 && o.batches < batches)
+    batches = o.batches;
+  BatchBuffers io(m);
+  std::vector<int32_t> yTrue, yPred;
+  double lossSum = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t real = std::min<int64_t>(B, int64_t(examples.size()) - i * B);
+    for (int64_t b = 0; b < B; ++b) {
+      // Padding rows are empty texts (CLS then PAD), label 0.
+      const Example *e = b < real ? &examples[size_t(i * B + b)] : nullptr;
+      encode(vocab, e ? e->text : std::string(), S, &io.tokens[size_t(b * S)],
+             &io.mask[size_t(b * S)]);
+      io.targets[size_t(b)] = e ? e->label : 0;
+    }
+    io.forward(params);
+    for (int64_t b = 0; b < real; ++b) {
+      const float *row = &io.logits[size_t(b * C)];
+      int32_t label = io.targets[size_t(b)];
+      yTrue.push_back(label);
+      yPred.push_back(predictClass(row, C));
+      lossSum += crossEntropy(row, C, label);
+    }
+  }
+  ClassificationReport report = classificationReport(yTrue, yPred);
+  double loss = yTrue.empty() ? 0.0 : lossSum / double(yTrue.size());
+  printf("%s\n", classifyMetricsJson(report, loss).c_str());
+  return 0;
+}
+
+int runEval(const Manifest &m, const Options &o) {
+  if (o.weights.empty())
+    return fail("eval: missing --weights PATH (see '" + programName +
+                " eval --help')");
+  if (o.data.empty())
+    return fail("eval: missing --data PATH (see '" + programName +
+                " eval --help')");
+  std::string err;
+  FloatBuffer params;
+  if (!params.allocate(m.params, "parameters", err))
+    return fail(err);
+  if (!loadCheckpoint(o.weights, m, params.data(), err))
+    return fail(err);
+  return m.task == Task::LanguageModel ? evalLm(m, o, params.data())
+                                       : evalClassify(m, o, params.data());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 0 && argv[0] && argv[0][0])
+    programName = argv[0];
+  if (argc < 2)
+    return fail("missing command (see '" + programName + " --help')");
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    printUsage(stdout);
+    return 0;
+  }
+  std::vector<std::string> allowed;
+  if (command == "info")
+    allowed = {};
+  else if (command == "init")
+    allowed = {"--output", "--seed", "--data"};
+  else if (command == "eval")
+    allowed = {"--weights", "--data", "--split", "--batches"};
+  else
+    return fail("unknown command '" + command + "' (see '" + programName +
+                " --help')");
+  Options options;
+  std::string err;
+  if (!parseOptions(command, 2, argc, argv, allowed, options, err))
+    return fail(err);
+  if (options.help) {
+    if (command == "info")
+      printInfoHelp();
+    else if (command == "init")
+      printInitHelp();
+    else
+      printEvalHelp();
+    return 0;
+  }
+  Manifest manifest;
+  if (!parseManifest(tfc_model_manifest, manifest, err))
+    return fail(err);
+  if (command == "info")
+    return runInfo(manifest);
+  if (command == "init")
+    return runInit(manifest, options);
+  return runEval(manifest, options);
+}

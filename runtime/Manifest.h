@@ -1,0 +1,83 @@
+//===- Manifest.h - The model manifest as a struct --------------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The manifest embedded in every compiled model (format in ModelABI.h),
+/// parsed into plain structs.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_MANIFEST_H
+#define TFC_RUNTIME_MANIFEST_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfc::rt {
+
+enum class Task { LanguageModel, Classify };
+enum class TensorKind { Param, Buffer };
+enum class InitKind { Normal, Zeros, Ones, Uniform, Features };
+
+/// How a tensor is initialised.
+struct TensorInit {
+  std::string text; ///< As written, e.g. "normal:0.02".
+  InitKind kind = InitKind::Zeros;
+  double scale = 0.0;      ///< normal: standard deviation; uniform: bound a.
+  int64_t featureRows = 0; ///< features: M.
+  int64_t featureCols = 0; ///< features: d.
+};
+
+struct TensorInfo {
+  std::string name;
+  int64_t offset = 0; ///< In floats from the start of the buffer.
+  TensorKind kind = TensorKind::Param;
+  TensorInit init;
+  std::vector<int64_t> shape;
+  int64_t count = 1; ///< Product of `shape`.
+};
+
+struct Manifest {
+  std::string model;
+  Task task = Task::LanguageModel;
+  int64_t vocab = 256;
+  int64_t classes = 0; ///< classify: number of labels; lm: unused.
+  int64_t outputs = 0; ///< Logits per position (lm) or row (classify):
+                       ///< V, C, or 1 for a single-logit binary
+                       ///< classifier.
+  int64_t batch = 0;
+  int64_t seqLen = 0;
+  int64_t dModel = 0;
+  int64_t layers = 0;
+  int64_t heads = 0;
+  int64_t params = 0; ///< Floats in the flat parameter buffer.
+  double flopsPerToken = 0;
+  int64_t activationBytes = 0;
+  int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
+  double trainFraction = 0.9; ///< Byte data: train/val/test split.
+  double valFraction = 0.05;
+  std::vector<TensorInfo> tensors; ///< In manifest order.
+
+  /// The tensor called `name`, or nullptr.
+  const TensorInfo *find(const std::string &name) const;
+  /// Number of floats in tensors of kind param.
+  int64_t trainableCount() const;
+  /// Elements of the logits: lm [B, S, outputs], classify [B, outputs].
+  int64_t logitsCount() const;
+  /// Elements of the targets: lm [B, S], classify [B].
+  int64_t targetsCount() const;
+};
+
+/// Parses the manifest text. On failure `err` is `manifest:<line>: <reason>`.
+bool parseManifest(const char *text, Manifest &manifest, std::string &err);
+
+const char *toString(Task task);
+const char *toString(TensorKind kind);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_MANIFEST_H

@@ -1,0 +1,132 @@
+//===- Metrics.cpp - Evaluation metrics -----------------------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Metrics.h"
+#include "runtime/Json.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tfc::rt {
+
+double LmMetrics::bitsPerChar() const { return loss / std::log(2.0); }
+
+double LmMetrics::perplexity() const { return std::exp(loss); }
+
+static double ratio(double num, double den) {
+  return den > 0 ? num / den : 0.0;
+}
+
+ClassificationReport classificationReport(const std::vector<int32_t> &yTrue,
+                                          const std::vector<int32_t> &yPred) {
+  ClassificationReport r;
+  r.labels = yTrue;
+  r.labels.insert(r.labels.end(), yPred.begin(), yPred.end());
+  std::sort(r.labels.begin(), r.labels.end());
+  r.labels.erase(std::unique(r.labels.begin(), r.labels.end()), r.labels.end());
+  size_t k = r.labels.size();
+  std::vector<int64_t> truePos(k, 0), predicted(k, 0), actual(k, 0);
+  auto indexOf = [&](int32_t label) {
+    return size_t(std::lower_bound(r.labels.begin(), r.labels.end(), label) -
+                  r.labels.begin());
+  };
+  size_t n = std::min(yTrue.size(), yPred.size());
+  int64_t correct = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t t = indexOf(yTrue[i]), p = indexOf(yPred[i]);
+    ++actual[t];
+    ++predicted[p];
+    if (t == p) {
+      ++truePos[t];
+      ++correct;
+    }
+  }
+  r.total = int64_t(n);
+  r.accuracy = ratio(double(correct), double(n));
+  for (size_t c = 0; c < k; ++c) {
+    ClassScores s;
+    s.precision = ratio(double(truePos[c]), double(predicted[c]));
+    s.recall = ratio(double(truePos[c]), double(actual[c]));
+    // As scikit-learn >= 1.3: F1 = 2 tp / (2 tp + fp + fn), which equals
+    // 2 p r / (p + r) and is 0 when there is nothing to count.
+    s.f1 = ratio(2.0 * double(truePos[c]), double(actual[c] + predicted[c]));
+    s.support = actual[c];
+    r.perClass.push_back(s);
+    r.macro.precision += s.precision;
+    r.macro.recall += s.recall;
+    r.macro.f1 += s.f1;
+    r.weighted.precision += s.precision * double(s.support);
+    r.weighted.recall += s.recall * double(s.support);
+    r.weighted.f1 += s.f1 * double(s.support);
+  }
+  r.macro.precision = ratio(r.macro.precision, double(k));
+  r.macro.recall = ratio(r.macro.recall, double(k));
+  r.macro.f1 = ratio(r.macro.f1, double(k));
+  r.macro.support = int64_t(n);
+  r.weighted.precision = ratio(r.weighted.precision, double(n));
+  r.weighted.recall = ratio(r.weighted.recall, double(n));
+  r.weighted.f1 = ratio(r.weighted.f1, double(n));
+  r.weighted.support = int64_t(n);
+  return r;
+}
+
+int32_t predictClass(const float *logits, int64_t classes) {
+  if (classes == 1)
+    return logits[0] > 0 ? 1 : 0;
+  int32_t best = 0;
+  for (int64_t c = 1; c < classes; ++c)
+    if (logits[c] > logits[best])
+      best = int32_t(c);
+  return best;
+}
+
+double crossEntropy(const float *logits, int64_t classes, int32_t target) {
+  if (classes == 1) {
+    // -log sigmoid(z) for target 1, -log(1 - sigmoid(z)) for target 0, both
+    // as softplus of the signed logit.
+    double z = target == 1 ? -double(logits[0]) : double(logits[0]);
+    return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z));
+  }
+  double maxLogit = logits[0];
+  for (int64_t c = 1; c < classes; ++c)
+    maxLogit = std::max(maxLogit, double(logits[c]));
+  double sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += std::exp(double(logits[c]) - maxLogit);
+  return maxLogit + std::log(sum) - double(logits[target]);
+}
+
+std::string lmMetricsJson(const LmMetrics &m, const std::string &split) {
+  return "{\"task\":\"lm\",\"split\":" + jsonQuote(split) +
+         ",\"loss\":" + jsonNumber(m.loss) +
+         ",\"bits_per_char\":" + jsonNumber(m.bitsPerChar()) +
+         ",\"perplexity\":" + jsonNumber(m.perplexity()) +
+         ",\"tokens\":" + std::to_string(m.tokens) +
+         ",\"batches\":" + std::to_string(m.batches) + "}";
+}
+
+static std::string scoresJson(const ClassScores &s) {
+  return "{\"precision\":" + jsonNumber(s.precision) +
+         ",\"recall\":" + jsonNumber(s.recall) +
+         ",\"f1-score\":" + jsonNumber(s.f1) +
+         ",\"support\":" + std::to_string(s.support) + "}";
+}
+
+std::string classifyMetricsJson(const ClassificationReport &r, double loss) {
+  std::string out =
+      "{\"task\":\"classify\",\"examples\":" + std::to_string(r.total) +
+      ",\"loss\":" + jsonNumber(loss) +
+      ",\"accuracy\":" + jsonNumber(r.accuracy) + ",\"report\":{";
+  for (size_t c = 0; c < r.labels.size(); ++c)
+    out += jsonQuote(std::to_string(r.labels[c])) + ":" +
+           scoresJson(r.perClass[c]) + ",";
+  out += "\"accuracy\":" + jsonNumber(r.accuracy) +
+         ",\"macro avg\":" + scoresJson(r.macro) +
+         ",\"weighted avg\":" + scoresJson(r.weighted) + "}}";
+  return out;
+}
+
+} // namespace tfc::rt

@@ -1,0 +1,353 @@
+//===- Safetensors.cpp - Checkpoints in the safetensors format ------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Safetensors.h"
+#include "runtime/Json.h"
+#include "runtime/Support.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "safetensors data is little-endian; this runtime assumes a "
+              "little-endian host");
+
+namespace tfc::rt {
+
+/// Refuse headers above this size, as the reference implementation does.
+static const uint64_t kMaxHeaderBytes = 100000000;
+
+/// Bytes per element of a safetensors dtype, or 0 when unknown.
+static uint64_t dtypeSize(const std::string &dtype) {
+  static const std::pair<const char *, uint64_t> sizes[] = {
+      {"F64", 8}, {"F32", 4}, {"F16", 2},  {"BF16", 2},    {"I64", 8},
+      {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},
+      {"U16", 2}, {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+  for (const auto &entry : sizes)
+    if (dtype == entry.first)
+      return entry.second;
+  return 0;
+}
+
+bool writeSafetensors(const std::string &path,
+                      const std::vector<TensorView> &tensors,
+                      const Metadata &metadata, std::string &err) {
+  std::string header = "{";
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    for (size_t i = 0; i < metadata.size(); ++i) {
+      if (i)
+        header += ",";
+      header +=
+          jsonQuote(metadata[i].first) + ":" + jsonQuote(metadata[i].second);
+    }
+    header += "}";
+  }
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  std::vector<Chunk> chunks;
+  chunks.push_back({nullptr, 8}); // Length, filled in below.
+  chunks.push_back({nullptr, 0}); // Header, filled in below.
+  for (const TensorView &t : tensors) {
+    if (t.name.empty() || t.name == "__metadata__" ||
+        !names.insert(t.name).second) {
+      err = path + ": cannot write tensor named '" + t.name +
+            "' (empty, reserved or repeated)";
+      return false;
+    }
+    uint64_t count = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0) {
+        err = path + ": tensor '" + t.name + "' has a negative dimension";
+        return false;
+      }
+      count *= uint64_t(d);
+    }
+    uint64_t bytes = count * sizeof(float);
+    if (bytes > 0 && !t.data) {
+      err = path + ": tensor '" + t.name + "' has no data";
+      return false;
+    }
+    if (header.size() > 1)
+      header += ",";
+    header += jsonQuote(t.name) + ":{\"dtype\":\"F32\",\"shape\":[";
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      header += (i ? "," : "") + std::to_string(t.shape[i]);
+    header +=
+        format("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+               (unsigned long long)(offset + bytes));
+    offset += bytes;
+    chunks.push_back({t.data, size_t(bytes)});
+  }
+  header += "}";
+  while ((8 + header.size()) % 8 != 0)
+    header += ' ';
+  unsigned char length[8];
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<unsigned char>(n >> (8 * i));
+  chunks[0].data = length;
+  chunks[1] = {header.data(), header.size()};
+  return writeFileAtomic(path, chunks, err);
+}
+
+SafetensorsFile::~SafetensorsFile() { close(); }
+
+void SafetensorsFile::close() {
+  if (mapping_)
+    munmap(mapping_, mappedBytes_);
+  mapping_ = nullptr;
+  mappedBytes_ = 0;
+  data_ = nullptr;
+  entries_.clear();
+  metadata_.clear();
+}
+
+const SafetensorsEntry *SafetensorsFile::find(const std::string &name) const {
+  for (const SafetensorsEntry &e : entries_)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+const std::string *
+SafetensorsFile::metadataValue(const std::string &key) const {
+  for (const auto &kv : metadata_)
+    if (kv.first == key)
+      return &kv.second;
+  return nullptr;
+}
+
+/// Reads a JSON array of non-negative integers.
+static bool readIntArray(const JsonValue &v, std::vector<int64_t> &out) {
+  if (v.kind != JsonValue::Array)
+    return false;
+  out.clear();
+  for (const JsonValue &item : v.items) {
+    if (item.kind != JsonValue::Number || !item.isInteger || item.integer < 0)
+      return false;
+    out.push_back(item.integer);
+  }
+  return true;
+}
+
+bool SafetensorsFile::open(const std::string &path, std::string &err) {
+  close();
+  path_ = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = path + ": cannot open: " + strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    err = path + ": not a regular file";
+    ::close(fd);
+    return false;
+  }
+  uint64_t fileSize = uint64_t(st.st_size);
+  if (fileSize < 8) {
+    err = format("%s: truncated: %llu bytes, too short for a safetensors "
+                 "header length",
+                 path.c_str(), (unsigned long long)fileSize);
+    ::close(fd);
+    return false;
+  }
+  void *mapping =
+      mmap(nullptr, size_t(fileSize), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED) {
+    err = path + ": cannot map: " + strerror(errno);
+    return false;
+  }
+  mapping_ = mapping;
+  mappedBytes_ = size_t(fileSize);
+  const unsigned char *bytes = static_cast<const unsigned char *>(mapping);
+  uint64_t headerSize = 0;
+  for (int i = 0; i < 8; ++i)
+    headerSize |= uint64_t(bytes[i]) << (8 * i);
+  auto fail = [&](const std::string &why) {
+    err = path + ": " + why;
+    close();
+    return false;
+  };
+  if (headerSize > kMaxHeaderBytes)
+    return fail(format("header length %llu is implausible (not a safetensors "
+                       "file?)",
+                       (unsigned long long)headerSize));
+  if (headerSize > fileSize - 8)
+    return fail(format("truncated: the header needs %llu bytes, the file has "
+                       "%llu after the length",
+                       (unsigned long long)headerSize,
+                       (unsigned long long)(fileSize - 8)));
+  JsonValue header;
+  std::string jsonErr;
+  size_t errorOffset = 0;
+  if (!parseJson(reinterpret_cast<const char *>(bytes + 8), size_t(headerSize),
+                 header, jsonErr, errorOffset))
+    return fail(format("bad header: byte %zu of the JSON: %s", errorOffset,
+                       jsonErr.c_str()));
+  if (header.kind != JsonValue::Object)
+    return fail("bad header: the JSON is not an object");
+  data_ = bytes + 8 + headerSize;
+  uint64_t dataSize = fileSize - 8 - headerSize;
+  std::set<std::string> names;
+  for (const auto &member : header.members) {
+    const std::string &name = member.first;
+    const JsonValue &v = member.second;
+    if (name == "__metadata__") {
+      if (v.kind != JsonValue::Object)
+        return fail("bad header: __metadata__ is not an object");
+      for (const auto &kv : v.members) {
+        if (kv.second.kind != JsonValue::String)
+          return fail("bad header: __metadata__ value '" + kv.first +
+                      "' is not a string");
+        metadata_.emplace_back(kv.first, kv.second.string);
+      }
+      continue;
+    }
+    if (!names.insert(name).second)
+      return fail("bad header: tensor '" + name + "' appears twice");
+    SafetensorsEntry e;
+    e.name = name;
+    const JsonValue *dtype = v.find("dtype");
+    const JsonValue *shape = v.find("shape");
+    const JsonValue *offsets = v.find("data_offsets");
+    if (v.kind != JsonValue::Object || !dtype ||
+        dtype->kind != JsonValue::String || !shape || !offsets)
+      return fail("bad header: tensor '" + name +
+                  "' needs \"dtype\", \"shape\" and \"data_offsets\"");
+    e.dtype = dtype->string;
+    uint64_t elementSize = dtypeSize(e.dtype);
+    if (elementSize == 0)
+      return fail("bad header: tensor '" + name + "' has unknown dtype '" +
+                  e.dtype + "'");
+    std::vector<int64_t> range;
+    if (!readIntArray(*shape, e.shape))
+      return fail("bad header: tensor '" + name +
+                  "': shape is not an array of non-negative integers");
+    if (!readIntArray(*offsets, range) || range.size() != 2 ||
+        range[0] > range[1])
+      return fail("bad header: tensor '" + name +
+                  "': data_offsets is not [begin, end] with begin <= end");
+    e.begin = uint64_t(range[0]);
+    e.end = uint64_t(range[1]);
+    uint64_t count = 1;
+    for (int64_t d : e.shape) {
+      if (d != 0 && count > (uint64_t(1) << 56) / uint64_t(d))
+        return fail("bad header: tensor '" + name + "' is too large");
+      count *= uint64_t(d);
+    }
+    if (e.end - e.begin != count * elementSize)
+      return fail(format("bad header: tensor '%s' %s %s needs %llu bytes but "
+                         "data_offsets span %llu",
+                         name.c_str(), e.dtype.c_str(),
+                         shapeString(e.shape).c_str(),
+                         (unsigned long long)(count * elementSize),
+                         (unsigned long long)(e.end - e.begin)));
+    if (e.end > dataSize)
+      return fail(format("truncated: tensor '%s' ends at byte %llu of the "
+                         "data, the file holds %llu",
+                         name.c_str(), (unsigned long long)e.end,
+                         (unsigned long long)dataSize));
+    entries_.push_back(std::move(e));
+  }
+  return true;
+}
+
+bool SafetensorsFile::readF32(const std::string &name,
+                              const std::vector<int64_t> &shape, float *dst,
+                              std::string &err) const {
+  const SafetensorsEntry *e = find(name);
+  if (!e) {
+    err = path_ + ": tensor '" + name + "' is missing";
+    return false;
+  }
+  if (e->dtype != "F32") {
+    err = path_ + ": tensor '" + name + "' has dtype " + e->dtype +
+          ", expected F32";
+    return false;
+  }
+  if (e->shape != shape) {
+    err = path_ + ": tensor '" + name + "' has shape " + shapeString(e->shape) +
+          " in the file, expected " + shapeString(shape);
+    return false;
+  }
+  if (e->end > e->begin)
+    memcpy(dst, data_ + e->begin, size_t(e->end - e->begin));
+  return true;
+}
+
+std::vector<TensorView> manifestViews(const Manifest &manifest,
+                                      const float *base,
+                                      const std::string &prefix) {
+  std::vector<TensorView> views;
+  for (const TensorInfo &t : manifest.tensors)
+    views.push_back({prefix + t.name, t.shape, base + t.offset});
+  return views;
+}
+
+bool readManifestTensors(const SafetensorsFile &file, const Manifest &manifest,
+                         float *base, const std::string &prefix,
+                         std::string &err) {
+  // When the file says it was written for another model, say so: a wrong
+  // name or shape is then no surprise.
+  std::string otherModel;
+  const std::string *model = file.metadataValue("tfc.model");
+  if (model && *model != manifest.model)
+    otherModel = "; the checkpoint is of model '" + *model +
+                 "', this executable is model '" + manifest.model + "'";
+  for (const TensorInfo &t : manifest.tensors) {
+    std::string name = prefix + t.name;
+    const SafetensorsEntry *e = file.find(name);
+    if (!e) {
+      err = file.path() + ": tensor '" + name + "' " + shapeString(t.shape) +
+            " is missing from the checkpoint" + otherModel;
+      return false;
+    }
+    if (e->shape != t.shape) {
+      err = file.path() + ": tensor '" + name + "' has shape " +
+            shapeString(e->shape) + " in the checkpoint, the model expects " +
+            shapeString(t.shape) + otherModel;
+      return false;
+    }
+    if (!file.readF32(name, t.shape, base + t.offset, err))
+      return false;
+  }
+  return true;
+}
+
+Metadata checkpointMetadata(const Manifest &manifest) {
+  return {{"format", "pt"},
+          {"tfc.model", manifest.model},
+          {"tfc.task", toString(manifest.task)},
+          {"tfc.params", std::to_string(manifest.params)}};
+}
+
+bool saveCheckpoint(const std::string &path, const Manifest &manifest,
+                    const float *params, const std::vector<TensorView> &extra,
+                    const Metadata &extraMetadata, std::string &err) {
+  std::vector<TensorView> tensors = manifestViews(manifest, params);
+  tensors.insert(tensors.end(), extra.begin(), extra.end());
+  Metadata metadata = checkpointMetadata(manifest);
+  metadata.insert(metadata.end(), extraMetadata.begin(), extraMetadata.end());
+  return writeSafetensors(path, tensors, metadata, err);
+}
+
+bool loadCheckpoint(const std::string &path, const Manifest &manifest,
+                    float *params, std::string &err) {
+  SafetensorsFile file;
+  if (!file.open(path, err))
+    return false;
+  return readManifestTensors(file, manifest, params, "", err);
+}
+
+} // namespace tfc::rt

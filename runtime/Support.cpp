@@ -1,0 +1,207 @@
+//===- Support.cpp - Small helpers shared by the runtime ------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Support.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tfc::rt {
+
+std::string format(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out;
+  if (n > 0) {
+    out.resize(size_t(n) + 1);
+    vsnprintf(&out[0], out.size(), fmt, args);
+    out.resize(size_t(n));
+  }
+  va_end(args);
+  return out;
+}
+
+bool readFile(const std::string &path, std::string &out, std::string &err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = path + ": cannot open: " + strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    err = path + ": cannot stat: " + strerror(errno);
+    close(fd);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    err = path + ": is a directory";
+    close(fd);
+    return false;
+  }
+  out.clear();
+  if (S_ISREG(st.st_mode))
+    out.reserve(size_t(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      err = path + ": read error: " + strerror(errno);
+      close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    out.append(buf, size_t(n));
+  }
+  close(fd);
+  return true;
+}
+
+/// Writes all `size` bytes, retrying on short writes and EINTR.
+static bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
+                     std::string &err) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    err = tmp + ": cannot create: " + strerror(errno);
+    return false;
+  }
+  for (const Chunk &chunk : chunks) {
+    if (!writeAll(fd, chunk.data, chunk.size)) {
+      err = tmp + ": write error: " + strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      return false;
+    }
+  }
+  if (fsync(fd) != 0) {
+    err = tmp + ": fsync failed: " + strerror(errno);
+    close(fd);
+    unlink(tmp.c_str());
+    return false;
+  }
+  if (close(fd) != 0) {
+    err = tmp + ": close failed: " + strerror(errno);
+    unlink(tmp.c_str());
+    return false;
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    err = path + ": cannot rename " + tmp + " over it: " + strerror(errno);
+    unlink(tmp.c_str());
+    return false;
+  }
+  // Make the rename itself durable. Best effort: some file systems refuse
+  // fsync on directories.
+  size_t slash = path.rfind('/');
+  std::string dir =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int dirFd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    fsync(dirFd);
+    close(dirFd);
+  }
+  return true;
+}
+
+bool parseInt64(const std::string &text, int64_t &value) {
+  if (text.empty())
+    return false;
+  size_t i = 0;
+  bool negative = text[0] == '-';
+  if (negative)
+    i = 1;
+  if (i == text.size())
+    return false;
+  uint64_t magnitude = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t digit = uint64_t(c - '0');
+    if (magnitude > (UINT64_MAX - digit) / 10)
+      return false;
+    magnitude = magnitude * 10 + digit;
+  }
+  if (negative) {
+    if (magnitude > uint64_t(INT64_MAX) + 1)
+      return false;
+    value =
+        magnitude == uint64_t(INT64_MAX) + 1 ? INT64_MIN : -int64_t(magnitude);
+  } else {
+    if (magnitude > uint64_t(INT64_MAX))
+      return false;
+    value = int64_t(magnitude);
+  }
+  return true;
+}
+
+bool parseUInt64(const std::string &text, uint64_t &value) {
+  if (text.empty())
+    return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t digit = uint64_t(c - '0');
+    if (v > (UINT64_MAX - digit) / 10)
+      return false;
+    v = v * 10 + digit;
+  }
+  value = v;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double &value) {
+  if (text.empty() || isspace(static_cast<unsigned char>(text[0])))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  double v = strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+    return false;
+  value = v;
+  return true;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+} // namespace tfc::rt

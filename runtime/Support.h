@@ -1,0 +1,61 @@
+//===- Support.h - Small helpers shared by the runtime ----------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// printf-style formatting, whole-file reads and atomic file writes.
+///
+/// Error convention of the whole runtime: a function that can fail returns
+/// `bool` and, on failure, sets `err` to one line `<path>: <reason>` (or
+/// `<what>: <reason>` where there is no file). The command line prints it as
+/// `tfc: <err>` and exits with status 1. Nothing in the runtime throws or
+/// aborts on bad input.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_SUPPORT_H
+#define TFC_RUNTIME_SUPPORT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfc::rt {
+
+/// printf into a std::string.
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// Reads the whole file at `path` into `out`. Fails on a missing file, a
+/// directory, or a read error.
+bool readFile(const std::string &path, std::string &out, std::string &err);
+
+/// One piece of a file to write.
+struct Chunk {
+  const void *data;
+  size_t size;
+};
+
+/// Writes the concatenation of `chunks` to `path` atomically: the bytes go to
+/// `<path>.tmp`, which is fsync'ed, closed and renamed over `path`; then the
+/// directory is fsync'ed. On any failure the temporary file is removed and
+/// whatever was at `path` before is left untouched.
+bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
+                     std::string &err);
+
+/// Parses a whole string as a decimal integer (optional leading '-').
+/// Rejects empty strings, trailing characters and overflow.
+bool parseInt64(const std::string &text, int64_t &value);
+bool parseUInt64(const std::string &text, uint64_t &value);
+
+/// Parses a whole string as a finite decimal floating-point number.
+bool parseDouble(const std::string &text, double &value);
+
+/// "[2, 3, 4]"; "[]" for a scalar.
+std::string shapeString(const std::vector<int64_t> &shape);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_SUPPORT_H

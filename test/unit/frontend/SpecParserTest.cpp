@@ -1,0 +1,844 @@
+//===- SpecParserTest.cpp - Unit tests for the TOML spec parser -----------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// One test per kind of rejected input (each checks the exact line, column
+/// and key of the diagnostic), plus tests that every spec in specs/ parses
+/// and that layouts, defaults and per-layer settings come out as documented
+/// in docs/spec.md.
+///
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Spec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#ifndef TFC_SOURCE_DIR
+#error "TFC_SOURCE_DIR must name the source tree (set by CMake)"
+#endif
+
+using namespace tfc::spec;
+
+namespace {
+
+/// A parse result and its diagnostic.
+struct Outcome {
+  std::optional<Spec> spec;
+  Diagnostic diag;
+};
+
+Outcome parse(const std::string &text) {
+  Outcome out;
+  out.spec = parseSpecString(text, "t.toml", out.diag);
+  return out;
+}
+
+/// The [model] section of a small valid LM spec: lines 1 to 5.
+const char *const kModel = "[model]\n"
+                           "d_model = 64\n"
+                           "heads = 4\n"
+                           "d_ff = 128\n"
+                           "layers = 2\n";
+
+/// The [data] section of a small valid LM spec: two lines.
+const char *const kData = "[data]\n"
+                          "train = \"x.txt\"\n";
+
+/// Checks that `text` is rejected at `line`:`column` for `key`, with a
+/// message containing `fragment`, rendered as one line.
+void expectSpecError(const std::string &text, uint32_t line, uint32_t column,
+                     const std::string &key, const std::string &fragment) {
+  Outcome o = parse(text);
+  ASSERT_FALSE(o.spec.has_value()) << "accepted:\n" << text;
+  std::string rendered = o.diag.str();
+  EXPECT_EQ(o.diag.loc.line, line) << rendered;
+  EXPECT_EQ(o.diag.loc.column, column) << rendered;
+  EXPECT_EQ(o.diag.key, key) << rendered;
+  EXPECT_NE(o.diag.message.find(fragment), std::string::npos) << rendered;
+  EXPECT_EQ(rendered.find('\n'), std::string::npos) << rendered;
+  EXPECT_EQ(rendered.rfind("t.toml:" + std::to_string(line) + ":" +
+                               std::to_string(column) + ": error: " + key +
+                               ": ",
+                           0),
+            0u)
+      << rendered;
+}
+
+/// expectSpecError, reporting failures at the line of the call.
+#define EXPECT_SPEC_ERROR(...)                                                 \
+  do {                                                                         \
+    SCOPED_TRACE("spec error check");                                          \
+    expectSpecError(__VA_ARGS__);                                              \
+  } while (false)
+
+std::string specPath(const char *name) {
+  return std::string(TFC_SOURCE_DIR) + "/specs/" + name;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The baseline and the rendering of diagnostics
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, MinimalSpecParses) {
+  Outcome o = parse(std::string(kModel) + kData);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  const Spec &s = *o.spec;
+  EXPECT_EQ(s.model.name, "t");
+  EXPECT_EQ(s.model.task, Task::LanguageModel);
+  EXPECT_EQ(s.model.vocab, 256);
+  EXPECT_EQ(s.totalLayers(), 2);
+  EXPECT_TRUE(s.attention.causal);
+  EXPECT_EQ(s.data.format, DataFormat::Bytes);
+  EXPECT_EQ(s.training.seqLen, 256);
+  EXPECT_EQ(s.layerFactors(), (std::vector<int64_t>{1, 1}));
+}
+
+TEST(SpecParser, DiagnosticRendering) {
+  Diagnostic d;
+  d.path = "specs/x.toml";
+  d.loc = Loc{3, 7};
+  d.key = "model.heads";
+  d.message = "expected a positive integer, got 0";
+  EXPECT_EQ(d.str(),
+            "specs/x.toml:3:7: error: model.heads: expected a positive "
+            "integer, got 0");
+}
+
+TEST(SpecParser, ControlCharactersStayOnOneLine) {
+  // A quoted key with a newline escape must not break the one-line rule.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "\"a\\nb\" = 1\n" + kData, 6, 1,
+                    "model.\"a\\nb\"", "unknown key");
+}
+
+TEST(SpecParser, MissingFileIsReported) {
+  Diagnostic d;
+  EXPECT_FALSE(parseSpecFile("/nonexistent/spec.toml", d));
+  EXPECT_EQ(d.key, "file");
+  EXPECT_NE(d.str().find("/nonexistent/spec.toml"), std::string::npos);
+  EXPECT_NE(d.message.find("cannot open"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Syntax
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, RejectsTomlSyntaxError) {
+  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = = 4\n", 3, 9, "syntax", "");
+}
+
+TEST(SpecParser, RejectsDuplicateKey) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "heads = 8\n" + kData, 6, 9, "syntax",
+                    "heads");
+}
+
+TEST(SpecParser, RejectsNonAsciiOutsideStrings) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 0.1\xC2\xA7\n" + kData, 6,
+                    14, "syntax", "non-ASCII");
+}
+
+TEST(SpecParser, RejectsInvalidUtf8) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"a\xFF\"\n" + kData, 6, 10,
+                    "syntax", "UTF-8");
+}
+
+TEST(SpecParser, RejectsNonAsciiAfterMalformedValue) {
+  // toml++ would read `1"` as part of a number and classify the next
+  // character; a quote there does not open a string.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1\"\xC2\xA7\"\n" + kData,
+                    6, 13, "syntax", "non-ASCII");
+  // In a value, '.' belongs to a number, not to a dotted key.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = -.'\xC2\xA7'\n" + kData, 6,
+                    14, "syntax", "non-ASCII");
+}
+
+TEST(SpecParser, RejectsControlCharacters) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        std::string("dropout = 0.\0\"\xC2\xA7\"\n", 18) + kData,
+                    6, 13, "syntax", "control character U+0000");
+}
+
+TEST(SpecParser, RejectsNonAsciiEscape) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"\"\"a\\\xC2\xA7\"\"\"\n" +
+                        kData,
+                    6, 13, "syntax", "invalid escape sequence");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"a\\\xC2\xA7\"\n" + kData, 6,
+                    11, "syntax", "invalid escape sequence");
+}
+
+TEST(SpecParser, RejectsNonAsciiAfterLineEndingBackslash) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        "name = \"\"\"a\\\n  \xC2\xA7\"\"\"\n" + kData,
+                    7, 3, "syntax", "line-ending backslash");
+}
+
+TEST(SpecParser, AcceptsLineEndingBackslashAndQuotesInStrings) {
+  Outcome o = parse(std::string(kModel) + "name = \"\"\"ab\\\n   cd\"\"\"\n" +
+                    "[data]\ntrain = '''a''b.txt'''\nval = \"v\\\"\\u00e9\"\n"
+                    "test = \"\"\"t\"\"\"\"\n");
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->model.name, "abcd");
+  EXPECT_EQ(o.spec->data.train, "a''b.txt");
+  EXPECT_EQ(o.spec->data.val, "v\"\xC3\xA9");
+  EXPECT_EQ(o.spec->data.test, "t\"");
+}
+
+TEST(SpecParser, AcceptsNonAsciiInCommentsAndStrings) {
+  Outcome o = parse("# \xC3\xA9t\xC3\xA9\n" + std::string(kModel) + kData +
+                    "val = \"v\xC3\xA9.txt\" # \xC2\xA7\n"
+                    "test = 't\xC3\xA9.txt'\n");
+  EXPECT_TRUE(o.spec) << o.diag.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Unknown sections and keys, types
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, RejectsUnknownSection) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[optim]\nlr = 1\n", 8, 2,
+                    "optim", "unknown section");
+}
+
+TEST(SpecParser, SuggestsMisspeltSection) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[trainng]\n", 8, 2,
+                    "trainng", "did you mean [training]");
+}
+
+TEST(SpecParser, SuggestsSwappedLettersButNotFarNames) {
+  EXPECT_SPEC_ERROR("[modle]\n" + std::string(kModel) + kData, 1, 2, "modle",
+                    "did you mean [model]");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nx = 1\n", 9, 1,
+                    "training.x", "valid keys in [training] are");
+}
+
+TEST(SpecParser, RejectsUnknownTopLevelKey) {
+  EXPECT_SPEC_ERROR("seed = 3\n" + std::string(kModel) + kData, 1, 1, "seed",
+                    "keys belong in a section");
+}
+
+TEST(SpecParser, RejectsUnknownKey) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "colour = \"blue\"\n" + kData, 6, 1,
+                    "model.colour", "valid keys in [model] are");
+}
+
+TEST(SpecParser, SuggestsMisspeltKey) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "drop_out = 0.1\n" + kData, 6, 1,
+                    "model.drop_out", "did you mean \"dropout\"");
+}
+
+TEST(SpecParser, RejectsUnknownKeyInSubtable) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[data.extra]\nx = 1\n", 8, 7,
+                    "data.extra", "unknown key");
+}
+
+TEST(SpecParser, RejectsSectionThatIsNotATable) {
+  EXPECT_SPEC_ERROR("ffn = \"gelu\"\n" + std::string(kModel) + kData, 1, 7,
+                    "ffn", "expected a table [ffn], got a string");
+}
+
+TEST(SpecParser, RejectsWrongType) {
+  EXPECT_SPEC_ERROR(
+      "[model]\nd_model = \"64\"\nheads = 4\nd_ff = 128\nlayers = 2\n" +
+          std::string(kData),
+      2, 11, "model.d_model", "got a string");
+}
+
+TEST(SpecParser, RejectsFloatWhereIntegerExpected) {
+  EXPECT_SPEC_ERROR(
+      "[model]\nd_model = 64\nheads = 4\nd_ff = 128\nlayers = 2.0\n" +
+          std::string(kData),
+      5, 10, "model.layers", "got the floating-point number 2.0");
+}
+
+TEST(SpecParser, AcceptsIntegerWhereFloatExpected) {
+  Outcome o = parse(std::string(kModel) + "dropout = 0\n" + kData +
+                    "[training]\nlr = 1\nclip = 5\n");
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->model.dropout, 0.0);
+  EXPECT_EQ(o.spec->training.lr, 1.0);
+  EXPECT_EQ(o.spec->training.clip, 5.0);
+}
+
+TEST(SpecParser, RejectsStringWhereBooleanExpected) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "tie_embeddings = \"true\"\n" + kData,
+                    6, 18, "model.tie_embeddings",
+                    "expected a boolean (true or false), got a string");
+}
+
+TEST(SpecParser, RejectsUnknownEnumValue) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[ffn]\nactivation = \"swish\"\n" +
+                        kData,
+                    7, 14, "ffn.activation",
+                    "expected one of \"relu\", \"gelu\" or \"squared_relu\", "
+                    "got \"swish\"");
+}
+
+TEST(SpecParser, RejectsInvalidModelName) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"my model\"\n" + kData, 6, 8,
+                    "model.name", "[A-Za-z0-9_.-]");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"..\"\n" + kData, 6, 8,
+                    "model.name", "not starting with");
+}
+
+//===----------------------------------------------------------------------===//
+// Required keys and sections
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, RejectsMissingRequiredKeyAtSectionHeader) {
+  EXPECT_SPEC_ERROR("\n  [model]\nheads = 4\nd_ff = 128\nlayers = 2\n" +
+                        std::string(kData),
+                    2, 3, "model.d_model", "missing required key");
+}
+
+TEST(SpecParser, RejectsMissingModelSection) {
+  EXPECT_SPEC_ERROR(std::string(kData), 1, 1, "model",
+                    "missing required section [model]");
+}
+
+TEST(SpecParser, RejectsMissingDataSection) {
+  EXPECT_SPEC_ERROR(std::string(kModel), 1, 1, "data",
+                    "missing required section [data]");
+}
+
+TEST(SpecParser, RejectsMissingTrainPath) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\nformat = \"bytes\"\n", 6, 1,
+                    "data.train", "missing required key");
+}
+
+TEST(SpecParser, RejectsClassifierWithoutVocab) {
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nd_model = 64\nheads = "
+                    "4\nd_ff = 128\nlayers = 2\n[data]\ntrain = \"a.jsonl\"\n",
+                    1, 1, "model.vocab", "missing required key");
+}
+
+//===----------------------------------------------------------------------===//
+// Ranges
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, RejectsNonPositiveSize) {
+  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 0\nlayers = 2\n" +
+                        std::string(kData),
+                    4, 8, "model.d_ff",
+                    "expected an integer in [1, 1048576], got 0");
+}
+
+TEST(SpecParser, RejectsNegativeBatch) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbatch = -8\n", 9,
+                    9, "training.batch", "got -8");
+}
+
+TEST(SpecParser, RejectsDropoutOutsideUnitInterval) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1.0\n" + kData, 6, 11,
+                    "model.dropout", "expected a number in [0, 1), got 1");
+}
+
+TEST(SpecParser, RejectsNonPositiveLearningRate) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 0.0\n", 9,
+                    6, "training.lr", "expected a number > 0, got 0");
+}
+
+TEST(SpecParser, RejectsNonFiniteNumber) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = inf\n", 9,
+                    6, "training.lr", "got inf");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\neps = nan\n", 9,
+                    7, "training.eps", "got nan");
+}
+
+TEST(SpecParser, RejectsBetaOutOfRange) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbeta2 = 1\n", 9,
+                    9, "training.beta2", "[0, 1)");
+}
+
+TEST(SpecParser, RejectsNegativeSeed) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nseed = -1\n", 9,
+                    8, "training.seed", "non-negative integer");
+}
+
+TEST(SpecParser, RejectsWarmupBeyondSteps) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "[training]\nsteps = 100\nwarmup = 200\n",
+                    10, 10, "training.warmup",
+                    "expected at most training.steps (100), got 200");
+}
+
+TEST(SpecParser, RejectsInverseSqrtWithoutWarmup) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "[training]\nschedule = \"inverse_sqrt\"\n",
+                    9, 12, "training.schedule", "training.warmup >= 1");
+}
+
+//===----------------------------------------------------------------------===//
+// Model consistency
+//===----------------------------------------------------------------------===//
+
+TEST(SpecParser, RejectsHeadsNotDividingDModel) {
+  EXPECT_SPEC_ERROR(
+      "[model]\nd_model = 64\nheads = 6\nd_ff = 128\nlayers = 2\n" +
+          std::string(kData),
+      3, 9, "model.heads", "expected a divisor of model.d_model (64), got 6");
+}
+
+TEST(SpecParser, RejectsRotaryWithOddHeadSize) {
+  EXPECT_SPEC_ERROR("[model]\nd_model = 12\nheads = 4\nd_ff = 128\nlayers = "
+                    "2\npositions = \"rotary\"\n" +
+                        std::string(kData),
+                    6, 13, "model.positions", "even head size");
+}
+
+TEST(SpecParser, RejectsClassifyWithFewerThanTwoClasses) {
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 1\n"
+                    "[data]\ntrain = \"a.jsonl\"\n",
+                    8, 11, "model.classes", "got 1");
+}
+
+TEST(SpecParser, RejectsBceWithMoreThanTwoClasses) {
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 5\n"
+                    "loss = \"bce\"\n[data]\ntrain = \"a.jsonl\"\n",
+                    9, 8, "model.loss", "model.classes = 2, got 5");
+}
+
+TEST(SpecParser, RejectsClassifierKeysInLanguageModel) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "classes = 3\n" + kData, 6, 11,
+                    "model.classes",
+                    "only valid when model.task = \"classify\"");
+}
+
+TEST(SpecParser, RejectsVocabTooSmallForBytes) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "vocab = 100\n" + kData, 6, 9,
+                    "model.vocab", "at least 256");
+}
+
+TEST(SpecParser, RejectsDataFormatNotMatchingTask) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        "[data]\nformat = \"jsonl\"\ntrain = \"a.jsonl\"\n",
+                    7, 10, "data.format", "expected \"bytes\"");
+}
+
+TEST(SpecParser, RejectsValWithoutTestForBytes) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        "[data]\ntrain = \"a\"\nval = \"b\"\n",
+                    6, 1, "data.test", "give data.test too");
+}
+
+TEST(SpecParser, RejectsFractionsAboveOne) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "train_fraction = 0.9\nval_fraction = 0.2\n",
+                    9, 16, "data.val_fraction", "<= 1");
+}
+
+TEST(SpecParser, RejectsEmptyPath) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"\"\n", 7, 9,
+                    "data.train", "empty string");
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// A longformer LM of 3 layers at seq_len 64; [attention] header on line 6.
+std::string longformer(const std::string &attentionKeys,
+                       const std::string &training = "seq_len = 64\n") {
+  return "[model]\nd_model = 64\nheads = 4\nd_ff = 128\nlayers = 3\n"
+         "[attention]\nkind = \"longformer\"\n" +
+         attentionKeys + kData + "[training]\n" + training;
+}
+
+TEST(SpecParser, LongformerScalarWindowExpandsPerLayer) {
+  Outcome o = parse(longformer("window = 16\n"));
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->attention.window, (std::vector<int64_t>{16, 16, 16}));
+  EXPECT_EQ(o.spec->attention.dilation, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_TRUE(o.spec->attention.globalTokens.empty());
+}
+
+TEST(SpecParser, LongformerPerLayerWindowAndDilation) {
+  Outcome o = parse(longformer("window = [8, 16, 32]\ndilation = [1, 2, 4]\n"));
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->attention.window, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(o.spec->attention.dilation, (std::vector<int64_t>{1, 2, 4}));
+}
+
+TEST(SpecParser, RejectsLongformerWithoutWindow) {
+  EXPECT_SPEC_ERROR(longformer(""), 6, 1, "attention.window",
+                    "missing required key");
+}
+
+TEST(SpecParser, RejectsWindowLargerThanSeqLen) {
+  EXPECT_SPEC_ERROR(longformer("window = 128\n"), 8, 10, "attention.window",
+                    "no larger than the sequence length 64 (training.seq_len)"
+                    ", got 128");
+}
+
+TEST(SpecParser, RejectsWindowArrayElementLargerThanSeqLen) {
+  EXPECT_SPEC_ERROR(longformer("window = [8, 65, 8]\n"), 8, 14,
+                    "attention.window[1]", "got 65");
+}
+
+TEST(SpecParser, RejectsWindowArrayOfWrongLength) {
+  EXPECT_SPEC_ERROR(longformer("window = [8, 8]\n"), 8, 10, "attention.window",
+                    "expected one entry per layer (3), got 2");
+}
+
+TEST(SpecParser, RejectsDilationArrayOfWrongLength) {
+  EXPECT_SPEC_ERROR(longformer("window = 8\ndilation = [1, 2, 2, 4]\n"), 9, 12,
+                    "attention.dilation",
+                    "expected one entry per layer (3), got 4");
+}
+
+TEST(SpecParser, RejectsNonIntegerWindowElement) {
+  EXPECT_SPEC_ERROR(longformer("window = [8, 8.5, 8]\n"), 8, 14,
+                    "attention.window[1]", "floating-point number 8.5");
+}
+
+TEST(SpecParser, RejectsLongformerKeysForOtherKinds) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[attention]\nwindow = 16\n" + kData,
+                    7, 10, "attention.window",
+                    "only valid when attention.kind = \"longformer\"");
+}
+
+TEST(SpecParser, RejectsGlobalTokenBeyondSeqLen) {
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
+                    "kind = \"longformer\"\nwindow = 8\nglobal_tokens = [0, "
+                    "64]\n[data]\ntrain = \"a.jsonl\"\n[training]\nseq_len = "
+                    "64\n",
+                    11, 21, "attention.global_tokens[1]",
+                    "below training.seq_len (64), got 64");
+}
+
+TEST(SpecParser, RejectsGlobalTokensInCausalAttention) {
+  EXPECT_SPEC_ERROR(longformer("window = 8\nglobal_tokens = [0]\n"), 9, 17,
+                    "attention.global_tokens", "attention.causal = true");
+}
+
+TEST(SpecParser, ClassifierLongformerDefaultsToClsGlobalToken) {
+  Outcome o = parse("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
+                    "kind = \"longformer\"\nwindow = 8\n[data]\ntrain = "
+                    "\"a.jsonl\"\n");
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_FALSE(o.spec->attention.causal);
+  EXPECT_EQ(o.spec->attention.globalTokens, (std::vector<int64_t>{0}));
+  EXPECT_EQ(o.spec->data.format, DataFormat::Jsonl);
+}
+
+TEST(SpecParser, RejectsNonPositivePerformerFeatures) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        "[attention]\nkind = \"performer\"\nfeatures = 0\n" +
+                        kData,
+                    8, 12, "attention.features", "got 0");
+}
+
+TEST(SpecParser, RejectsPerformerKeysForOtherKinds) {
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + "[attention]\nfeatures = 64\n" + kData, 7, 12,
+      "attention.features", "only valid when attention.kind = \"performer\"");
+}
+
+TEST(SpecParser, RejectsNonCausalLanguageModel) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[attention]\ncausal = false\n" +
+                        kData,
+                    7, 10, "attention.causal", "expected true");
+}
+
+TEST(SpecParser, RejectsDConvWithoutCausalAttention) {
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
+                    "dconv = true\n[data]\ntrain = \"a.jsonl\"\n",
+                    9, 9, "attention.dconv", "attention.causal = true");
+}
+
+TEST(SpecParser, RejectsDConvKernelWithoutDConv) {
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + "[attention]\ndconv_kernel = 3\n" + kData, 7, 16,
+      "attention.dconv_kernel", "only valid when attention.dconv = true");
+}
+
+TEST(SpecParser, PrimerDConvParses) {
+  Outcome o = parse(std::string(kModel) +
+                    "[attention]\ndconv = true\ndconv_kernel = 3\n[ffn]\n"
+                    "activation = \"squared_relu\"\n" +
+                    kData);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_TRUE(o.spec->attention.dconv);
+  EXPECT_EQ(o.spec->attention.dconvKernel, 3);
+  EXPECT_EQ(o.spec->ffn.activation, Activation::SquaredRelu);
+}
+
+//===----------------------------------------------------------------------===//
+// Hourglass
+//===----------------------------------------------------------------------===//
+
+/// An hourglass LM whose layout value starts on line 6, column 10 (after
+/// `layout = ` and the opening quote, items start at column 11).
+std::string hourglass(const std::string &layoutLine,
+                      const std::string &training = "") {
+  return "[model]\nd_model = 64\nheads = 4\nd_ff = 128\n[hourglass]\n" +
+         layoutLine + "\n" + kData + "[training]\nseq_len = 96\n" + training;
+}
+
+TEST(SpecParser, LayoutParsesIntoLevels) {
+  Outcome o = parse(hourglass("layout = \"2@1 4@3 2@1\""));
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  const Hourglass &h = o.spec->hourglass;
+  EXPECT_TRUE(h.enabled);
+  ASSERT_EQ(h.levels.size(), 3u);
+  EXPECT_EQ(h.levels[0].layers, 2);
+  EXPECT_EQ(h.levels[0].factor, 1);
+  EXPECT_EQ(h.levels[1].layers, 4);
+  EXPECT_EQ(h.levels[1].factor, 3);
+  EXPECT_EQ(h.levels[2].layers, 2);
+  EXPECT_EQ(h.levels[2].factor, 1);
+  EXPECT_EQ(o.spec->totalLayers(), 8);
+  EXPECT_EQ(o.spec->model.layers, 8);
+  EXPECT_EQ(o.spec->layerFactors(),
+            (std::vector<int64_t>{1, 1, 3, 3, 3, 3, 1, 1}));
+  EXPECT_EQ(layoutString(h.levels), "2@1 4@3 2@1");
+}
+
+TEST(SpecParser, NestedLayoutParses) {
+  Outcome o = parse(hourglass("layout = \"1@1  2@2\t3@6 2@2 1@1\""));
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(layoutString(o.spec->hourglass.levels), "1@1 2@2 3@6 2@2 1@1");
+  EXPECT_EQ(o.spec->totalLayers(), 9);
+}
+
+TEST(SpecParser, ShorteningFactorsExpandToAbsoluteLayout) {
+  Outcome o = parse("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
+                    "[hourglass]\nshortening_factors = [2, 2]\n" +
+                    std::string(kData));
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(layoutString(o.spec->hourglass.levels), "1@1 1@2 1@4 1@2 1@1");
+  EXPECT_EQ(o.spec->hourglass.shortening, ShortenKind::Avg);
+  EXPECT_EQ(o.spec->hourglass.upsampling, UpsampleKind::Naive);
+
+  o = parse("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n[hourglass]\n"
+            "shortening_factors = [2, 3]\nlayers_per_level = 2\n"
+            "shortening = \"linear\"\nupsampling = \"attention\"\n" +
+            std::string(kData) + "[training]\nseq_len = 96\n");
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(layoutString(o.spec->hourglass.levels), "2@1 2@2 2@6 2@2 2@1");
+  EXPECT_EQ(o.spec->hourglass.shortening, ShortenKind::Linear);
+  EXPECT_EQ(o.spec->hourglass.upsampling, UpsampleKind::Attention);
+}
+
+TEST(SpecParser, RejectsLayoutThatIsNotAPalindrome) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@3 1@1\""), 6, 19,
+                    "hourglass.layout",
+                    "expected a palindrome: item \"1@1\" must mirror \"2@1\"");
+}
+
+TEST(SpecParser, RejectsLayoutWithEvenItemCount) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 2@1\""), 6, 10,
+                    "hourglass.layout", "odd number of items");
+}
+
+TEST(SpecParser, RejectsMalformedLayoutItem) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@x 2@1\""), 6, 15,
+                    "hourglass.layout", "got \"4@x\"");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 43 2@1\""), 6, 15,
+                    "hourglass.layout", "layers@factor");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 @3 2@1\""), 6, 15,
+                    "hourglass.layout", "layers@factor");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 -4@3 2@1\""), 6, 15,
+                    "hourglass.layout", "layers@factor");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@0 2@1\""), 6, 15,
+                    "hourglass.layout", "shortening factor");
+}
+
+TEST(SpecParser, RejectsLayoutFactorsThatDoNotDivide) {
+  // Trax's rule: each factor must be a multiple of the one before it.
+  EXPECT_SPEC_ERROR(hourglass("layout = \"1@2 2@3 1@2\""), 6, 15,
+                    "hourglass.layout",
+                    "factor of \"2@3\" to be a multiple of the factor of the "
+                    "level before it (\"1@2\")");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"1@1 1@2 2@3 1@2 1@1\""), 6, 19,
+                    "hourglass.layout", "multiple");
+}
+
+TEST(SpecParser, RejectsLayoutWhoseFirstFactorIsNotOne) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"1@2 2@4 1@2\""), 6, 11,
+                    "hourglass.layout", "first level to run at factor 1");
+}
+
+TEST(SpecParser, RejectsLayoutWithoutShortening) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"4@1\""), 6, 10, "hourglass.layout",
+                    "at least one shortened level");
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@1 2@1\""), 6, 15,
+                    "hourglass.layout", "larger than the factor");
+}
+
+TEST(SpecParser, RejectsEmptyCentreLevel) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 0@3 2@1\""), 6, 15,
+                    "hourglass.layout", "at least one layer in the centre");
+}
+
+TEST(SpecParser, RejectsSeqLenNotDivisibleByLargestFactor) {
+  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
+                    "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
+                        std::string(kData) + "[training]\nseq_len = 100\n",
+                    10, 11, "training.seq_len",
+                    "expected a multiple of 3 (the largest hourglass factor), "
+                    "got 100");
+}
+
+TEST(SpecParser, RejectsDefaultSeqLenNotDivisibleAtLayout) {
+  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
+                    "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
+                        std::string(kData),
+                    6, 10, "hourglass.layout", "256, the default");
+}
+
+TEST(SpecParser, RejectsBothLayoutAndShorteningFactors) {
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@3 2@1\"\nshortening_factors "
+                              "= [3]"),
+                    7, 22, "hourglass.shortening_factors", "not both");
+}
+
+TEST(SpecParser, RejectsHourglassWithoutLayout) {
+  EXPECT_SPEC_ERROR(hourglass("shortening = \"avg\""), 5, 1, "hourglass.layout",
+                    "missing required key");
+}
+
+TEST(SpecParser, RejectsModelLayersWithHourglass) {
+  EXPECT_SPEC_ERROR(std::string(kModel) +
+                        "[hourglass]\nlayout = \"1@1 1@2 1@1\"\n" + kData,
+                    5, 10, "model.layers", "not allowed together with");
+}
+
+TEST(SpecParser, RejectsShorteningFactorBelowTwo) {
+  EXPECT_SPEC_ERROR(hourglass("shortening_factors = [2, 1]"), 6, 26,
+                    "hourglass.shortening_factors[1]", "got 1");
+}
+
+TEST(SpecParser, HourglassLongformerChecksWindowPerLevel) {
+  // Layers 2..5 run at 96 / 3 = 32 positions: a window of 48 fits the
+  // full-resolution layers only.
+  Outcome o = parse(hourglass("layout = \"2@1 4@3 2@1\"") +
+                    "[attention]\nkind = \"longformer\"\n"
+                    "window = [48, 48, 32, 32, 32, 32, 48, 48]\n");
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@3 2@1\"") +
+                        "[attention]\nkind = \"longformer\"\nwindow = 48\n",
+                    13, 10, "attention.window",
+                    "sequence length 32 of layer 2 (training.seq_len 96 / "
+                    "hourglass factor 3), got 48");
+}
+
+//===----------------------------------------------------------------------===//
+// The shipped specs
+//===----------------------------------------------------------------------===//
+
+TEST(SpecFiles, AllShippedSpecsParse) {
+  for (const char *name :
+       {"transformer_cls.toml", "performer_cls.toml", "longformer_cls.toml",
+        "hourglass_lm.toml", "hourglass_enwik8.toml", "primer_ez_lm.toml",
+        "vanilla_lm.toml"}) {
+    Diagnostic diag;
+    std::optional<Spec> spec = parseSpecFile(specPath(name), diag);
+    EXPECT_TRUE(spec.has_value()) << diag.str();
+  }
+}
+
+TEST(SpecFiles, ClassifiersFollowTheBlog) {
+  for (const char *name :
+       {"transformer_cls.toml", "performer_cls.toml", "longformer_cls.toml"}) {
+    Diagnostic diag;
+    std::optional<Spec> spec = parseSpecFile(specPath(name), diag);
+    ASSERT_TRUE(spec) << diag.str();
+    EXPECT_EQ(spec->model.task, Task::Classify) << name;
+    EXPECT_EQ(spec->totalLayers(), 6) << name;
+    EXPECT_EQ(spec->model.heads, 8) << name;
+    EXPECT_EQ(spec->model.dModel, 128) << name;
+    EXPECT_EQ(spec->model.dFF, 512) << name;
+    EXPECT_EQ(spec->model.classes, 2) << name;
+    EXPECT_DOUBLE_EQ(spec->model.dropout, 0.1) << name;
+    EXPECT_DOUBLE_EQ(spec->training.lr, 1e-4) << name;
+    EXPECT_EQ(spec->training.batch, 16) << name;
+    EXPECT_EQ(spec->training.seqLen, 256) << name;
+    EXPECT_EQ(spec->training.patience, 3) << name;
+    EXPECT_FALSE(spec->attention.causal) << name;
+    EXPECT_EQ(spec->resolvePath(spec->data.train),
+              std::string(TFC_SOURCE_DIR) +
+                  "/specs/../../shared/data/fine_foods_train.jsonl");
+  }
+  Diagnostic diag;
+  std::optional<Spec> performer =
+      parseSpecFile(specPath("performer_cls.toml"), diag);
+  ASSERT_TRUE(performer) << diag.str();
+  EXPECT_EQ(performer->attention.kind, AttentionKind::Performer);
+  EXPECT_EQ(performer->attention.features, 256);
+  std::optional<Spec> longformerSpec =
+      parseSpecFile(specPath("longformer_cls.toml"), diag);
+  ASSERT_TRUE(longformerSpec) << diag.str();
+  EXPECT_EQ(longformerSpec->attention.window, std::vector<int64_t>(6, 128));
+  EXPECT_EQ(longformerSpec->attention.globalTokens, std::vector<int64_t>{0});
+}
+
+TEST(SpecFiles, HourglassSpecsHaveTheirLayouts) {
+  Diagnostic diag;
+  std::optional<Spec> enwik8 =
+      parseSpecFile(specPath("hourglass_enwik8.toml"), diag);
+  ASSERT_TRUE(enwik8) << diag.str();
+  EXPECT_EQ(layoutString(enwik8->hourglass.levels), "5@1 24@3 5@1");
+  EXPECT_EQ(enwik8->totalLayers(), 34);
+  std::optional<Spec> labml =
+      parseSpecFile(specPath("hourglass_lm.toml"), diag);
+  ASSERT_TRUE(labml) << diag.str();
+  EXPECT_EQ(layoutString(labml->hourglass.levels), "2@1 2@2 2@4 2@2 2@1");
+  EXPECT_EQ(labml->hourglass.shortening, ShortenKind::Avg);
+  EXPECT_EQ(labml->hourglass.upsampling, UpsampleKind::Naive);
+}
+
+TEST(SpecFiles, PrimerAndVanillaLanguageModels) {
+  Diagnostic diag;
+  std::optional<Spec> primer =
+      parseSpecFile(specPath("primer_ez_lm.toml"), diag);
+  ASSERT_TRUE(primer) << diag.str();
+  EXPECT_EQ(primer->ffn.activation, Activation::SquaredRelu);
+  EXPECT_TRUE(primer->attention.dconv);
+  EXPECT_EQ(primer->attention.dconvKernel, 3);
+  std::optional<Spec> vanilla =
+      parseSpecFile(specPath("vanilla_lm.toml"), diag);
+  ASSERT_TRUE(vanilla) << diag.str();
+  EXPECT_EQ(vanilla->totalLayers(), 8);
+  EXPECT_EQ(vanilla->model.dModel, 256);
+  EXPECT_EQ(vanilla->model.dFF, 1024);
+  EXPECT_EQ(vanilla->model.vocab, 256);
+  EXPECT_EQ(vanilla->data.format, DataFormat::Bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+TEST(SpecHelpers, EnumNames) {
+  EXPECT_STREQ(toString(Task::Classify), "classify");
+  EXPECT_STREQ(toString(Positions::Rotary), "rotary");
+  EXPECT_STREQ(toString(AttentionKind::Longformer), "longformer");
+  EXPECT_STREQ(toString(Activation::SquaredRelu), "squared_relu");
+  EXPECT_STREQ(toString(ShortenKind::Attention), "attention");
+  EXPECT_STREQ(toString(UpsampleKind::Naive), "naive");
+  EXPECT_STREQ(toString(ClassifyLoss::BinaryCrossEntropy), "bce");
+  EXPECT_STREQ(toString(Optimizer::AdamW), "adamw");
+  EXPECT_STREQ(toString(Schedule::InverseSqrt), "inverse_sqrt");
+  EXPECT_STREQ(toString(DataFormat::Jsonl), "jsonl");
+}
+
+TEST(SpecHelpers, ResolvePath) {
+  Spec spec;
+  spec.path = "specs/a.toml";
+  EXPECT_EQ(spec.resolvePath("../data/x.txt"), "specs/../data/x.txt");
+  EXPECT_EQ(spec.resolvePath("/abs/x.txt"), "/abs/x.txt");
+  spec.path = "a.toml";
+  EXPECT_EQ(spec.resolvePath("x.txt"), "x.txt");
+}

@@ -1,0 +1,200 @@
+//===- ManifestTest.cpp - Tests of the manifest parser --------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace tfc::rt;
+
+namespace {
+
+const char *kLm = "tfc-manifest 1\n"
+                  "model tiny-lm\n"
+                  "task lm\n"
+                  "vocab 256\n"
+                  "batch 2\n"
+                  "seq_len 8\n"
+                  "d_model 4\n"
+                  "layers 1\n"
+                  "heads 2\n"
+                  "params 1100\n"
+                  "flops_per_token 1234.5\n"
+                  "activation_bytes 4096\n"
+                  "split 0.8 0.1\n"
+                  "tensor embed.weight 0 param normal:0.02 2 256 4\n"
+                  "tensor layers.0.attn.features 1024 buffer features:8:4 3 "
+                  "2 8 4\n"
+                  "tensor norm.weight 1088 param ones 1 4\n"
+                  "tensor norm.bias 1092 param zeros 1 4\n"
+                  "tensor head.scale 1096 param uniform:0.5 0\n"
+                  "end\n";
+
+/// kLm with `from` replaced by `to`.
+std::string edited(const std::string &from, const std::string &to) {
+  std::string text = kLm;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string parseError(const std::string &text) {
+  Manifest m;
+  std::string err;
+  EXPECT_FALSE(parseManifest(text.c_str(), m, err));
+  return err;
+}
+
+TEST(Manifest, ParsesAllRecords) {
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(kLm, m, err)) << err;
+  EXPECT_EQ(m.model, "tiny-lm");
+  EXPECT_EQ(m.task, Task::LanguageModel);
+  EXPECT_EQ(m.vocab, 256);
+  EXPECT_EQ(m.batch, 2);
+  EXPECT_EQ(m.seqLen, 8);
+  EXPECT_EQ(m.dModel, 4);
+  EXPECT_EQ(m.layers, 1);
+  EXPECT_EQ(m.heads, 2);
+  EXPECT_EQ(m.params, 1100);
+  EXPECT_DOUBLE_EQ(m.flopsPerToken, 1234.5);
+  EXPECT_EQ(m.activationBytes, 4096);
+  EXPECT_DOUBLE_EQ(m.trainFraction, 0.8);
+  EXPECT_DOUBLE_EQ(m.valFraction, 0.1);
+  EXPECT_EQ(m.minFreq, 1);
+  ASSERT_EQ(m.tensors.size(), 5u);
+  const TensorInfo *features = m.find("layers.0.attn.features");
+  ASSERT_NE(features, nullptr);
+  EXPECT_EQ(features->offset, 1024);
+  EXPECT_EQ(features->kind, TensorKind::Buffer);
+  EXPECT_EQ(features->init.kind, InitKind::Features);
+  EXPECT_EQ(features->init.featureRows, 8);
+  EXPECT_EQ(features->init.featureCols, 4);
+  EXPECT_EQ(features->shape, (std::vector<int64_t>{2, 8, 4}));
+  EXPECT_EQ(features->count, 64);
+  EXPECT_EQ(m.find("embed.weight")->init.kind, InitKind::Normal);
+  EXPECT_DOUBLE_EQ(m.find("embed.weight")->init.scale, 0.02);
+  EXPECT_EQ(m.find("embed.weight")->init.text, "normal:0.02");
+  EXPECT_EQ(m.find("head.scale")->init.kind, InitKind::Uniform);
+  EXPECT_EQ(m.find("head.scale")->count, 1); // Rank 0: a scalar.
+  EXPECT_EQ(m.find("nope"), nullptr);
+  EXPECT_EQ(m.trainableCount(), 1024 + 4 + 4 + 1);
+  EXPECT_EQ(m.outputs, 256);
+  EXPECT_EQ(m.logitsCount(), 2 * 8 * 256);
+  EXPECT_EQ(m.targetsCount(), 2 * 8);
+}
+
+TEST(Manifest, ClassifyNeedsVocabAndClasses) {
+  std::string text = edited("task lm\n", "task classify\nclasses 3\n");
+  text = text.substr(0, text.find("vocab 256\n")) +
+         text.substr(text.find("vocab 256\n") + 10);
+  EXPECT_EQ(parseError(text), "manifest:19: a classify model needs 'vocab' and "
+                              "'classes'");
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(
+      edited("task lm\n", "task classify\nclasses 3\nmin_freq 2\n").c_str(), m,
+      err))
+      << err;
+  EXPECT_EQ(m.classes, 3);
+  EXPECT_EQ(m.outputs, 3);
+  EXPECT_EQ(m.minFreq, 2);
+  EXPECT_EQ(m.logitsCount(), 2 * 3);
+  EXPECT_EQ(m.targetsCount(), 2);
+  // A binary classifier with one logit.
+  ASSERT_TRUE(parseManifest(
+      edited("task lm\n", "task classify\nclasses 2\noutputs 1\n").c_str(), m,
+      err))
+      << err;
+  EXPECT_EQ(m.outputs, 1);
+  EXPECT_EQ(m.logitsCount(), 2);
+  EXPECT_EQ(
+      parseError(edited("task lm\n", "task classify\nclasses 3\noutputs 2\n")),
+      "manifest:21: 2 outputs for 3 classes (expected one output per "
+      "class, or 1 for 2 classes)");
+  EXPECT_EQ(parseError(edited("task lm\n", "task classify\nclasses 0\n")),
+            "manifest:20: a classify model needs classes >= 1");
+  // A language model may carry `classes 0` (ignored) but its outputs are V.
+  ASSERT_TRUE(parseManifest(
+      edited("task lm\n", "task lm\nclasses 0\noutputs 256\n").c_str(), m, err))
+      << err;
+  EXPECT_EQ(parseError(edited("task lm\n", "task lm\noutputs 10\n")),
+            "manifest:20: a language model has one output per vocabulary "
+            "entry: 10 outputs for vocab 256");
+}
+
+TEST(Manifest, OptionalAndUnknownRecords) {
+  // flops_per_token and activation_bytes may be missing; records this
+  // runtime does not know are skipped.
+  std::string text = edited("flops_per_token 1234.5\nactivation_bytes 4096\n",
+                            "dropout 0.1\nnorm_eps 1e-05\n");
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
+  EXPECT_EQ(m.flopsPerToken, 0.0);
+  EXPECT_EQ(m.activationBytes, 0);
+  EXPECT_EQ(m.tensors.size(), 5u);
+}
+
+TEST(Manifest, ErrorsNameTheLine) {
+  EXPECT_EQ(parseError("model x\n"),
+            "manifest:1: expected 'tfc-manifest 1' as the first record");
+  EXPECT_EQ(parseError(edited("tfc-manifest 1", "tfc-manifest 2")),
+            "manifest:1: unsupported manifest version (this runtime reads "
+            "'tfc-manifest 1')");
+  EXPECT_EQ(parseError(edited("batch 2\n", "batch 2\nbatch 3\n")),
+            "manifest:6: record 'batch' repeats line 5");
+  EXPECT_EQ(parseError(edited("batch 2\n", "batch zero\n")),
+            "manifest:5: record 'batch': expected an integer >= 1, got 'zero'");
+  EXPECT_EQ(parseError(edited("batch 2\n", "batch 2 3\n")),
+            "manifest:5: record 'batch' takes 1 value");
+  EXPECT_EQ(parseError(edited("task lm", "task translate")),
+            "manifest:3: task 'translate' is not lm or classify");
+  EXPECT_EQ(parseError(edited("end\n", "")),
+            "manifest:19: missing 'end' (manifest truncated)");
+  EXPECT_EQ(parseError(edited("d_model 4\n", "")),
+            "manifest:18: missing record 'd_model'");
+  EXPECT_EQ(parseError(edited("split 0.8 0.1", "split 0.9 0.2")),
+            "manifest:13: record 'split': expected <train> <val> fractions "
+            "with train > 0, val >= 0, train + val <= 1");
+}
+
+TEST(Manifest, TensorErrors) {
+  EXPECT_EQ(parseError(edited("normal:0.02", "gaussian")),
+            "manifest:14: tensor 'embed.weight': unknown init 'gaussian' "
+            "(expected normal:<std>, zeros, ones, uniform:<a> or "
+            "features:<M>:<d>)");
+  EXPECT_EQ(parseError(edited("normal:0.02", "normal:-1")),
+            "manifest:14: tensor 'embed.weight': init 'normal:-1': expected a "
+            "non-negative number after ':'");
+  EXPECT_EQ(parseError(edited("features:8:4", "features:8:0")),
+            "manifest:15: tensor 'layers.0.attn.features': init "
+            "'features:8:0': expected features:<M>:<d> with M, d >= 1");
+  EXPECT_EQ(parseError(edited("features:8:4 3 2 8 4", "features:8:4 2 3 4")),
+            "manifest:15: tensor 'layers.0.attn.features': 12 elements is not "
+            "a multiple of the 8 x 4 feature matrix");
+  EXPECT_EQ(parseError(edited("param normal:0.02 2 256 4",
+                              "param normal:0.02 3 256 4")),
+            "manifest:14: tensor 'embed.weight': rank 3 but 2 dimensions");
+  EXPECT_EQ(parseError(edited("2 256 4", "2 256 0")),
+            "manifest:14: tensor 'embed.weight': bad dimension '0'");
+  EXPECT_EQ(parseError(edited("tensor norm.bias 1092 param",
+                              "tensor norm.bias 1090 param")),
+            "manifest:17: tensors 'norm.weight' and 'norm.bias' overlap");
+  EXPECT_EQ(parseError(edited("tensor norm.bias 1092 param",
+                              "tensor norm.weight 1092 param")),
+            "manifest:17: tensor 'norm.weight' listed twice");
+  EXPECT_EQ(parseError(edited("params 1100", "params 1096")),
+            "manifest:18: tensor 'head.scale' [1096, 1097) runs past the end "
+            "of the 1096-float buffer");
+  EXPECT_EQ(
+      parseError(edited("norm.weight 1088 param", "norm.weight 1088 weight")),
+      "manifest:16: tensor 'norm.weight': kind 'weight' is not param or "
+      "buffer");
+}
+
+} // namespace

@@ -1,0 +1,314 @@
+//===- SafetensorsTest.cpp - Tests of checkpoints -------------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Safetensors.h"
+#include "TestUtil.h"
+#include "runtime/Json.h"
+#include "runtime/Manifest.h"
+#include "runtime/Params.h"
+#include "runtime/Support.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstring>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+using namespace tfc::rt;
+using tfc::rt::test::readText;
+using tfc::rt::test::TempDir;
+using tfc::rt::test::writeText;
+
+namespace {
+
+const char *kManifest = "tfc-manifest 1\n"
+                        "model tiny\n"
+                        "task lm\n"
+                        "vocab 256\n"
+                        "batch 1\nseq_len 4\nd_model 3\nlayers 1\nheads 1\n"
+                        "params 24\n"
+                        "flops_per_token 0\nactivation_bytes 0\n"
+                        "tensor embed.weight 0 param normal:1 2 4 3\n"
+                        "tensor norm.weight 12 param ones 1 3\n"
+                        "tensor layers.0.attn.features 15 buffer "
+                        "features:2:2 3 2 2 2\n"
+                        "end\n";
+
+Manifest tinyManifest() {
+  Manifest m;
+  std::string err;
+  EXPECT_TRUE(parseManifest(kManifest, m, err)) << err;
+  return m;
+}
+
+/// A saved, freshly initialised checkpoint of kManifest.
+std::vector<float> saveTiny(const std::string &path) {
+  Manifest m = tinyManifest();
+  std::vector<float> params(size_t(m.params), 0.0f);
+  initParams(m, params.data(), 3);
+  std::string err;
+  EXPECT_TRUE(saveCheckpoint(path, m, params.data(), {}, {}, err)) << err;
+  return params;
+}
+
+std::string loadError(const std::string &path) {
+  Manifest m = tinyManifest();
+  std::vector<float> params(size_t(m.params));
+  std::string err;
+  EXPECT_FALSE(loadCheckpoint(path, m, params.data(), err));
+  return err;
+}
+
+TEST(Safetensors, RoundTrip) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  std::vector<float> saved = saveTiny(path);
+  Manifest m = tinyManifest();
+  std::vector<float> loaded(size_t(m.params), -1.0f);
+  std::string err;
+  ASSERT_TRUE(loadCheckpoint(path, m, loaded.data(), err)) << err;
+  // Offset 23 belongs to no tensor and is not saved.
+  EXPECT_EQ(0, memcmp(saved.data(), loaded.data(), 23 * sizeof(float)));
+  EXPECT_FALSE(readText(path + ".tmp").size()); // No temporary left.
+}
+
+TEST(Safetensors, FileLayoutIsStandard) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  std::vector<float> saved = saveTiny(path);
+  std::string bytes = readText(path);
+  ASSERT_GE(bytes.size(), 8u);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= uint64_t(uint8_t(bytes[size_t(i)])) << (8 * i);
+  EXPECT_EQ((8 + n) % 8, 0u); // Data is 8-byte aligned.
+  // 12 + 3 + 8 floats of data after the header.
+  EXPECT_EQ(bytes.size(), 8 + n + 23 * 4);
+  std::string header = bytes.substr(8, size_t(n));
+  JsonValue v;
+  std::string err;
+  size_t at = 0;
+  ASSERT_TRUE(parseJson(header.data(), header.size(), v, err, at)) << err;
+  const JsonValue *meta = v.find("__metadata__");
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ(meta->find("format")->string, "pt");
+  EXPECT_EQ(meta->find("tfc.model")->string, "tiny");
+  const JsonValue *norm = v.find("norm.weight");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(norm->find("dtype")->string, "F32");
+  ASSERT_EQ(norm->find("shape")->items.size(), 1u);
+  EXPECT_EQ(norm->find("shape")->items[0].integer, 3);
+  EXPECT_EQ(norm->find("data_offsets")->items[0].integer, 48);
+  EXPECT_EQ(norm->find("data_offsets")->items[1].integer, 60);
+  float ones[3];
+  memcpy(ones, bytes.data() + 8 + n + 48, sizeof(ones));
+  EXPECT_EQ(ones[0], 1.0f);
+  EXPECT_EQ(ones[2], 1.0f);
+}
+
+TEST(Safetensors, ExtraStateUnderOtherNames) {
+  // Optimizer state can share the file under prefixed names and metadata.
+  TempDir dir;
+  std::string path = dir.file("state.safetensors");
+  Manifest m = tinyManifest();
+  std::vector<float> params(24, 1.0f), adamM(24, 2.0f), adamV(24, 3.0f);
+  std::vector<TensorView> extra =
+      manifestViews(m, adamM.data(), "optimizer.m.");
+  std::vector<TensorView> v = manifestViews(m, adamV.data(), "optimizer.v.");
+  extra.insert(extra.end(), v.begin(), v.end());
+  std::string err;
+  ASSERT_TRUE(saveCheckpoint(path, m, params.data(), extra,
+                             {{"tfc.step", "1200"}}, err))
+      << err;
+  SafetensorsFile file;
+  ASSERT_TRUE(file.open(path, err)) << err;
+  EXPECT_EQ(file.entries().size(), 9u);
+  ASSERT_NE(file.metadataValue("tfc.step"), nullptr);
+  EXPECT_EQ(*file.metadataValue("tfc.step"), "1200");
+  std::vector<float> back(24, 0.0f);
+  ASSERT_TRUE(readManifestTensors(file, m, back.data(), "optimizer.v.", err))
+      << err;
+  EXPECT_EQ(back[0], 3.0f);
+  EXPECT_EQ(back[22], 3.0f);
+  // The parameters load as usual; the extra names are ignored.
+  ASSERT_TRUE(loadCheckpoint(path, m, back.data(), err)) << err;
+  EXPECT_EQ(back[5], 1.0f);
+}
+
+TEST(Safetensors, MissingFile) {
+  TempDir dir;
+  std::string path = dir.file("none.safetensors");
+  EXPECT_EQ(loadError(path), path + ": cannot open: No such file or directory");
+  EXPECT_EQ(loadError(dir.path()), dir.path() + ": not a regular file");
+}
+
+TEST(Safetensors, Truncated) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  saveTiny(path);
+  std::string bytes = readText(path);
+  writeText(path, bytes.substr(0, bytes.size() - 1));
+  EXPECT_EQ(loadError(path),
+            path + ": truncated: tensor 'layers.0.attn.features' ends at byte "
+                   "92 of the data, the file holds 91");
+  writeText(path, bytes.substr(0, 100));
+  EXPECT_NE(loadError(path).find(path + ": truncated: the header needs"),
+            std::string::npos);
+  writeText(path, bytes.substr(0, 5));
+  EXPECT_EQ(loadError(path), path + ": truncated: 5 bytes, too short for a "
+                                    "safetensors header length");
+  writeText(path, "");
+  EXPECT_EQ(loadError(path), path + ": truncated: 0 bytes, too short for a "
+                                    "safetensors header length");
+}
+
+/// A safetensors file with the given header text and `data` bytes.
+std::string rawFile(const std::string &header, size_t data) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[size_t(i)] = char((header.size() >> (8 * i)) & 0xff);
+  return out + header + std::string(data, '\0');
+}
+
+TEST(Safetensors, BadHeader) {
+  TempDir dir;
+  std::string path = dir.file("bad.safetensors");
+  writeText(path, rawFile("{\"embed.weight\": {\"dtype\": \"F32\",", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: byte 33 of the JSON: "
+                                    "expected a string key in object");
+  writeText(path, rawFile("{\"embed.weight\": ", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: byte 17 of the JSON: "
+                                    "unexpected end of input, expected a "
+                                    "value");
+  writeText(path, rawFile("[1, 2]", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: the JSON is not an object");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 4]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' F32 [2] needs 8 "
+                                    "bytes but data_offsets span 4");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"Q4\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 8]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' has unknown "
+                                    "dtype 'Q4'");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [-2], "
+                          "\"data_offsets\": [0, 8]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': shape is not an "
+                                    "array of non-negative integers");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\"}}", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' needs "
+                                    "\"dtype\", \"shape\" and "
+                                    "\"data_offsets\"");
+  writeText(path, rawFile("{\"__metadata__\": {\"n\": 1}}", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: __metadata__ value 'n' is "
+                                    "not a string");
+  std::string huge(8, '\xff');
+  writeText(path, huge + "{}");
+  EXPECT_EQ(loadError(path), path + ": header length 18446744073709551615 is "
+                                    "implausible (not a safetensors file?)");
+}
+
+TEST(Safetensors, WrongShapeNamesTensorAndShapes) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  std::vector<float> data(12, 0.0f);
+  std::string err;
+  ASSERT_TRUE(
+      writeSafetensors(path,
+                       {{"embed.weight", {3, 4}, data.data()},
+                        {"norm.weight", {3}, data.data()},
+                        {"layers.0.attn.features", {2, 2, 2}, data.data()}},
+                       {{"tfc.model", "tiny"}}, err))
+      << err;
+  EXPECT_EQ(loadError(path), path + ": tensor 'embed.weight' has shape [3, 4] "
+                                    "in the checkpoint, the model expects "
+                                    "[4, 3]");
+}
+
+TEST(Safetensors, MissingNameAndOtherModel) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  std::vector<float> data(12, 0.0f);
+  std::string err;
+  ASSERT_TRUE(
+      writeSafetensors(path,
+                       {{"embed.weight", {4, 3}, data.data()},
+                        {"layers.0.attn.features", {2, 2, 2}, data.data()}},
+                       {{"tfc.model", "tiny"}}, err))
+      << err;
+  EXPECT_EQ(loadError(path), path + ": tensor 'norm.weight' [3] is missing "
+                                    "from the checkpoint");
+  ASSERT_TRUE(writeSafetensors(path, {{"lm_head.weight", {2, 2}, data.data()}},
+                               {{"tfc.model", "big-lm"}}, err))
+      << err;
+  EXPECT_EQ(loadError(path),
+            path + ": tensor 'embed.weight' [4, 3] is missing from the "
+                   "checkpoint; the checkpoint is of model 'big-lm', this "
+                   "executable is model 'tiny'");
+}
+
+TEST(Safetensors, WrongDtype) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  writeText(path, rawFile("{\"embed.weight\": {\"dtype\": \"F16\", \"shape\": "
+                          "[4, 3], \"data_offsets\": [0, 24]}}",
+                          24));
+  EXPECT_EQ(loadError(path), path + ": tensor 'embed.weight' has dtype F16, "
+                                    "expected F32");
+}
+
+TEST(Safetensors, RejectsBadNamesOnWrite) {
+  TempDir dir;
+  std::string err;
+  float x = 0;
+  EXPECT_FALSE(writeSafetensors(dir.file("a"), {{"a", {1}, &x}, {"a", {1}, &x}},
+                                {}, err));
+  EXPECT_EQ(err, dir.file("a") + ": cannot write tensor named 'a' (empty, "
+                                 "reserved or repeated)");
+}
+
+TEST(Safetensors, FailedWriteKeepsTheOldFile) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  saveTiny(path);
+  std::string before = readText(path);
+  Manifest m = tinyManifest();
+  std::vector<float> params(24, 5.0f);
+  std::string err;
+
+  // 1. The temporary file cannot be created (a directory is in the way).
+  ASSERT_EQ(0, mkdir((path + ".tmp").c_str(), 0755));
+  EXPECT_FALSE(saveCheckpoint(path, m, params.data(), {}, {}, err));
+  EXPECT_EQ(err, path + ".tmp: cannot create: Is a directory");
+  EXPECT_EQ(readText(path), before);
+  rmdir((path + ".tmp").c_str());
+
+  // 2. Writing fails half way: the file size limit stops the write with
+  // EFBIG after 200 bytes. The old file stays, the temporary is removed.
+  struct rlimit old;
+  ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &old));
+  void (*oldHandler)(int) = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 200;
+  ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &small));
+  std::vector<float> big(1000, 5.0f);
+  bool ok =
+      writeSafetensors(path, {{"embed.weight", {1000}, big.data()}}, {}, err);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, oldHandler);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(err, path + ".tmp: write error: File too large");
+  EXPECT_EQ(readText(path), before);
+  struct stat st;
+  EXPECT_NE(0, stat((path + ".tmp").c_str(), &st));
+  std::vector<float> loaded(24);
+  EXPECT_TRUE(loadCheckpoint(path, m, loaded.data(), err)) << err;
+}
+
+} // namespace

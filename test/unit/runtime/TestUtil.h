@@ -1,0 +1,76 @@
+//===- TestUtil.h - Helpers for the runtime unit tests ----------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// A scratch directory removed at the end of a test, and small file helpers.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TEST_UNIT_RUNTIME_TESTUTIL_H
+#define TFC_TEST_UNIT_RUNTIME_TESTUTIL_H
+
+#include <cstdio>
+#include <cstdlib>
+#include <ftw.h>
+#include <string>
+#include <unistd.h>
+
+namespace tfc::rt::test {
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+class TempDir {
+public:
+  TempDir() {
+    const char *base = getenv("TMPDIR");
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/tfc-rt-test-XXXXXX";
+    char *made = mkdtemp(&pattern[0]);
+    path_ = made ? made : "";
+  }
+  ~TempDir() {
+    if (!path_.empty())
+      nftw(path_.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+
+  const std::string &path() const { return path_; }
+  /// A path inside the directory.
+  std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+  static int removeEntry(const char *path, const struct stat *, int,
+                         struct FTW *) {
+    ::remove(path);
+    return 0;
+  }
+  std::string path_;
+};
+
+inline void writeText(const std::string &path, const std::string &text) {
+  FILE *f = fopen(path.c_str(), "wb");
+  if (!f)
+    return;
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+}
+
+inline std::string readText(const std::string &path) {
+  std::string out;
+  FILE *f = fopen(path.c_str(), "rb");
+  if (!f)
+    return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+    out.append(buf, n);
+  fclose(f);
+  return out;
+}
+
+} // namespace tfc::rt::test
+
+#endif // TFC_TEST_UNIT_RUNTIME_TESTUTIL_H
