@@ -309,11 +309,12 @@ Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
                    SoftmaxAttr kind) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
   Value out = maskedSoftmaxAttention(
-      b, loc, splitHeads(b, loc, op.getQuery(), heads),
-      splitHeads(b, loc, op.getKey(), heads),
-      splitHeads(b, loc, op.getValue(), heads), op.getMask(),
-      /*globalColumns=*/Value(), /*rowOffset=*/0,
+      b, loc, q, k, v, op.getMask(), /*globalColumns=*/Value(),
+      /*rowOffset=*/0,
       [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
         return causalFilter(nb, nloc, causal, i, j);
       });
@@ -415,11 +416,11 @@ Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
   }
 
   // Local rows: window band, plus the global columns.
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
   Value result = maskedSoftmaxAttention(
-      b, loc, splitHeads(b, loc, op.getQuery(), heads),
-      splitHeads(b, loc, op.getKey(), heads),
-      splitHeads(b, loc, op.getValue(), heads), op.getMask(), globalColumns,
-      /*rowOffset=*/0,
+      b, loc, q, k, v, op.getMask(), globalColumns, /*rowOffset=*/0,
       [&](OpBuilder &nb, Location nloc, Value i, Value j,
           Value globalColumn) -> Value {
         Value allowed = slidingWindow(nb, nloc, kind, i, j);
@@ -439,8 +440,9 @@ Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
   Value globalValue = splitHeads(b, loc, op.getGlobalValue(), heads);
   for (int64_t position : globals) {
     Value row = extractRow(b, loc, globalQuery, b.getIndexAttr(position));
+    Value rowQuery = splitHeads(b, loc, row, heads);
     Value rowOut = maskedSoftmaxAttention(
-        b, loc, splitHeads(b, loc, row, heads), globalKey, globalValue,
+        b, loc, rowQuery, globalKey, globalValue,
         op.getMask(), /*globalColumns=*/Value(), /*rowOffset=*/position,
         [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
           return causalFilter(nb, nloc, causal, i, j);
@@ -641,16 +643,19 @@ Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
   }
 
   Value init = emptyTensor(b, loc, shapeOf(q), element);
+  Value begin = indexConstant(b, loc, 0);
+  Value end = indexConstant(b, loc, length);
+  Value step = indexConstant(b, loc, 1);
   auto loop = b.create<scf::ForOp>(
-      loc, indexConstant(b, loc, 0), indexConstant(b, loc, length),
-      indexConstant(b, loc, 1), ValueRange{kv, z, init},
+      loc, begin, end, step, ValueRange{kv, z, init},
       [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
-        auto [newKv, newZ] = accumulateKeyValues(
-            nb, nloc, extractRow(nb, nloc, keyFeatures, i),
-            extractRow(nb, nloc, v, i), state[0], state[1]);
-        Value row =
-            readOutput(nb, nloc, extractRow(nb, nloc, queryFeatures, i), newKv,
-                       newZ, extractRow(nb, nloc, state[2], i));
+        Value keyRow = extractRow(nb, nloc, keyFeatures, i);
+        Value valueRow = extractRow(nb, nloc, v, i);
+        auto [newKv, newZ] = accumulateKeyValues(nb, nloc, keyRow, valueRow,
+                                                 state[0], state[1]);
+        Value queryRow = extractRow(nb, nloc, queryFeatures, i);
+        Value dest = extractRow(nb, nloc, state[2], i);
+        Value row = readOutput(nb, nloc, queryRow, newKv, newZ, dest);
         Value result = insertRow(nb, nloc, row, state[2], i);
         nb.create<scf::YieldOp>(nloc, ValueRange{newKv, newZ, result});
       });
