@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -49,6 +50,7 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, cf::ControlFlowDialect,
                   LLVM::LLVMDialect>();
   func::registerInlinerExtension(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -76,6 +78,13 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  // Copies become linalg.copy, lowered to loops like every other kernel
+  // (memref.copy of a strided view would call a library function).
+  bufferization.memCpyFn = [](OpBuilder &b, Location loc, Value from,
+                              Value to) -> LogicalResult {
+    b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());

@@ -390,10 +390,13 @@ size_t utf8Length(std::string_view text, size_t pos, uint32_t &codePoint) {
 /// It tracks just enough of TOML's lexical structure (comments and the four
 /// string forms) to know where text is free-form. A quote opens a string only
 /// where TOML allows one -- in a key or table header at the start of a line
-/// or after '[', '{', ',' or '.'; in a value after '=', '[', ',' or a line
-/// break inside an array -- since anywhere else toml++ reads it as part of a
-/// malformed value and goes on classifying the characters after it. Valid
-/// TOML is never rejected here: its strings all start at such places.
+/// or after '[', '{', ',' or '.'; as a value right after the key's '=' or
+/// after '[' or ',' in an array -- since anywhere else toml++ reads it as
+/// part of a malformed value and goes on classifying the characters after
+/// it. Likewise a value that is not a string, array or inline table is read
+/// by toml++ up to the next terminator (whitespace, ']', '}', ',' or '#')
+/// before anything else, quotes and brackets included, and so is it here.
+/// Valid TOML is never rejected here: its strings all start at such places.
 LexicalError precheck(std::string_view text) {
   enum class State {
     Normal,
@@ -401,7 +404,8 @@ LexicalError precheck(std::string_view text) {
     Basic,
     Literal,
     MultiBasic,
-    MultiLiteral
+    MultiLiteral,
+    BareValue
   };
   State state = State::Normal;
   uint32_t line = 1, column = 1;
@@ -426,50 +430,61 @@ LexicalError precheck(std::string_view text) {
   // a tab; a line break at the start.
   char previous = '\n';
   // Whether the scan is inside a value (after '=', or in an array) rather
-  // than in a key or a table header, where '.' separates dotted keys; and
-  // the open arrays ('['), inline tables ('{') and table headers ('h').
+  // than in a key or a table header; whether a value may start here (right
+  // after the '=' of a key, or after '[' or ',' in an array); and the open
+  // arrays ('['), inline tables ('{') and table headers ('h').
   bool inValue = false;
+  bool atValueStart = false;
   std::vector<char> nesting;
   auto trackStructure = [&](char c) {
     char top = nesting.empty() ? '\0' : nesting.back();
     switch (c) {
     case '=':
-      if (top == '\0' || top == '{')
-        inValue = true;
+      atValueStart = !inValue && (top == '\0' || top == '{');
+      inValue = true;
       break;
     case '[':
       if (inValue)
         nesting.push_back('[');
       else if (top == '\0')
         nesting.push_back('h');
+      atValueStart = inValue;
       break;
     case ']':
       if (top == '[' || top == 'h')
         nesting.pop_back();
+      atValueStart = false;
       break;
     case '{':
       if (inValue) {
         nesting.push_back('{');
         inValue = false;
       }
+      atValueStart = false;
       break;
     case '}':
       if (top == '{') {
         nesting.pop_back();
         inValue = true;
       }
+      atValueStart = false;
       break;
     case ',':
       if (top == '{')
         inValue = false;
+      atValueStart = top == '[';
       break;
     case '\n':
+      // Arrays may span lines; everything else ends with the line.
       if (top == 'h')
         nesting.pop_back();
-      if (nesting.empty())
+      if (nesting.empty()) {
         inValue = false;
+        atValueStart = false;
+      }
       break;
     default:
+      atValueStart = false;
       break;
     }
   };
@@ -506,8 +521,9 @@ LexicalError precheck(std::string_view text) {
       if (c == '#') {
         state = State::Comment;
       } else if ((c == '"' || c == '\'') &&
-                 std::string_view(inValue ? "\n=[," : "\n[{,.")
-                         .find(previous) != std::string_view::npos) {
+                 (inValue ? atValueStart
+                          : std::string_view("\n[{,.").find(previous) !=
+                                std::string_view::npos)) {
         std::string_view triple = c == '"' ? "\"\"\"" : "'''";
         if (startsWith(pos, triple)) {
           state = c == '"' ? State::MultiBasic : State::MultiLiteral;
@@ -515,10 +531,29 @@ LexicalError precheck(std::string_view text) {
         } else {
           state = c == '"' ? State::Basic : State::Literal;
         }
-      } else {
+        atValueStart = false;
+      } else if (inValue && atValueStart &&
+                 std::string_view(" \t\r\n[]{},").find(c) ==
+                     std::string_view::npos) {
+        // A number, boolean, date or garbage: toml++ first reads up to the
+        // next value terminator, classifying every character on the way.
+        state = State::BareValue;
+        atValueStart = false;
+      } else if (c != ' ' && c != '\t' && c != '\r') {
         trackStructure(c);
       }
       if (c != ' ' && c != '\t' && c != '\r')
+        previous = c;
+      break;
+    case State::BareValue:
+      if (std::string_view(" \t\r\n]},#").find(c) != std::string_view::npos) {
+        state = State::Normal; // The terminator is handled as structure.
+        advance = 0;
+      } else if (codePoint >= 0x80 || codePoint < 0x20 || codePoint == 0x7F) {
+        state = State::Normal; // Reported there.
+        advance = 0;
+      }
+      if (state == State::BareValue)
         previous = c;
       break;
     case State::Comment:

@@ -34,15 +34,14 @@
 using namespace mlir;
 using namespace mlir::tfc;
 
-namespace {
-
 //===----------------------------------------------------------------------===//
 // Generic builders
 //===----------------------------------------------------------------------===//
 
 /// The affine map over `numDims` loops whose results are the loop dims
 /// `dims`, in order.
-AffineMap loopDims(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims) {
+static AffineMap loopDims(OpBuilder &b, unsigned numDims,
+                          ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned dim : dims)
     exprs.push_back(b.getAffineDimExpr(dim));
@@ -53,9 +52,10 @@ AffineMap loopDims(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims) {
 /// `init` through `outputMap`. Loops that `outputMap` does not use are
 /// reductions. `body` receives the input elements followed by the current
 /// output element and returns the new output element.
-Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
-                   ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
-                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+static Value
+buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+             ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
+             function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   unsigned numDims = outputMap.getNumDims();
   SmallVector<utils::IteratorType> iterators(numDims,
                                              utils::IteratorType::reduction);
@@ -65,27 +65,28 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
   SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
   maps.push_back(outputMap);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
       });
   return generic.getResult(0);
 }
 
 /// `acc + x * y`.
-Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x, Value y) {
+static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x,
+                         Value y) {
   Value product = b.create<arith::MulFOp>(loc, x, y);
   return b.create<arith::AddFOp>(loc, acc, product);
 }
 
 /// The float constant `-inf` of type `element`.
-Value negativeInfinity(OpBuilder &b, Location loc, Type element) {
+static Value negativeInfinity(OpBuilder &b, Location loc, Type element) {
   return floatConstant(b, loc, element,
                        -std::numeric_limits<double>::infinity());
 }
 
-/// `a && b`, where either may be null (meaning true).
-Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+/// `lhs && rhs`, where either may be null (meaning true).
+static Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (!lhs)
     return rhs;
   if (!rhs)
@@ -98,7 +99,7 @@ Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 //===----------------------------------------------------------------------===//
 
 /// `[B, S, H * Dh] -> [B, S, H, Dh]`.
-Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
+static Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   ArrayRef<int64_t> shape = shapeOf(x);
   auto type = RankedTensorType::get(
       {shape[0], shape[1], heads, shape[2] / heads}, elementOf(x));
@@ -107,7 +108,7 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
 }
 
 /// `[B, S, H, Dh] -> [B, S, H * Dh]`.
-Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+static Value mergeHeads(OpBuilder &b, Location loc, Value x) {
   ArrayRef<int64_t> shape = shapeOf(x);
   auto type = RankedTensorType::get({shape[0], shape[1], shape[2] * shape[3]},
                                     elementOf(x));
@@ -121,6 +122,7 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x) {
 
 /// Offsets, sizes and strides of row `position` (dimension 1) of a tensor
 /// of shape `shape`, keeping the row dimension with extent 1.
+namespace {
 struct RowRange {
   SmallVector<OpFoldResult> offsets, sizes, strides;
   RowRange(OpBuilder &b, ArrayRef<int64_t> shape, OpFoldResult position) {
@@ -131,17 +133,19 @@ struct RowRange {
     }
   }
 };
+} // namespace
 
 /// Row `position` of `x [B, S, ...]` as `[B, 1, ...]`.
-Value extractRow(OpBuilder &b, Location loc, Value x, OpFoldResult position) {
+static Value extractRow(OpBuilder &b, Location loc, Value x,
+                        OpFoldResult position) {
   RowRange range(b, shapeOf(x), position);
   return b.create<tensor::ExtractSliceOp>(loc, x, range.offsets, range.sizes,
                                           range.strides);
 }
 
 /// `dest [B, S, ...]` with row `position` replaced by `row [B, 1, ...]`.
-Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
-                OpFoldResult position) {
+static Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
+                       OpFoldResult position) {
   RowRange range(b, shapeOf(dest), position);
   return b.create<tensor::InsertSliceOp>(loc, row, dest, range.offsets,
                                          range.sizes, range.strides);
@@ -160,7 +164,7 @@ using PairFilter = function_ref<Value(OpBuilder &, Location, Value i, Value j,
 
 /// `scores[b, h, i, j] = sum_e q[b, i, h, e] * k[b, j, h, e]` for head-split
 /// `q [B, Sq, H, Dh]` and `k [B, Sk, H, Dh]`.
-Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
+static Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
   ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k);
   Type element = elementOf(q);
   Value init = filledTensor(
@@ -180,9 +184,9 @@ Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
 /// position offset by `rowOffset`) and, when `mask [B, Sk]` is given, the
 /// keys whose mask is 0. `globalColumns`, when given, is a `[Sk]` `i1`
 /// tensor handed to `filter`.
-Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
-                 Value mask, Value globalColumns, int64_t rowOffset,
-                 PairFilter filter) {
+static Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
+                        Value mask, Value globalColumns, int64_t rowOffset,
+                        PairFilter filter) {
   Type element = elementOf(scores);
   SmallVector<Value> inputs = {scores};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
@@ -204,9 +208,8 @@ Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
           i = nb.create<arith::AddIOp>(nloc, i,
                                        indexConstant(nb, nloc, rowOffset));
         Value j = nb.create<linalg::IndexOp>(nloc, 3);
-        Value allowed = filter(nb, nloc, i, j,
-                               globalColumns ? args[inputs.size() - 1]
-                                             : Value());
+        Value allowed = filter(
+            nb, nloc, i, j, globalColumns ? args[inputs.size() - 1] : Value());
         if (mask) {
           Value zero = floatConstant(nb, nloc, element, 0.0);
           Value realKey = nb.create<arith::CmpFOp>(
@@ -215,17 +218,17 @@ Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
         }
         if (!allowed)
           return scaled;
-        return nb.create<arith::SelectOp>(
-            nloc, allowed, scaled, negativeInfinity(nb, nloc, element));
+        return nb.create<arith::SelectOp>(nloc, allowed, scaled,
+                                          negativeInfinity(nb, nloc, element));
       },
       maps);
 }
 
 /// Softmax over the last dimension of `scores [B, H, Sq, Sk]`, where `-inf`
 /// marks a pair that may not attend. A row with no allowed pair gives all
-/// zeros (not NaN): its max is replaced by 0 before the exponential and its
-/// zero sum by a zero reciprocal.
-Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
+/// zeros (not NaN): its max is replaced by 0 before the exponential, and a
+/// zero sum gives zero weights instead of 0 / 0.
+static Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
   Type element = elementOf(scores);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
   Value rowMax = reduceLastDim(
@@ -236,9 +239,9 @@ Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
   Value exps = elementwise(
       b, loc, shapeOf(scores), element, ValueRange{scores, rowMax},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value emptyRow = nb.create<arith::CmpFOp>(
-            nloc, arith::CmpFPredicate::OEQ, args[1],
-            negativeInfinity(nb, nloc, element));
+        Value emptyRow =
+            nb.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OEQ, args[1],
+                                     negativeInfinity(nb, nloc, element));
         Value shift = nb.create<arith::SelectOp>(
             nloc, emptyRow, floatConstant(nb, nloc, element, 0.0), args[1]);
         Value centred = nb.create<arith::SubFOp>(nloc, args[0], shift);
@@ -264,10 +267,10 @@ Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
 
 /// `out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h, e]` for
 /// `probs [B, H, Sq, Sk]` and head-split `v [B, Sk, H, Dh]`.
-Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
+static Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
   ArrayRef<int64_t> pShape = shapeOf(probs), vShape = shapeOf(v);
-  Value init = filledTensor(b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]},
-                            elementOf(v), 0.0);
+  Value init = filledTensor(
+      b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]}, elementOf(v), 0.0);
   // Loops (b, i, h, e, j); j is reduced.
   return buildGeneric(
       b, loc, ValueRange{probs, v}, init,
@@ -282,19 +285,21 @@ Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
 /// `k, v [B, Sk, H, Dh]` with scale `1/sqrt(Dh)`, restricted to the pairs
 /// that `filter` and `mask` allow (see maskScores). Returns
 /// `[B, Sq, H, Dh]`.
-Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q, Value k,
-                             Value v, Value mask, Value globalColumns,
-                             int64_t rowOffset, PairFilter filter) {
+static Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q,
+                                    Value k, Value v, Value mask,
+                                    Value globalColumns, int64_t rowOffset,
+                                    PairFilter filter) {
   double scale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
   Value scores = dotScores(b, loc, q, k);
-  scores = maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset,
-                      filter);
+  scores =
+      maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset, filter);
   Value probs = softmaxRows(b, loc, scores);
   return weightValues(b, loc, probs, v);
 }
 
 /// The causal filter `j <= i`, or null (all pairs) when not causal.
-Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j) {
+static Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i,
+                          Value j) {
   if (!causal)
     return Value();
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, j, i);
@@ -305,8 +310,8 @@ Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j) {
 //===----------------------------------------------------------------------===//
 
 /// Exact attention: every key, or every key up to the query when causal.
-Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
-                   SoftmaxAttr kind) {
+static Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
+                          SoftmaxAttr kind) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
@@ -335,22 +340,22 @@ Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
 ///
 /// In the `[Sq, Sk]` score matrix this is a band of diagonals; the dense
 /// formulation below evaluates it for every pair.
-Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
-                    Value j) {
+static Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
+                           Value i, Value j) {
   int64_t window = kind.getWindow(), dilation = kind.getDilation();
   Value zero = indexConstant(b, loc, 0);
   if (kind.getCausal()) {
     Value back = b.create<arith::SubIOp>(loc, i, j);
     Value notFuture =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, back, zero);
-    Value inWindow = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::slt, back,
-        indexConstant(b, loc, window * dilation));
+    Value inWindow =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, back,
+                                indexConstant(b, loc, window * dilation));
     Value band = b.create<arith::AndIOp>(loc, notFuture, inWindow);
     if (dilation == 1)
       return band;
-    Value phase = b.create<arith::RemSIOp>(loc, back,
-                                           indexConstant(b, loc, dilation));
+    Value phase =
+        b.create<arith::RemSIOp>(loc, back, indexConstant(b, loc, dilation));
     Value onGrid =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
     return b.create<arith::AndIOp>(loc, band, onGrid);
@@ -395,8 +400,8 @@ Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
 /// The local part is evaluated densely, O(S^2) like softmax attention; a
 /// banded kernel would compute only the `2 * (w / 2) + 1` (causal: `w`)
 /// dilated diagonals of the band plus the global columns.
-Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
-                      LongformerAttr kind) {
+static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
+                             LongformerAttr kind) {
   int64_t heads = op.getHeads();
   int64_t length = shapeOf(op.getKey())[1];
   bool causal = kind.getCausal();
@@ -442,8 +447,8 @@ Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
     Value row = extractRow(b, loc, globalQuery, b.getIndexAttr(position));
     Value rowQuery = splitHeads(b, loc, row, heads);
     Value rowOut = maskedSoftmaxAttention(
-        b, loc, rowQuery, globalKey, globalValue,
-        op.getMask(), /*globalColumns=*/Value(), /*rowOffset=*/position,
+        b, loc, rowQuery, globalKey, globalValue, op.getMask(),
+        /*globalColumns=*/Value(), /*rowOffset=*/position,
         [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
           return causalFilter(nb, nloc, causal, i, j);
         });
@@ -457,7 +462,7 @@ Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
 //===----------------------------------------------------------------------===//
 
 /// The FAVOR+ denominator's regulariser.
-constexpr double kPerformerEpsilon = 1e-6;
+static constexpr double kPerformerEpsilon = 1e-6;
 
 /// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
 /// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
@@ -468,8 +473,8 @@ constexpr double kPerformerEpsilon = 1e-6;
 /// cancels between numerator and denominator; for keys `c = 0`, so that no
 /// constant depending on other positions enters a causal prefix. `mask
 /// [B, S]`, when given, multiplies the features (padding keys vanish).
-Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
-                     bool stabilise, Value mask) {
+static Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
+                            bool stabilise, Value mask) {
   ArrayRef<int64_t> xShape = shapeOf(x);
   int64_t count = shapeOf(features)[0];
   Type element = elementOf(x);
@@ -499,12 +504,12 @@ Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
             nloc, square, floatConstant(nb, nloc, element, 0.5));
         return nb.create<arith::AddFOp>(nloc, acc, half);
       });
-  Value exponent = elementwise(
-      b, loc, shape, element, ValueRange{projection, halfNorm},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-      },
-      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
+  Value exponent =
+      elementwise(b, loc, shape, element, ValueRange{projection, halfNorm},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+                  },
+                  {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
 
   SmallVector<Value> inputs = {exponent};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
@@ -531,7 +536,8 @@ Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
         value = nb.create<arith::MulFOp>(
             nloc, value, floatConstant(nb, nloc, element, outputScale));
         if (mask)
-          value = nb.create<arith::MulFOp>(nloc, value, args[stabilise ? 2 : 1]);
+          value =
+              nb.create<arith::MulFOp>(nloc, value, args[stabilise ? 2 : 1]);
         return value;
       },
       maps);
@@ -545,24 +551,24 @@ Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
 ///
 /// `kv` is `[B, H, M, Dh]` and `z` `[B, H, M]`; the updated pair is
 /// returned.
-std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
-                                            Value keyFeatures, Value v,
-                                            Value kv, Value z) {
+static std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
+                                                   Value keyFeatures, Value v,
+                                                   Value kv, Value z) {
   // Loops (b, h, m, e, j); j is reduced.
-  Value newKv = buildGeneric(
-      b, loc, ValueRange{keyFeatures, v}, kv,
-      {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+  Value newKv =
+      buildGeneric(b, loc, ValueRange{keyFeatures, v}, kv,
+                   {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
+                   loopDims(b, 5, {0, 1, 2, 3}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
   // Loops (b, h, m, j); j is reduced.
-  Value newZ = buildGeneric(
-      b, loc, ValueRange{keyFeatures}, z, {loopDims(b, 4, {0, 3, 1, 2})},
-      loopDims(b, 4, {0, 1, 2}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
-      });
+  Value newZ =
+      buildGeneric(b, loc, ValueRange{keyFeatures}, z,
+                   {loopDims(b, 4, {0, 3, 1, 2})}, loopDims(b, 4, {0, 1, 2}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+                   });
   return {newKv, newZ};
 }
 
@@ -574,31 +580,31 @@ std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
 ///
 /// The result is written into `dest` (`[B, I, H, Dh]`) when given, so that
 /// a slice of a larger tensor can be updated in place.
-Value readOutput(OpBuilder &b, Location loc, Value queryFeatures, Value kv,
-                 Value z, Value dest = Value()) {
+static Value readOutput(OpBuilder &b, Location loc, Value queryFeatures,
+                        Value kv, Value z, Value dest = Value()) {
   ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(kv);
   int64_t headDim = shapeOf(kv)[3];
   SmallVector<int64_t> outShape = {qShape[0], qShape[1], qShape[2], headDim};
   // Loops (b, i, h, e, m); m is reduced.
-  Value numerator = buildGeneric(
-      b, loc, ValueRange{queryFeatures, kv},
-      filledTensor(b, loc, outShape, element, 0.0),
-      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+  Value numerator =
+      buildGeneric(b, loc, ValueRange{queryFeatures, kv},
+                   filledTensor(b, loc, outShape, element, 0.0),
+                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
+                   loopDims(b, 5, {0, 1, 2, 3}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
   // Loops (b, i, h, m); m is reduced.
-  Value denominator = buildGeneric(
-      b, loc, ValueRange{queryFeatures, z},
-      filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element,
-                   kPerformerEpsilon),
-      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
-      loopDims(b, 4, {0, 1, 2}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+  Value denominator =
+      buildGeneric(b, loc, ValueRange{queryFeatures, z},
+                   filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]},
+                                element, kPerformerEpsilon),
+                   {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
+                   loopDims(b, 4, {0, 1, 2}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
   if (!dest)
     dest = emptyTensor(b, loc, outShape, element);
   return buildGeneric(
@@ -617,8 +623,8 @@ Value readOutput(OpBuilder &b, Location loc, Value queryFeatures, Value kv,
 /// (prefix sums over keys `j <= i`) as tensor iter_args, adds key `i` to it,
 /// reads output row `i` and inserts it into the result; later keys never
 /// reach row `i`.
-Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
-                     PerformerAttr kind) {
+static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
+                            PerformerAttr kind) {
   int64_t heads = op.getHeads();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
@@ -633,8 +639,7 @@ Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
   int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
   int64_t count = shapeOf(features)[0];
   Type element = elementOf(v);
-  Value kv =
-      filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
+  Value kv = filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
   Value z = filledTensor(b, loc, {batch, heads, count}, element, 0.0);
 
   if (!kind.getCausal()) {
@@ -651,8 +656,8 @@ Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
       [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
         Value keyRow = extractRow(nb, nloc, keyFeatures, i);
         Value valueRow = extractRow(nb, nloc, v, i);
-        auto [newKv, newZ] = accumulateKeyValues(nb, nloc, keyRow, valueRow,
-                                                 state[0], state[1]);
+        auto [newKv, newZ] =
+            accumulateKeyValues(nb, nloc, keyRow, valueRow, state[0], state[1]);
         Value queryRow = extractRow(nb, nloc, queryFeatures, i);
         Value dest = extractRow(nb, nloc, state[2], i);
         Value row = readOutput(nb, nloc, queryRow, newKv, newZ, dest);
@@ -667,13 +672,15 @@ Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
 //===----------------------------------------------------------------------===//
 
 /// Whether every operand and the result of `op` has a static shape.
-bool hasStaticShapes(AttentionOp op) {
+static bool hasStaticShapes(AttentionOp op) {
   auto isStatic = [](Value value) {
     return cast<RankedTensorType>(value.getType()).hasStaticShape();
   };
   return llvm::all_of(op->getOperands(), isStatic) && isStatic(op.getResult());
 }
 
+namespace {
+/// Rewrites `tfc.attention` by the builder of its kind.
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -695,7 +702,6 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     return success();
   }
 };
-
 } // namespace
 
 void mlir::tfc::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {

@@ -12,11 +12,8 @@
 // CHECK-DAG: %[[QH:[a-z0-9_]+]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
 // CHECK-DAG: %[[KH:[a-z0-9_]+]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
 // CHECK-DAG: %[[VH:[a-z0-9_]+]] = tensor.expand_shape %[[V]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
-// CHECK: %[[SCORES:[0-9]+]] = linalg.generic
-// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
-// CHECK-SAME: ins(%[[QH]], %[[KH]] : tensor<2x4x2x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>)
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[SCORES]], %[[M]] : tensor<2x2x4x4xf32>, tensor<2x4xf32>)
+// CHECK: %[[SCORES:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}ins(%[[QH]], %[[KH]] : tensor<2x4x2x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[SCORES]], %[[M]] : tensor<2x2x4x4xf32>, tensor<2x4xf32>)
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]]
 // CHECK: %[[I:.*]] = linalg.index 2
 // CHECK: %[[J:.*]] = linalg.index 3
@@ -28,8 +25,7 @@
 // CHECK: math.exp
 // CHECK: arith.addf
 // CHECK: arith.divf
-// CHECK: %[[OUT:[0-9]+]] = linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[VH]] : tensor<2x2x4x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x4x2x4xf32>)
+// CHECK: %[[OUT:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[VH]] : tensor<2x2x4x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x4x2x4xf32>)
 // CHECK: %[[RES:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1], [2, 3]] : tensor<2x4x2x4xf32> into tensor<2x4x8xf32>
 // CHECK-NOT: tfc.
 // CHECK: return %[[RES]]
@@ -56,10 +52,8 @@ func.func @softmax_causal_masked(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>,
 // CHECK-DAG: %[[REACH:[a-z0-9_]+]] = arith.constant 4 : index
 // CHECK-DAG: %[[NREACH:[a-z0-9_-]+]] = arith.constant -4 : index
 // CHECK-DAG: %[[COLS:[a-z0-9_]+]] = arith.constant dense<[true, false, false, false, false, true, false, false]> : tensor<8xi1>
-// CHECK: %[[SCORES:[0-9]+]] = linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<1x2x8x8xf32>)
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[SCORES]], %[[COLS]] : tensor<1x2x8x8xf32>, tensor<8xi1>)
+// CHECK: %[[SCORES:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<1x2x8x8xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[SCORES]], %[[COLS]] : tensor<1x2x8x8xf32>, tensor<8xi1>)
 // CHECK: ^bb0(%{{.*}}: f32, %[[GLOBAL:.*]]: i1, %{{.*}}: f32):
 // CHECK: %[[OFFSET:.*]] = arith.subi
 // CHECK: arith.cmpi sge, %[[OFFSET]], %[[NREACH]]
@@ -68,16 +62,13 @@ func.func @softmax_causal_masked(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>,
 // CHECK: %[[BAND:.*]] = arith.andi
 // CHECK: arith.ori %[[BAND]], %[[GLOBAL]]
 // CHECK: math.exp
-// CHECK: %[[LOCAL:[0-9]+]] = linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: %[[LOCAL:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<1x8x2x4xf32>)
 // CHECK-DAG: %[[GKH:[a-z0-9_]+]] = tensor.expand_shape %[[GK]]
 // CHECK-DAG: %[[GVH:[a-z0-9_]+]] = tensor.expand_shape %[[GV]]
 // CHECK: %[[ROW0:.*]] = tensor.extract_slice %[[GQ]][0, 0, 0] [1, 1, 8] [1, 1, 1]
 // CHECK: %[[ROW0H:.*]] = tensor.expand_shape %[[ROW0]]
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[ROW0H]], %[[GKH]] : tensor<1x1x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x1x8xf32>)
-// CHECK: %[[OUT0:[0-9]+]] = linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[GVH]] : tensor<1x2x1x8xf32>, tensor<1x8x2x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[ROW0H]], %[[GKH]] : tensor<1x1x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x1x8xf32>)
+// CHECK: %[[OUT0:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[GVH]] : tensor<1x2x1x8xf32>, tensor<1x8x2x4xf32>)
 // CHECK: %[[INS0:.*]] = tensor.insert_slice %[[OUT0]] into %[[LOCAL]][0, 0, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
 // CHECK: tensor.extract_slice %[[GQ]][0, 5, 0] [1, 1, 8] [1, 1, 1]
 // CHECK: %[[INS5:.*]] = tensor.insert_slice %{{.*}} into %[[INS0]][0, 5, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
@@ -107,24 +98,17 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK-NOT: scf.for
 // CHECK-DAG: %[[EPS:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-7 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK: arith.mulf %{{.*}}, %[[INSCALE]]
 // CHECK: arith.maximumf
 // CHECK: math.exp
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK: math.exp
-// CHECK: %[[KV:[0-9]+]] = linalg.generic
-// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
-// CHECK-SAME: outs(%{{.*}} : tensor<2x2x16x4xf64>)
-// CHECK: %[[Z:[0-9]+]] = linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<2x2x16xf64>)
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[KV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>)
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<2x2x16x4xf64>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x16xf64>)
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[KV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>)
 // CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[EPS]] : f64)
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[Z]] : tensor<2x6x2x16xf64>, tensor<2x2x16xf64>) outs(%[[DEN0]] : tensor<2x6x2xf64>)
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[Z]] : tensor<2x6x2x16xf64>, tensor<2x2x16xf64>) outs(%[[DEN0]] : tensor<2x6x2xf64>)
 // CHECK: arith.divf
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf64> into tensor<2x6x8xf64>
 // CHECK-NOT: tfc.
@@ -150,13 +134,14 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C6:[a-z0-9_]+]] = arith.constant 6 : index
-// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<2x6x2x16xf32>)
-// CHECK: arith.subf
-// CHECK: math.exp
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6xf32>)
-// CHECK: math.exp
+// CHECK: arith.maximumf
+// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: math.exp
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
 // CHECK: %[[KV0:[0-9]+]] = linalg.fill {{.*}} -> tensor<2x2x16x4xf32>
 // CHECK: %[[Z0:[0-9]+]] = linalg.fill {{.*}} -> tensor<2x2x16xf32>
 // CHECK: %[[R0:[0-9]+]] = tensor.empty() : tensor<2x6x2x4xf32>
@@ -165,18 +150,13 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-SAME: -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x4xf32>)
 // CHECK: %[[KROW:.*]] = tensor.extract_slice %[[PHIK]][0, %[[I]], 0, 0] [2, 1, 2, 16] [1, 1, 1, 1]
 // CHECK: %[[VROW:.*]] = tensor.extract_slice %{{.*}}[0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
-// CHECK: %[[NKV:.*]] = linalg.generic
-// CHECK-SAME: ins(%[[KROW]], %[[VROW]] : tensor<2x1x2x16xf32>, tensor<2x1x2x4xf32>) outs(%[[KV]] : tensor<2x2x16x4xf32>)
-// CHECK: %[[NZ:.*]] = linalg.generic
-// CHECK-SAME: ins(%[[KROW]] : tensor<2x1x2x16xf32>) outs(%[[Z]] : tensor<2x2x16xf32>)
+// CHECK: %[[NKV:.*]] = linalg.generic {{.*}}ins(%[[KROW]], %[[VROW]] : tensor<2x1x2x16xf32>, tensor<2x1x2x4xf32>) outs(%[[KV]] : tensor<2x2x16x4xf32>)
+// CHECK: %[[NZ:.*]] = linalg.generic {{.*}}ins(%[[KROW]] : tensor<2x1x2x16xf32>) outs(%[[Z]] : tensor<2x2x16xf32>)
 // CHECK: %[[QROW:.*]] = tensor.extract_slice %[[PHIQ]][0, %[[I]], 0, 0] [2, 1, 2, 16] [1, 1, 1, 1]
 // CHECK: %[[DEST:.*]] = tensor.extract_slice %[[R]][0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[QROW]], %[[NKV]] :
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[QROW]], %[[NZ]] :
-// CHECK: %[[ROW:.*]] = linalg.generic
-// CHECK-SAME: outs(%[[DEST]] : tensor<2x1x2x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[QROW]], %[[NKV]] :
+// CHECK: linalg.generic {{.*}}ins(%[[QROW]], %[[NZ]] :
+// CHECK: %[[ROW:.*]] = linalg.generic {{.*}}outs(%[[DEST]] : tensor<2x1x2x4xf32>)
 // CHECK: arith.divf
 // CHECK: %[[NR:.*]] = tensor.insert_slice %[[ROW]] into %[[R]][0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
 // CHECK: scf.yield %[[NKV]], %[[NZ]], %[[NR]]

@@ -154,6 +154,12 @@ TEST(SpecParser, RejectsNonAsciiAfterMalformedValue) {
   // character; a quote there does not open a string.
   EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1\"\xC2\xA7\"\n" + kData,
                     6, 13, "syntax", "non-ASCII");
+  // A quote after a value's first character does not open a string either.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 2=\"\xC2\xA7\"\n" + kData,
+                    6, 14, "syntax", "non-ASCII");
+  // Nor does one inside a malformed value, up to its terminator.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 6e{'\xD2\x97'\n" + kData,
+                    6, 15, "syntax", "non-ASCII");
   // In a value, '.' belongs to a number, not to a dotted key.
   EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = -.'\xC2\xA7'\n" + kData, 6,
                     14, "syntax", "non-ASCII");
@@ -188,6 +194,20 @@ TEST(SpecParser, AcceptsLineEndingBackslashAndQuotesInStrings) {
   EXPECT_EQ(o.spec->data.train, "a''b.txt");
   EXPECT_EQ(o.spec->data.val, "v\"\xC3\xA9");
   EXPECT_EQ(o.spec->data.test, "t\"");
+}
+
+TEST(SpecParser, AcceptsStringsInArraysInlineTablesAndDottedKeys) {
+  // Non-ASCII text in every place TOML puts a string: the lexical pre-check
+  // must follow keys, values, arrays and inline tables.
+  Outcome o = parse("\"\xC3\xA9\" = 1\n[\"\xC3\xA8\".'\xC3\xA9']\na = "
+                    "[\"\xC3\xA9\", # \xC3\xA9\n"
+                    "  '\xC3\xA9', [\"\xC3\xA9\"],\n  { \"\xC3\xA9\" = "
+                    "\"\xC3\xA9\", b = '\xC3\xA9' }, "
+                    "\"\"\"\xC3\xA9\"\"\"]\n");
+  ASSERT_FALSE(o.spec);
+  // Only the schema rejects it: the unknown top-level key, not the syntax.
+  EXPECT_EQ(o.diag.key, "\"\xC3\xA9\"") << o.diag.str();
+  EXPECT_EQ(o.diag.loc.line, 1u) << o.diag.str();
 }
 
 TEST(SpecParser, AcceptsNonAsciiInCommentsAndStrings) {
