@@ -17,6 +17,7 @@ using namespace mlir::tfc;
 
 #include "dialect/TfcDialect.cpp.inc"
 #include "dialect/TfcEnums.cpp.inc"
+#include "dialect/TfcInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialect/TfcAttrs.cpp.inc"

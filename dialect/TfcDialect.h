@@ -22,6 +22,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialect/TfcDialect.h.inc"
+#include "dialect/TfcInterfaces.h.inc"
 #include "dialect/TfcEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES

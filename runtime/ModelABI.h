@@ -81,6 +81,27 @@ extern const char tfc_model_manifest[];
 ///   loss    [1] mean loss over the batch (lm: over B*S tokens)   (written)
 void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
                  float *logits, float *loss);
+
+/// One training step's loss and gradients (dropout active), same inputs as
+/// tfc_forward plus:
+///   seed   [1] int64   the step's dropout seed (counter-based: the same seed
+///                      gives the same masks, so a resumed run is identical)
+///   grads  [params]    the gradient of the mean loss with respect to every
+///                      tensor of the flat buffer (0 for buffers)   (written)
+///   loss   [1]                                                      (written)
+void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
+                    float *mask, int64_t *seed, float *grads, float *loss);
+
+/// The optimizer update of the spec's [training] section (Adam or AdamW,
+/// the learning-rate schedule, clipping by global norm), over the flat
+/// buffers. `step` is the 1-based number of this update. The *_out buffers
+/// may be the same memory as the corresponding inputs (updates are
+/// element-wise after the gradient norm is taken).
+///   stats  [2] float   gradient global norm (before clipping), learning
+///                      rate used                                   (written)
+void tfc_optimizer_step(float *params, float *grads, float *adam_m,
+                        float *adam_v, int64_t *step, float *params_out,
+                        float *adam_m_out, float *adam_v_out, float *stats);
 }
 
 #endif // TFC_RUNTIME_MODELABI_H
