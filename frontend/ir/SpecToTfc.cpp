@@ -106,8 +106,9 @@ Value ForwardBuilder::layerNorm(Value x, const std::string &name) {
 Value ForwardBuilder::dropout(Value x) {
   if (spec.model.dropout <= 0)
     return x;
-  return builder.create<DropoutOp>(x.getLoc(), x.getType(), x,
-                                   builder.getF64FloatAttr(spec.model.dropout));
+  return builder.create<DropoutOp>(
+      x.getLoc(), x.getType(), x, builder.getF64FloatAttr(spec.model.dropout),
+      /*seed=*/Value(), builder.getI64IntegerAttr(0));
 }
 
 Value ForwardBuilder::attention(Value x, const std::string &name,
@@ -137,10 +138,12 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
   if (spec.model.positions == ::tfc::spec::Positions::Rotary) {
     q = builder.create<RotaryOp>(loc(name + ".rotary"), q.getType(), q,
                                  builder.getI64IntegerAttr(heads),
-                                 builder.getF64FloatAttr(10000.0));
+                                 builder.getF64FloatAttr(10000.0),
+                                 /*inverse=*/UnitAttr());
     k = builder.create<RotaryOp>(loc(name + ".rotary"), k.getType(), k,
                                  builder.getI64IntegerAttr(heads),
-                                 builder.getF64FloatAttr(10000.0));
+                                 builder.getF64FloatAttr(10000.0),
+                                 /*inverse=*/UnitAttr());
   }
 
   Attribute kind;
