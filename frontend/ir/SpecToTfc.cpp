@@ -21,6 +21,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <cmath>
 
 #include <algorithm>
@@ -70,6 +73,7 @@ private:
   Value block(Value x, const std::string &name, int64_t layer);
   Value stack(Value x, const std::string &prefix, int64_t count);
   Value hourglassLevel(Value x, const std::string &prefix, size_t level);
+  std::string dataPath(const std::string &path) const;
 
   MLIRContext &ctx;
   const ::tfc::spec::Spec &spec;
@@ -309,6 +313,16 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   return stack(x, prefix + "post.", levels[levels.size() - 1 - level].layers);
 }
 
+/// The absolute path of a data file named in the spec, "-" when unset.
+std::string ForwardBuilder::dataPath(const std::string &path) const {
+  if (path.empty())
+    return "-";
+  llvm::SmallString<256> absolute(spec.resolvePath(path));
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  return absolute.str().str();
+}
+
 OwningOpRef<ModuleOp> ForwardBuilder::build() {
   bool classify = spec.model.task == ::tfc::spec::Task::Classify;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -347,6 +361,60 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
           builder.getNamedAttr("layers", builder.getI64IntegerAttr(layerCount)),
           builder.getNamedAttr("heads",
                                builder.getI64IntegerAttr(spec.model.heads)),
+          builder.getNamedAttr("min_freq",
+                               builder.getI64IntegerAttr(spec.data.minFreq)),
+          // Training-loop settings for the runtime (the optimizer itself is
+          // generated from `tfc.training`).
+          builder.getNamedAttr("train_steps",
+                               builder.getI64IntegerAttr(spec.training.steps)),
+          builder.getNamedAttr(
+              "eval_every", builder.getI64IntegerAttr(spec.training.evalEvery)),
+          builder.getNamedAttr("eval_batches", builder.getI64IntegerAttr(
+                                                   spec.training.evalBatches)),
+          builder.getNamedAttr("checkpoint_every",
+                               builder.getI64IntegerAttr(
+                                   spec.training.checkpointEvery)),
+          builder.getNamedAttr("patience",
+                               builder.getI64IntegerAttr(spec.training.patience)),
+          builder.getNamedAttr("seed", builder.getI64IntegerAttr(
+                                           static_cast<int64_t>(
+                                               spec.training.seed))),
+          builder.getNamedAttr("redraw", builder.getI64IntegerAttr(
+                                             spec.attention.kind ==
+                                                     ::tfc::spec::AttentionKind::Performer
+                                                 ? spec.attention.redraw
+                                                 : 0)),
+          builder.getNamedAttr("data_train",
+                               builder.getStringAttr(dataPath(spec.data.train))),
+          builder.getNamedAttr("data_val",
+                               builder.getStringAttr(dataPath(spec.data.val))),
+          builder.getNamedAttr("data_test",
+                               builder.getStringAttr(dataPath(spec.data.test))),
+      }));
+  // The optimizer's settings, for tfc-build-optimizer.
+  const auto &training = spec.training;
+  (*module)->setAttr(
+      "tfc.training",
+      builder.getDictionaryAttr({
+          builder.getNamedAttr("optimizer",
+                               builder.getStringAttr(
+                                   training.optimizer ==
+                                           ::tfc::spec::Optimizer::AdamW
+                                       ? "adamw"
+                                       : "adam")),
+          builder.getNamedAttr("lr", builder.getF64FloatAttr(training.lr)),
+          builder.getNamedAttr("beta1", builder.getF64FloatAttr(training.beta1)),
+          builder.getNamedAttr("beta2", builder.getF64FloatAttr(training.beta2)),
+          builder.getNamedAttr("eps", builder.getF64FloatAttr(training.eps)),
+          builder.getNamedAttr("weight_decay",
+                               builder.getF64FloatAttr(training.weightDecay)),
+          builder.getNamedAttr("schedule",
+                               builder.getStringAttr(
+                                   ::tfc::spec::toString(training.schedule))),
+          builder.getNamedAttr("warmup",
+                               builder.getI64IntegerAttr(training.warmup)),
+          builder.getNamedAttr("steps", builder.getI64IntegerAttr(training.steps)),
+          builder.getNamedAttr("clip", builder.getF64FloatAttr(training.clip)),
       }));
   auto funcType = builder.getFunctionType(
       {ids, targets, floatTensor({batch, seqLen})},
