@@ -1005,7 +1005,8 @@ class TfcModel(_Level):
     """A tfc model in PyTorch; ``state_dict()`` names are the checkpoint's.
 
     ``forward(tokens [B, S] int64, mask [B, S] or None)`` returns logits:
-    ``[B, S, V]`` for ``task = "lm"``, ``[B, C]`` (``C`` = 1 for bce) for
+    ``[B, S, V]`` for ``task = "lm"`` (``x @ embed.weight^T`` when
+    ``tie_embeddings``), ``[B, C]`` (``C`` = 1 for bce) for
     ``task = "classify"`` (the CLS position 0 after the final norm).
     ``loss(logits, targets)`` is the model's training loss. ``mask`` (1 for
     CLS and real tokens, 0 for padding) is used by classifiers only: padding
@@ -1036,9 +1037,8 @@ class TfcModel(_Level):
                 [Block(cfg, i, cfg.seq_len, p, longformer_impl) for i in range(cfg.layers)])
         self.norm = nn.LayerNorm(d, eps=cfg.norm_eps)
         if cfg.task == "lm":
-            self.lm_head = nn.Linear(d, cfg.vocab, bias=False)
-            if cfg.tie_embeddings:
-                self.lm_head.weight = self.embed.weight
+            # Tied: the logits use embed.weight; no lm_head.weight exists.
+            self.lm_head = None if cfg.tie_embeddings else nn.Linear(d, cfg.vocab, bias=False)
         else:
             self.classifier = nn.Linear(d, cfg.outputs)
         for name, mod in self.named_modules():
@@ -1063,7 +1063,7 @@ class TfcModel(_Level):
         x = self._run_level(x, key_mask)
         x = self.norm(x)
         if cfg.task == "lm":
-            return self.lm_head(x)
+            return F.linear(x, self.embed.weight) if self.lm_head is None else self.lm_head(x)
         return self.classifier(x[:, 0])
 
     def loss(self, logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean"):
@@ -1401,12 +1401,17 @@ def train_step(model: TfcModel, optimizer: torch.optim.Optimizer, tokens, target
 # Command line
 # ---------------------------------------------------------------------------
 
+_SHARPENED = {"q_proj": 2.0, "k_proj": 2.0, "q_global_proj": 2.0, "k_global_proj": 2.0,
+              "lm_head": 3.0, "classifier": 3.0}
+
+
 def perturb_checkpoint(src: str, dst: str, seed: int = 0) -> None:
     """Writes a copy of checkpoint ``src`` with random weights of a larger
     scale than initialisation (so that every part of the model moves the
     loss): matrices ``N(0, 1/fan_in)``, embeddings ``N(0, 1)``, norm gains
     ``1 + N(0, 0.2)``, biases and norm shifts ``N(0, 0.2)``, convolution
-    weights ``N(0, 0.5)``. Performer features are kept. A ``.vocab`` file
+    weights ``N(0, 0.5)``; query/key projections twice and output heads three
+    times the matrix scale. Performer features are kept. A ``.vocab`` file
     beside ``src`` is copied beside ``dst``."""
     g = torch.Generator().manual_seed(seed)
     out = OrderedDict()
@@ -1427,6 +1432,9 @@ def perturb_checkpoint(src: str, dst: str, seed: int = 0) -> None:
             pass
         else:
             r = r / math.sqrt(t.shape[-1])
+            # Sharper attention and outputs make every detail show in the loss.
+            if leaf == "weight" and name.rsplit(".", 2)[-2] in _SHARPENED:
+                r = r * _SHARPENED[name.rsplit(".", 2)[-2]]
         out[name] = r
     save_safetensors(dst, out, safetensors_metadata(src))
     if os.path.exists(src + ".vocab"):

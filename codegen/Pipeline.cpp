@@ -61,9 +61,15 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm) {
+void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm, bool train) {
+  if (train)
+    pm.addPass(mlir::tfc::createTfcAutodiff());
   pm.addPass(mlir::tfc::createTfcStripDropout());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   pm.addPass(mlir::tfc::createTfcFlattenParams());
+  if (train)
+    pm.addPass(mlir::tfc::createTfcBuildOptimizer());
   pm.addPass(mlir::tfc::createTfcLowerToLinalg());
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }

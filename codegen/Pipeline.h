@@ -22,9 +22,10 @@ namespace tfc {
 /// LLVM IR) that the CPU pipeline needs.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
 
-/// tfc IR → linalg on tensors: strips dropout (evaluation graph), flattens
-/// the parameters, lowers the tfc ops and exports the C ABI.
-void buildTfcToLinalgPipeline(mlir::OpPassManager &pm);
+/// tfc IR → linalg on tensors: derives the training step (when `train`),
+/// strips dropout from the evaluation graph, flattens the parameters,
+/// generates the optimizer, lowers the tfc ops and exports the C ABI.
+void buildTfcToLinalgPipeline(mlir::OpPassManager &pm, bool train = true);
 
 /// linalg on tensors → LLVM dialect: inlining, one-shot bufferization,
 /// buffer deallocation, loops, and the conversions to LLVM (bare-pointer

@@ -79,6 +79,43 @@ static std::string manifestText(ModuleOp module, func::FuncOp forward) {
   return text;
 }
 
+/// Creates `name(inputs..., outputs...)` on memrefs that calls `callee`
+/// (tensor inputs, tensor results) and writes its results, in the order
+/// `resultOrder`, into the trailing output buffers; `callee` becomes private
+/// so that the inliner folds it into the entry point.
+static void exportEntry(OpBuilder &builder, func::FuncOp callee,
+                        StringRef name, unsigned inputs,
+                        ArrayRef<unsigned> resultOrder) {
+  Location loc = callee.getLoc();
+  FunctionType type = callee.getFunctionType();
+  auto toMemRef = [](Type t) -> Type {
+    auto tensor = cast<RankedTensorType>(t);
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  };
+  SmallVector<Type> argTypes;
+  for (Type input : type.getInputs().take_front(inputs))
+    argTypes.push_back(toMemRef(input));
+  for (unsigned result : resultOrder)
+    argTypes.push_back(toMemRef(type.getResult(result)));
+  auto entry = builder.create<func::FuncOp>(loc, name,
+                                            builder.getFunctionType(argTypes, {}));
+  Block *body = entry.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  SmallVector<Value> tensors;
+  for (unsigned i = 0; i < inputs; ++i)
+    tensors.push_back(builder.create<bufferization::ToTensorOp>(
+        loc, type.getInput(i), body->getArgument(i), /*restrict=*/true,
+        /*writable=*/false));
+  auto call = builder.create<func::CallOp>(loc, callee, tensors);
+  for (auto [i, result] : llvm::enumerate(resultOrder))
+    builder.create<bufferization::MaterializeInDestinationOp>(
+        loc, TypeRange{}, call.getResult(result),
+        body->getArgument(inputs + i), /*restrict=*/true, /*writable=*/true);
+  builder.create<func::ReturnOp>(loc);
+  callee.setPrivate();
+}
+
 namespace {
 struct TfcExportAbiPass
     : public tfc::impl::TfcExportAbiBase<TfcExportAbiPass> {
@@ -97,38 +134,19 @@ struct TfcExportAbiPass
       return signalPassFailure();
     }
     std::string manifest = manifestText(module, forward);
+    Location loc = forward.getLoc();
 
     OpBuilder builder(module.getBodyRegion());
     builder.setInsertionPointToEnd(module.getBody());
-    Location loc = forward.getLoc();
-    auto toMemRef = [](Type t) -> Type {
-      auto tensor = cast<RankedTensorType>(t);
-      return MemRefType::get(tensor.getShape(), tensor.getElementType());
-    };
-    // ABI order: params, tokens, targets, mask, logits, loss.
-    SmallVector<Type> argTypes;
-    for (Type input : type.getInputs())
-      argTypes.push_back(toMemRef(input));
-    argTypes.push_back(toMemRef(type.getResult(1)));
-    argTypes.push_back(toMemRef(type.getResult(0)));
-    auto entry = builder.create<func::FuncOp>(
-        loc, "tfc_forward", builder.getFunctionType(argTypes, {}));
-    Block *body = entry.addEntryBlock();
-    builder.setInsertionPointToStart(body);
-    SmallVector<Value> inputs;
-    for (unsigned i = 0; i < 4; ++i)
-      inputs.push_back(builder.create<bufferization::ToTensorOp>(
-          loc, type.getInput(i), body->getArgument(i), /*restrict=*/true,
-          /*writable=*/false));
-    auto call = builder.create<func::CallOp>(loc, forward, inputs);
-    builder.create<bufferization::MaterializeInDestinationOp>(
-        loc, TypeRange{}, call.getResult(1), body->getArgument(4),
-        /*restrict=*/true, /*writable=*/true);
-    builder.create<bufferization::MaterializeInDestinationOp>(
-        loc, TypeRange{}, call.getResult(0), body->getArgument(5),
-        /*restrict=*/true, /*writable=*/true);
-    builder.create<func::ReturnOp>(loc);
-    forward.setPrivate();
+    // tfc_forward(params, tokens, targets, mask, logits, loss).
+    exportEntry(builder, forward, "tfc_forward", /*inputs=*/4,
+                /*resultOrder=*/{1, 0});
+    // tfc_train_step(params, tokens, targets, mask, seed, grads, loss).
+    if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+      exportEntry(builder, step, "tfc_train_step", 5, {1, 0});
+    // tfc_optimizer_step(params, grads, m, v, step, params', m', v', stats).
+    if (auto opt = module.lookupSymbol<func::FuncOp>("optimizer_step"))
+      exportEntry(builder, opt, "tfc_optimizer_step", 5, {0, 1, 2, 3});
 
     // The manifest, NUL-terminated, as an external constant.
     manifest.push_back('\0');

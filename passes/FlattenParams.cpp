@@ -58,6 +58,44 @@ static int64_t matmulFlops(func::FuncOp func) {
   return flops;
 }
 
+/// Replaces the per-parameter gradient results of `func` (after the loss,
+/// named by `names`) by one flat gradient buffer laid out like the
+/// parameters, zero where no gradient flows (buffers, alignment padding).
+static LogicalResult packGradients(func::FuncOp func, ArrayAttr names,
+                                   const llvm::StringMap<int64_t> &offsets,
+                                   RankedTensorType flatType) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() != names.size() + 1)
+    return func.emitOpError() << "'tfc.param_grads' names " << names.size()
+                              << " gradients but the function returns "
+                              << ret.getNumOperands() - 1;
+  OpBuilder builder(ret);
+  Location loc = ret.getLoc();
+  Type element = flatType.getElementType();
+  Value flat = filledTensor(builder, loc, flatType.getShape(), element, 0.0);
+  for (auto [name, grad] :
+       llvm::zip(names.getAsValueRange<StringAttr>(),
+                 ret.getOperands().drop_front())) {
+    auto it = offsets.find(name);
+    if (it == offsets.end())
+      return func.emitOpError() << "gradient of unknown parameter '" << name
+                                << "'";
+    int64_t count = elementCount(shapeOf(grad));
+    Value line = reshape(builder, loc, grad, {count});
+    flat = builder.create<tensor::InsertSliceOp>(
+        loc, line, flat, ArrayRef<OpFoldResult>{builder.getIndexAttr(it->second)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(count)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+  }
+  SmallVector<Value> results = {ret.getOperand(0), flat};
+  builder.create<func::ReturnOp>(loc, results);
+  ret.erase();
+  func.setFunctionType(builder.getFunctionType(
+      func.getArgumentTypes(), ValueRange(results).getTypes()));
+  func->removeAttr("tfc.param_grads");
+  return success();
+}
+
 namespace {
 struct TfcFlattenParamsPass
     : public tfc::impl::TfcFlattenParamsBase<TfcFlattenParamsPass> {
@@ -127,6 +165,9 @@ struct TfcFlattenParamsPass
         param.replaceAllUsesWith(reshape(builder, loc, slice, shape));
         param.erase();
       }
+      if (auto gradNames = func->getAttrOfType<ArrayAttr>("tfc.param_grads"))
+        if (failed(packGradients(func, gradNames, offsets, flatType)))
+          return signalPassFailure();
     }
     module->setAttr("tfc.manifest", builder.getArrayAttr(manifest));
     module->setAttr("tfc.param_count", builder.getI64IntegerAttr(total));

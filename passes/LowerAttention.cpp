@@ -21,8 +21,13 @@
 /// head-split view `[B, S, H, Dh]` (a `tensor.expand_shape`, no data
 /// movement) and merges heads back at the end. All shapes are static.
 ///
+/// The building blocks declared in AttentionUtils.h are defined here; the
+/// gradient lowering (LowerAttentionGrad.cpp) recomputes the forward
+/// quantities with them.
+///
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionUtils.h"
 #include "passes/LoweringUtils.h"
 #include "passes/Passes.h"
 
@@ -33,29 +38,24 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::attention;
 
 //===----------------------------------------------------------------------===//
 // Generic builders
 //===----------------------------------------------------------------------===//
 
-/// The affine map over `numDims` loops whose results are the loop dims
-/// `dims`, in order.
-static AffineMap loopDims(OpBuilder &b, unsigned numDims,
-                          ArrayRef<unsigned> dims) {
+AffineMap attention::loopDims(OpBuilder &b, unsigned numDims,
+                              ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned dim : dims)
     exprs.push_back(b.getAffineDimExpr(dim));
   return AffineMap::get(numDims, 0, exprs, b.getContext());
 }
 
-/// A `linalg.generic` reading `inputs` through `inputMaps` and updating
-/// `init` through `outputMap`. Loops that `outputMap` does not use are
-/// reductions. `body` receives the input elements followed by the current
-/// output element and returns the new output element.
-static Value
-buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
-             ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
-             function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+Value attention::buildGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   unsigned numDims = outputMap.getNumDims();
   SmallVector<utils::IteratorType> iterators(numDims,
                                              utils::IteratorType::reduction);
@@ -72,21 +72,18 @@ buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
   return generic.getResult(0);
 }
 
-/// `acc + x * y`.
-static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x,
-                         Value y) {
+Value attention::multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x,
+                             Value y) {
   Value product = b.create<arith::MulFOp>(loc, x, y);
   return b.create<arith::AddFOp>(loc, acc, product);
 }
 
-/// The float constant `-inf` of type `element`.
-static Value negativeInfinity(OpBuilder &b, Location loc, Type element) {
+Value attention::negativeInfinity(OpBuilder &b, Location loc, Type element) {
   return floatConstant(b, loc, element,
                        -std::numeric_limits<double>::infinity());
 }
 
-/// `lhs && rhs`, where either may be null (meaning true).
-static Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+Value attention::conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (!lhs)
     return rhs;
   if (!rhs)
@@ -98,8 +95,8 @@ static Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 // Heads
 //===----------------------------------------------------------------------===//
 
-/// `[B, S, H * Dh] -> [B, S, H, Dh]`.
-static Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
+Value attention::splitHeads(OpBuilder &b, Location loc, Value x,
+                            int64_t heads) {
   ArrayRef<int64_t> shape = shapeOf(x);
   auto type = RankedTensorType::get(
       {shape[0], shape[1], heads, shape[2] / heads}, elementOf(x));
@@ -107,8 +104,7 @@ static Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   return b.create<tensor::ExpandShapeOp>(loc, type, x, groups);
 }
 
-/// `[B, S, H, Dh] -> [B, S, H * Dh]`.
-static Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+Value attention::mergeHeads(OpBuilder &b, Location loc, Value x) {
   ArrayRef<int64_t> shape = shapeOf(x);
   auto type = RankedTensorType::get({shape[0], shape[1], shape[2] * shape[3]},
                                     elementOf(x));
@@ -135,17 +131,15 @@ struct RowRange {
 };
 } // namespace
 
-/// Row `position` of `x [B, S, ...]` as `[B, 1, ...]`.
-static Value extractRow(OpBuilder &b, Location loc, Value x,
-                        OpFoldResult position) {
+Value attention::extractRow(OpBuilder &b, Location loc, Value x,
+                            OpFoldResult position) {
   RowRange range(b, shapeOf(x), position);
   return b.create<tensor::ExtractSliceOp>(loc, x, range.offsets, range.sizes,
                                           range.strides);
 }
 
-/// `dest [B, S, ...]` with row `position` replaced by `row [B, 1, ...]`.
-static Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
-                       OpFoldResult position) {
+Value attention::insertRow(OpBuilder &b, Location loc, Value row, Value dest,
+                           OpFoldResult position) {
   RowRange range(b, shapeOf(dest), position);
   return b.create<tensor::InsertSliceOp>(loc, row, dest, range.offsets,
                                          range.sizes, range.strides);
@@ -155,16 +149,7 @@ static Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
 // Softmax attention over a structured mask
 //===----------------------------------------------------------------------===//
 
-/// Builds, inside a `linalg.generic` body, whether query position `i` may
-/// attend key position `j` (both `index`). `globalColumn` is the `i1` "key
-/// `j` is a global token" when the caller supplied global columns, else
-/// null. Returns an `i1`, or null when every pair is allowed.
-using PairFilter = function_ref<Value(OpBuilder &, Location, Value i, Value j,
-                                      Value globalColumn)>;
-
-/// `scores[b, h, i, j] = sum_e q[b, i, h, e] * k[b, j, h, e]` for head-split
-/// `q [B, Sq, H, Dh]` and `k [B, Sk, H, Dh]`.
-static Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
+Value attention::dotScores(OpBuilder &b, Location loc, Value q, Value k) {
   ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k);
   Type element = elementOf(q);
   Value init = filledTensor(
@@ -179,14 +164,9 @@ static Value dotScores(OpBuilder &b, Location loc, Value q, Value k) {
       });
 }
 
-/// Scales `scores [B, H, Sq, Sk]` by `scale` and replaces the pairs that
-/// may not attend by `-inf`: those rejected by `filter` (with the query
-/// position offset by `rowOffset`) and, when `mask [B, Sk]` is given, the
-/// keys whose mask is 0. `globalColumns`, when given, is a `[Sk]` `i1`
-/// tensor handed to `filter`.
-static Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
-                        Value mask, Value globalColumns, int64_t rowOffset,
-                        PairFilter filter) {
+Value attention::maskScores(OpBuilder &b, Location loc, Value scores,
+                            double scale, Value mask, Value globalColumns,
+                            int64_t rowOffset, PairFilter filter) {
   Type element = elementOf(scores);
   SmallVector<Value> inputs = {scores};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
@@ -224,11 +204,7 @@ static Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
       maps);
 }
 
-/// Softmax over the last dimension of `scores [B, H, Sq, Sk]`, where `-inf`
-/// marks a pair that may not attend. A row with no allowed pair gives all
-/// zeros (not NaN): its max is replaced by 0 before the exponential, and a
-/// zero sum gives zero weights instead of 0 / 0.
-static Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
+Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
   Type element = elementOf(scores);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
   Value rowMax = reduceLastDim(
@@ -265,9 +241,8 @@ static Value softmaxRows(OpBuilder &b, Location loc, Value scores) {
       {b.getMultiDimIdentityMap(4), rowMap});
 }
 
-/// `out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h, e]` for
-/// `probs [B, H, Sq, Sk]` and head-split `v [B, Sk, H, Dh]`.
-static Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
+Value attention::weightValues(OpBuilder &b, Location loc, Value probs,
+                              Value v) {
   ArrayRef<int64_t> pShape = shapeOf(probs), vShape = shapeOf(v);
   Value init = filledTensor(
       b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]}, elementOf(v), 0.0);
@@ -281,15 +256,15 @@ static Value weightValues(OpBuilder &b, Location loc, Value probs, Value v) {
       });
 }
 
-/// Dense softmax attention of head-split `q [B, Sq, H, Dh]` over
-/// `k, v [B, Sk, H, Dh]` with scale `1/sqrt(Dh)`, restricted to the pairs
-/// that `filter` and `mask` allow (see maskScores). Returns
-/// `[B, Sq, H, Dh]`.
-static Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q,
-                                    Value k, Value v, Value mask,
-                                    Value globalColumns, int64_t rowOffset,
-                                    PairFilter filter) {
-  double scale = 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
+double attention::scoreScale(Value q) {
+  return 1.0 / std::sqrt(static_cast<double>(shapeOf(q)[3]));
+}
+
+Value attention::maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q,
+                                        Value k, Value v, Value mask,
+                                        Value globalColumns, int64_t rowOffset,
+                                        PairFilter filter) {
+  double scale = scoreScale(q);
   Value scores = dotScores(b, loc, q, k);
   scores =
       maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset, filter);
@@ -297,9 +272,8 @@ static Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q,
   return weightValues(b, loc, probs, v);
 }
 
-/// The causal filter `j <= i`, or null (all pairs) when not causal.
-static Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i,
-                          Value j) {
+Value attention::causalFilter(OpBuilder &b, Location loc, bool causal, Value i,
+                              Value j) {
   if (!causal)
     return Value();
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, j, i);
@@ -330,18 +304,8 @@ static Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
 // #tfc.longformer
 //===----------------------------------------------------------------------===//
 
-/// Whether local query `i` may attend key `j` through the sliding window of
-/// `kind` (window w, dilation r):
-///
-///   non-causal: (j - i) % r == 0 and |j - i| <= (w / 2) * r
-///               (w / 2 dilated keys on each side, plus i itself);
-///   causal:     0 <= i - j < w * r and (i - j) % r == 0
-///               (the w dilated keys ending at i).
-///
-/// In the `[Sq, Sk]` score matrix this is a band of diagonals; the dense
-/// formulation below evaluates it for every pair.
-static Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
-                           Value i, Value j) {
+Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
+                               Value i, Value j) {
   int64_t window = kind.getWindow(), dilation = kind.getDilation();
   Value zero = indexConstant(b, loc, 0);
   if (kind.getCausal()) {
@@ -376,6 +340,34 @@ static Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
   return b.create<arith::AndIOp>(loc, band, onGrid);
 }
 
+SmallVector<int64_t> attention::globalPositions(LongformerAttr kind) {
+  SmallVector<int64_t> globals(kind.getGlobalTokens());
+  llvm::sort(globals);
+  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+  return globals;
+}
+
+Value attention::positionFlags(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> positions, int64_t length) {
+  SmallVector<bool> flags(length, false);
+  for (int64_t position : positions)
+    flags[position] = true;
+  auto type = RankedTensorType::get({length}, b.getI1Type());
+  return b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(type, ArrayRef<bool>(flags)));
+}
+
+Value attention::longformerLocalFilter(OpBuilder &b, Location loc,
+                                       LongformerAttr kind, Value i, Value j,
+                                       Value globalColumn) {
+  Value allowed = slidingWindow(b, loc, kind, i, j);
+  if (!globalColumn)
+    return allowed;
+  Value toGlobal = b.create<arith::OrIOp>(loc, allowed, globalColumn);
+  return conjunction(b, loc, toGlobal,
+                     causalFilter(b, loc, kind.getCausal(), i, j));
+}
+
 /// Longformer attention, as dense attention over a structured mask.
 ///
 /// Local rows (queries not in `global`) use `query`, `key`, `value` and see
@@ -405,20 +397,12 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
   int64_t heads = op.getHeads();
   int64_t length = shapeOf(op.getKey())[1];
   bool causal = kind.getCausal();
-  SmallVector<int64_t> globals(kind.getGlobalTokens());
-  llvm::sort(globals);
-  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+  SmallVector<int64_t> globals = globalPositions(kind);
 
   // Which key positions are global tokens, as a constant [S] i1 vector.
   Value globalColumns;
-  if (!globals.empty()) {
-    SmallVector<bool> isGlobal(length, false);
-    for (int64_t position : globals)
-      isGlobal[position] = true;
-    auto type = RankedTensorType::get({length}, b.getI1Type());
-    globalColumns = b.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(type, ArrayRef<bool>(isGlobal)));
-  }
+  if (!globals.empty())
+    globalColumns = positionFlags(b, loc, globals, length);
 
   // Local rows: window band, plus the global columns.
   Value q = splitHeads(b, loc, op.getQuery(), heads);
@@ -426,14 +410,8 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value result = maskedSoftmaxAttention(
       b, loc, q, k, v, op.getMask(), globalColumns, /*rowOffset=*/0,
-      [&](OpBuilder &nb, Location nloc, Value i, Value j,
-          Value globalColumn) -> Value {
-        Value allowed = slidingWindow(nb, nloc, kind, i, j);
-        if (!globalColumn)
-          return allowed;
-        Value toGlobal = nb.create<arith::OrIOp>(nloc, allowed, globalColumn);
-        return conjunction(nb, nloc, toGlobal,
-                           causalFilter(nb, nloc, causal, i, j));
+      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value globalColumn) {
+        return longformerLocalFilter(nb, nloc, kind, i, j, globalColumn);
       });
   if (globals.empty())
     return mergeHeads(b, loc, result);
@@ -461,20 +439,8 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
 // #tfc.performer
 //===----------------------------------------------------------------------===//
 
-/// The FAVOR+ denominator's regulariser.
-static constexpr double kPerformerEpsilon = 1e-6;
-
-/// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
-/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
-///
-///   phi[b, s, h, m] = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M).
-///
-/// For queries (`stabilise`), `c` is the max over m of the exponent, which
-/// cancels between numerator and denominator; for keys `c = 0`, so that no
-/// constant depending on other positions enters a causal prefix. `mask
-/// [B, S]`, when given, multiplies the features (padding keys vanish).
-static Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
-                            bool stabilise, Value mask) {
+Value attention::featureExponents(OpBuilder &b, Location loc, Value x,
+                                  Value features) {
   ArrayRef<int64_t> xShape = shapeOf(x);
   int64_t count = shapeOf(features)[0];
   Type element = elementOf(x);
@@ -504,56 +470,64 @@ static Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
             nloc, square, floatConstant(nb, nloc, element, 0.5));
         return nb.create<arith::AddFOp>(nloc, acc, half);
       });
-  Value exponent =
-      elementwise(b, loc, shape, element, ValueRange{projection, halfNorm},
-                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                    return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-                  },
-                  {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
+  return elementwise(
+      b, loc, shape, element, ValueRange{projection, halfNorm},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+      },
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
+}
 
+Value attention::rowMaximum(OpBuilder &b, Location loc, Value exponent) {
+  return reduceLastDim(
+      b, loc, exponent, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, acc, value);
+      });
+}
+
+Value attention::exponentialFeatures(OpBuilder &b, Location loc, Value exponent,
+                                     Value stabiliser, Value mask) {
+  ArrayRef<int64_t> shape = shapeOf(exponent);
+  Type element = elementOf(exponent);
   SmallVector<Value> inputs = {exponent};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
-  if (stabilise) {
-    inputs.push_back(reduceLastDim(
-        b, loc, exponent, -std::numeric_limits<double>::infinity(),
-        [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
-          return nb.create<arith::MaximumFOp>(nloc, acc, value);
-        }));
+  if (stabiliser) {
+    inputs.push_back(stabiliser);
     maps.push_back(loopDims(b, 4, {0, 1, 2}));
   }
   if (mask) {
     inputs.push_back(mask);
     maps.push_back(loopDims(b, 4, {0, 1}));
   }
-  double outputScale = 1.0 / std::sqrt(static_cast<double>(count));
+  double outputScale = 1.0 / std::sqrt(static_cast<double>(shape[3]));
   return elementwise(
       b, loc, shape, element, inputs,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value value = args[0];
-        if (stabilise)
+        if (stabiliser)
           value = nb.create<arith::SubFOp>(nloc, value, args[1]);
         value = nb.create<math::ExpOp>(nloc, value);
         value = nb.create<arith::MulFOp>(
             nloc, value, floatConstant(nb, nloc, element, outputScale));
         if (mask)
           value =
-              nb.create<arith::MulFOp>(nloc, value, args[stabilise ? 2 : 1]);
+              nb.create<arith::MulFOp>(nloc, value, args[stabiliser ? 2 : 1]);
         return value;
       },
       maps);
 }
 
-/// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
-/// `v [B, J, H, Dh]` to the running state:
-///
-///   kv[b, h, m, e] += sum_j keyFeatures[b, j, h, m] * v[b, j, h, e]
-///   z[b, h, m]     += sum_j keyFeatures[b, j, h, m]
-///
-/// `kv` is `[B, H, M, Dh]` and `z` `[B, H, M]`; the updated pair is
-/// returned.
-static std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
-                                                   Value keyFeatures, Value v,
-                                                   Value kv, Value z) {
+Value attention::randomFeatures(OpBuilder &b, Location loc, Value x,
+                                Value features, bool stabilise, Value mask) {
+  Value exponent = featureExponents(b, loc, x, features);
+  Value stabiliser = stabilise ? rowMaximum(b, loc, exponent) : Value();
+  return exponentialFeatures(b, loc, exponent, stabiliser, mask);
+}
+
+std::pair<Value, Value>
+attention::accumulateKeyValues(OpBuilder &b, Location loc, Value keyFeatures,
+                               Value v, Value kv, Value z) {
   // Loops (b, h, m, e, j); j is reduced.
   Value newKv =
       buildGeneric(b, loc, ValueRange{keyFeatures, v}, kv,
@@ -572,6 +546,38 @@ static std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
   return {newKv, newZ};
 }
 
+Value attention::performerNumerator(OpBuilder &b, Location loc,
+                                    Value queryFeatures, Value kv) {
+  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
+  Type element = elementOf(kv);
+  SmallVector<int64_t> outShape = {qShape[0], qShape[1], qShape[2],
+                                   shapeOf(kv)[3]};
+  // Loops (b, i, h, e, m); m is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{queryFeatures, kv},
+      filledTensor(b, loc, outShape, element, 0.0),
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+Value attention::performerDenominator(OpBuilder &b, Location loc,
+                                      Value queryFeatures, Value z) {
+  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
+  Type element = elementOf(z);
+  // Loops (b, i, h, m); m is reduced.
+  return buildGeneric(b, loc, ValueRange{queryFeatures, z},
+                      filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]},
+                                   element, kPerformerEpsilon),
+                      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
+                      loopDims(b, 4, {0, 1, 2}),
+                      [](OpBuilder &nb, Location nloc, ValueRange args) {
+                        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                      });
+}
+
 /// Reads the attention output of `queryFeatures [B, I, H, M]` from the
 /// state `kv [B, H, M, Dh]`, `z [B, H, M]`:
 ///
@@ -582,31 +588,10 @@ static std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
 /// a slice of a larger tensor can be updated in place.
 static Value readOutput(OpBuilder &b, Location loc, Value queryFeatures,
                         Value kv, Value z, Value dest = Value()) {
-  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
-  Type element = elementOf(kv);
-  int64_t headDim = shapeOf(kv)[3];
-  SmallVector<int64_t> outShape = {qShape[0], qShape[1], qShape[2], headDim};
-  // Loops (b, i, h, e, m); m is reduced.
-  Value numerator =
-      buildGeneric(b, loc, ValueRange{queryFeatures, kv},
-                   filledTensor(b, loc, outShape, element, 0.0),
-                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
-                   loopDims(b, 5, {0, 1, 2, 3}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
-  // Loops (b, i, h, m); m is reduced.
-  Value denominator =
-      buildGeneric(b, loc, ValueRange{queryFeatures, z},
-                   filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]},
-                                element, kPerformerEpsilon),
-                   {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
-                   loopDims(b, 4, {0, 1, 2}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value numerator = performerNumerator(b, loc, queryFeatures, kv);
+  Value denominator = performerDenominator(b, loc, queryFeatures, z);
   if (!dest)
-    dest = emptyTensor(b, loc, outShape, element);
+    dest = emptyTensor(b, loc, shapeOf(numerator), elementOf(numerator));
   return buildGeneric(
       b, loc, ValueRange{numerator, denominator}, dest,
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})},

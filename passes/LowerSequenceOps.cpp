@@ -297,7 +297,9 @@ static std::pair<Value, Value> rotaryTables(OpBuilder &b, Location loc,
 namespace {
 /// `tfc.rotary`: per head, channel `e < half` becomes
 /// `x[e] cos - x[e + half] sin` and channel `e + half` becomes
-/// `x[e + half] cos + x[e] sin`, at angle `p * base^(-2e / head_dim)`.
+/// `x[e + half] cos + x[e] sin`, at angle `p * base^(-2e / head_dim)`. With
+/// `inverse` the angle is negated: `x[e] cos + x[e + half] sin` and
+/// `x[e + half] cos - x[e] sin`, the transpose of the forward rotation.
 struct LowerRotary : OpRewritePattern<RotaryOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -328,17 +330,24 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
         mapOf(rewriter, 5, {d0, d1, d2, zero, d4}),
         mapOf(rewriter, 5, {d0, d1, d2, one, d4}), mapOf(rewriter, 5, {d1, d4}),
         mapOf(rewriter, 5, {d1, d4})};
+    bool inverse = op.getInverse();
     Value rotated = elementwise(
         rewriter, loc, {batch, seq, heads, 2, half}, element,
         {halves, halves, cosTable, sinTable},
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
           Value first = args[0], second = args[1], cos = args[2], sin = args[3];
-          Value firstOut = nb.create<arith::SubFOp>(
-              nloc, nb.create<arith::MulFOp>(nloc, first, cos),
-              nb.create<arith::MulFOp>(nloc, second, sin));
-          Value secondOut = nb.create<arith::AddFOp>(
-              nloc, nb.create<arith::MulFOp>(nloc, second, cos),
-              nb.create<arith::MulFOp>(nloc, first, sin));
+          Value firstCos = nb.create<arith::MulFOp>(nloc, first, cos);
+          Value secondSin = nb.create<arith::MulFOp>(nloc, second, sin);
+          Value secondCos = nb.create<arith::MulFOp>(nloc, second, cos);
+          Value firstSin = nb.create<arith::MulFOp>(nloc, first, sin);
+          Value firstOut, secondOut;
+          if (inverse) {
+            firstOut = nb.create<arith::AddFOp>(nloc, firstCos, secondSin);
+            secondOut = nb.create<arith::SubFOp>(nloc, secondCos, firstSin);
+          } else {
+            firstOut = nb.create<arith::SubFOp>(nloc, firstCos, secondSin);
+            secondOut = nb.create<arith::AddFOp>(nloc, secondCos, firstSin);
+          }
           Value which = nb.create<linalg::IndexOp>(nloc, 3);
           Value isFirst = nb.create<arith::CmpIOp>(
               nloc, arith::CmpIPredicate::eq, which,

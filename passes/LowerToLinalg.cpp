@@ -34,7 +34,10 @@ struct TfcLowerToLinalgPass
     RewritePatternSet patterns(&getContext());
     populateDenseLoweringPatterns(patterns);
     populateAttentionLoweringPatterns(patterns);
+    populateAttentionGradLoweringPatterns(patterns);
     populateSequenceLoweringPatterns(patterns);
+    populateSequenceGradLoweringPatterns(patterns);
+    populateGradLoweringPatterns(patterns);
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -76,9 +76,16 @@ Value reduceLastDim(OpBuilder &b, Location loc, Value input, double init,
 void populateDenseLoweringPatterns(RewritePatternSet &patterns);
 /// tfc.attention of every kind (LowerAttention.cpp).
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
+/// tfc.attention_grad of every kind (LowerAttentionGrad.cpp).
+void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns);
 /// Rotary positions, depth-wise conv, shift, shortening and up-sampling
 /// (LowerSequenceOps.cpp).
 void populateSequenceLoweringPatterns(RewritePatternSet &patterns);
+/// Gradients of depth-wise conv, shortening and up-sampling
+/// (LowerSequenceGrad.cpp).
+void populateSequenceGradLoweringPatterns(RewritePatternSet &patterns);
+/// Gradient building blocks and seeded dropout (LowerGradOps.cpp).
+void populateGradLoweringPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::tfc
 

@@ -12,10 +12,25 @@ include "mlir/Pass/PassBase.td"
 def TfcStripDropout : Pass<"tfc-strip-dropout", "mlir::ModuleOp"> {
   let summary = "Removes dropout for evaluation and sampling";
   let description = [{
-    Replaces every `tfc.dropout` by its input: the graph an evaluation or
-    generation entry point runs, where dropout is the identity.
+    Replaces every `tfc.dropout` that has no seed by its input: the graph
+    an evaluation or generation entry point runs, where dropout is the
+    identity. Seeded dropout (in `@train_step`) stays.
   }];
   let dependentDialects = ["mlir::tfc::TfcDialect"];
+}
+
+def TfcAutodiff : Pass<"tfc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Builds @train_step: the loss and its gradients, by reverse mode";
+  let description = [{
+    Clones `@forward(tokens, targets, mask) -> (loss, logits)` into
+    `@train_step(tokens, targets, mask, seed) -> (loss, grads...)`: dropout
+    gets the step's `seed` and a distinct `stream` per op, then the ops are
+    walked in reverse, each differentiable op contributing the gradients of
+    its operands through its VJPOpInterface (summed with `tfc.add` where a
+    value is used several times). One result per `tfc.param` that receives a
+    gradient; the function attribute `tfc.param_grads` names them.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def TfcFlattenParams : Pass<"tfc-flatten-params", "mlir::ModuleOp"> {
@@ -29,6 +44,25 @@ def TfcFlattenParams : Pass<"tfc-flatten-params", "mlir::ModuleOp"> {
     array of dictionaries, and `tfc.param_count`.
   }];
   let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def TfcBuildOptimizer : Pass<"tfc-build-optimizer", "mlir::ModuleOp"> {
+  let summary = "Generates @optimizer_step from the spec's training settings";
+  let description = [{
+    Builds `@optimizer_step(params, grads, m, v, step) -> (params, m, v,
+    stats)` over the flat buffers, in linalg on tensors: the global gradient
+    norm, clipping, the learning-rate schedule (constant, linear, cosine,
+    inverse square root, after linear warm-up) and the Adam or AdamW update
+    with bias correction, fused into one element-wise kernel per run of
+    trainable tensors (buffers such as Performer features are left as they
+    are). Reads the module attributes `tfc.training` and `tfc.manifest`.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::tensor::TensorDialect",
+  ];
 }
 
 def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {

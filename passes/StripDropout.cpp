@@ -19,6 +19,8 @@ struct TfcStripDropoutPass
     : public tfc::impl::TfcStripDropoutBase<TfcStripDropoutPass> {
   void runOnOperation() override {
     getOperation().walk([](DropoutOp op) {
+      if (op.getSeed())
+        return;
       op.getResult().replaceAllUsesWith(op.getInput());
       op.erase();
     });

@@ -13,13 +13,19 @@
 ///   ./model info
 ///   ./model init --seed S -o w.safetensors [--data train.jsonl]
 ///   ./model eval --weights w.safetensors --data PATH [--split S] [--batches N]
+///   ./model train [--steps N] [--data PATH] [--out DIR] [--resume CKPT] ...
+///   ./model generate --weights w.safetensors --prompt TEXT [--tokens N] ...
+///   ./model forward --weights w.safetensors --tokens T.bin [--targets Y.bin]
+///                   [--mask M.bin] --logits OUT.bin
 ///
 /// Errors are one line on stderr, `tfc: <path or command>: <reason>`, with
 /// exit status 1.
 ///
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Commands.h"
 #include "runtime/Data.h"
+#include "runtime/Json.h"
 #include "runtime/Manifest.h"
 #include "runtime/Metrics.h"
 #include "runtime/ModelABI.h"
@@ -29,32 +35,16 @@
 #include "runtime/Tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 using namespace tfc::rt;
 
 namespace {
-
-/// The program name as the user typed it, for usage texts.
-std::string programName = "model";
-
-int fail(const std::string &message) {
-  fprintf(stderr, "tfc: %s\n", message.c_str());
-  return 1;
-}
-
-/// Parsed command-line options; which are allowed depends on the command.
-struct Options {
-  bool help = false;
-  std::string output;
-  std::string weights;
-  std::string data;
-  std::string split;
-  uint64_t seed = 0;
-  int64_t batches = 0; ///< 0 = all.
-};
 
 /// Parses argv[first..argc) for `command`, accepting only the long flags in
 /// `allowed` (each takes a value) plus --help/-h. `-o` stands for --output.
@@ -103,6 +93,14 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
       options.weights = value;
     } else if (flag == "--data") {
       options.data = value;
+    } else if (flag == "--tokens" && command != "generate") {
+      options.tokens = value;
+    } else if (flag == "--targets") {
+      options.targets = value;
+    } else if (flag == "--mask") {
+      options.mask = value;
+    } else if (flag == "--logits") {
+      options.logits = value;
     } else if (flag == "--split") {
       Split split;
       if (!parseSplit(value, split)) {
@@ -117,11 +115,60 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
               "'";
         return false;
       }
+      options.hasSeed = true;
     } else if (flag == "--batches") {
       if (!parseInt64(value, options.batches) || options.batches < 1) {
         err = where + "--batches: expected a positive integer, got '" + value +
               "'";
         return false;
+      }
+    } else if (flag == "--val") {
+      options.val = value;
+    } else if (flag == "--test") {
+      options.test = value;
+    } else if (flag == "--out") {
+      options.outDir = value;
+    } else if (flag == "--resume") {
+      options.resume = value;
+    } else if (flag == "--prompt") {
+      options.prompt = value;
+    } else if (flag == "--lr") {
+      err = where + "--lr: the learning rate and its schedule are compiled "
+                    "into the model (training.lr in the spec); change the "
+                    "spec and recompile with 'tfc compile'";
+      return false;
+    } else if (flag == "--temperature") {
+      if (!parseDouble(value, options.temperature) ||
+          options.temperature < 0) {
+        err = where + "--temperature: expected a number >= 0, got '" + value +
+              "'";
+        return false;
+      }
+    } else {
+      // The integer options: name, destination, smallest value.
+      struct IntFlag {
+        const char *name;
+        int64_t *dst;
+        int64_t min;
+      } intFlags[] = {{"--steps", &options.steps, 1},
+                      {"--batch", &options.batch, 1},
+                      {"--threads", &options.threads, 1},
+                      {"--eval-every", &options.evalEvery, 0},
+                      {"--eval-batches", &options.evalBatches, 0},
+                      {"--patience", &options.patience, 0},
+                      {"--checkpoint-every", &options.checkpointEvery, 0},
+                      {"--tokens", &options.tokenCount, 0},
+                      {"--top-k", &options.topK, 0}};
+      for (const IntFlag &f : intFlags) {
+        if (flag != f.name)
+          continue;
+        if (!parseInt64(value, *f.dst) || *f.dst < f.min) {
+          err = where + flag +
+                (f.min == 0 ? ": expected a non-negative integer, got '"
+                            : ": expected a positive integer, got '") +
+                value + "'";
+          return false;
+        }
       }
     }
     if (value.empty()) {
@@ -138,10 +185,15 @@ void printUsage(FILE *out) {
       "usage: %s <command> [options]\n"
       "\n"
       "A model compiled by tfc. Commands:\n"
-      "  info   print the model's configuration, tensors, parameter count,\n"
-      "         FLOPs per token and memory plan\n"
-      "  init   write freshly initialised weights (safetensors)\n"
-      "  eval   evaluate weights on data and print metrics as JSON\n"
+      "  info      print the model's configuration, tensors, parameter\n"
+      "            count, FLOPs per token and memory plan\n"
+      "  init      write freshly initialised weights (safetensors)\n"
+      "  eval      evaluate weights on data and print metrics as JSON\n"
+      "  train     train the model: checkpoints, metrics log, loss curves,\n"
+      "            early stopping, exact resume\n"
+      "  generate  sample bytes from a language model\n"
+      "  forward   run the model once on one batch given as raw files, write\n"
+      "            the logits and print the loss as JSON\n"
       "\n"
       "Run '%s <command> --help' for the options of a command.\n",
       programName.c_str(), programName.c_str());
@@ -188,6 +240,7 @@ void printEvalHelp() {
       "                  or Amazon Reviews {\"rating\", \"text\"}), all lines\n"
       "  --split S       lm only: train, val or test (default val)\n"
       "  --batches N     evaluate at most N batches (default: all)\n"
+      "  --threads N     worker threads of the generated code\n"
       "\n"
       "lm: sequential non-overlapping windows of seq_len + 1 bytes, in full\n"
       "batches; reports loss (nats/byte), bits_per_char and perplexity.\n"
@@ -196,6 +249,32 @@ void printEvalHelp() {
       "of the logits over real lines, accuracy and per-class precision,\n"
       "recall, F1 and support as scikit-learn's classification_report.\n",
       programName.c_str());
+}
+
+void printForwardHelp() {
+  printf(
+      "usage: %s forward --weights PATH --tokens PATH [--targets PATH]\n"
+      "           [--mask PATH] --logits PATH\n"
+      "\n"
+      "Runs the model's forward pass once on one batch given as raw\n"
+      "little-endian files, writes the logits and prints the loss as one\n"
+      "JSON object, {\"loss\": ...}. Shapes are the compiled ones (see\n"
+      "'%s info'): B = batch, S = seq_len, V = vocab, O = outputs.\n"
+      "\n"
+      "  --weights PATH  safetensors weights (e.g. written by init)\n"
+      "  --tokens PATH   int32 [B, S] token ids, each in [0, V)\n"
+      "  --targets PATH  lm: int32 [B, S] next-token ids in [0, V);\n"
+      "                  classify: int32 [B] labels in [0, classes)\n"
+      "                  (default: all zeros)\n"
+      "  --mask PATH     float32 [B, S], 1 for real tokens and 0 for padding\n"
+      "                  (default: all ones; classify models mask padding\n"
+      "                  keys out of attention, lm models ignore it)\n"
+      "  --logits PATH   where to write the float32 logits: lm [B, S, V],\n"
+      "                  classify [B, O] (written to PATH.tmp, then renamed)\n"
+      "\n"
+      "The file sizes must match the shapes exactly. Exits with status 1 if\n"
+      "the loss is not finite (it is then printed as null).\n",
+      programName.c_str(), programName.c_str());
 }
 
 std::string humanBytes(double bytes) {
@@ -309,23 +388,6 @@ int runInit(const Manifest &m, const Options &o) {
   return 0;
 }
 
-/// Buffers of one batch for tfc_forward.
-struct BatchBuffers {
-  std::vector<int32_t> tokens, targets;
-  std::vector<float> mask, logits;
-  float loss = 0;
-
-  explicit BatchBuffers(const Manifest &m)
-      : tokens(size_t(m.batch * m.seqLen)), targets(size_t(m.targetsCount())),
-        mask(size_t(m.batch * m.seqLen), 1.0f),
-        logits(size_t(m.logitsCount())) {}
-
-  void forward(float *params) {
-    tfc_forward(params, tokens.data(), targets.data(), mask.data(),
-                logits.data(), &loss);
-  }
-};
-
 int evalLm(const Manifest &m, const Options &o, float *params) {
   if (m.vocab < 256)
     return fail(format("eval: byte-level data needs a vocabulary of 256, the "
@@ -340,25 +402,12 @@ int evalLm(const Manifest &m, const Options &o, float *params) {
   SplitBounds bounds =
       splitBounds(int64_t(bytes.size()), m.trainFraction, m.valFraction);
   ByteSpan span = splitSpan(bytes, bounds, split);
-  int64_t batches = evalWindowCount(span, m.seqLen) / m.batch;
-  if (batches == 0)
+  LmMetrics metrics;
+  if (!evaluateLm(m, params, span, o.batches, metrics))
     return fail(format("%s: the %s split has %lld bytes; one evaluation batch "
                        "needs %lld (batch * seq_len + 1)",
                        o.data.c_str(), toString(split), (long long)span.size,
                        (long long)(m.batch * m.seqLen + 1)));
-  if (o.batches > 0 && o.batches < batches)
-    batches = o.batches;
-  BatchBuffers io(m);
-  double lossSum = 0;
-  for (int64_t i = 0; i < batches; ++i) {
-    evalBatch(span, m.batch, m.seqLen, i, io.tokens.data(), io.targets.data());
-    io.forward(params);
-    lossSum += io.loss;
-  }
-  LmMetrics metrics;
-  metrics.loss = lossSum / double(batches);
-  metrics.batches = batches;
-  metrics.tokens = batches * m.batch * m.seqLen;
   printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
   return 0;
 }
@@ -374,33 +423,9 @@ int evalClassify(const Manifest &m, const Options &o, float *params) {
   std::vector<Example> examples;
   if (!loadJsonl(o.data, m.classes, examples, err))
     return fail(err);
-  const int64_t B = m.batch, S = m.seqLen, C = m.outputs;
-  int64_t batches = (int64_t(examples.size()) + B - 1) / B;
-  if (o.batches > 0 && o.batches < batches)
-    batches = o.batches;
-  BatchBuffers io(m);
-  std::vector<int32_t> yTrue, yPred;
-  double lossSum = 0;
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t real = std::min<int64_t>(B, int64_t(examples.size()) - i * B);
-    for (int64_t b = 0; b < B; ++b) {
-      // Padding rows are empty texts (CLS then PAD), label 0.
-      const Example *e = b < real ? &examples[size_t(i * B + b)] : nullptr;
-      encode(vocab, e ? e->text : std::string(), S, &io.tokens[size_t(b * S)],
-             &io.mask[size_t(b * S)]);
-      io.targets[size_t(b)] = e ? e->label : 0;
-    }
-    io.forward(params);
-    for (int64_t b = 0; b < real; ++b) {
-      const float *row = &io.logits[size_t(b * C)];
-      int32_t label = io.targets[size_t(b)];
-      yTrue.push_back(label);
-      yPred.push_back(predictClass(row, C));
-      lossSum += crossEntropy(row, C, label);
-    }
-  }
-  ClassificationReport report = classificationReport(yTrue, yPred);
-  double loss = yTrue.empty() ? 0.0 : lossSum / double(yTrue.size());
+  ClassificationReport report;
+  double loss = 0;
+  evaluateClassify(m, vocab, params, examples, o.batches, report, loss);
   printf("%s\n", classifyMetricsJson(report, loss).c_str());
   return 0;
 }
@@ -422,6 +447,89 @@ int runEval(const Manifest &m, const Options &o) {
                                        : evalClassify(m, o, params.data());
 }
 
+/// Reads the raw little-endian file `path` (the value of `flag`) of exactly
+/// `count` elements of `elementSize` bytes, described as `what` (e.g.
+/// "int32 [2, 24]"), into `dst`.
+bool readRaw(const std::string &flag, const std::string &path, int64_t count,
+             size_t elementSize, const std::string &what, void *dst,
+             std::string &err) {
+  std::string bytes;
+  if (!readFile(path, bytes, err))
+    return false;
+  uint64_t expected = uint64_t(count) * elementSize;
+  if (bytes.size() != expected) {
+    err = format("%s: %s expects %llu bytes (%s), the file has %llu",
+                 path.c_str(), flag.c_str(), (unsigned long long)expected,
+                 what.c_str(), (unsigned long long)bytes.size());
+    return false;
+  }
+  memcpy(dst, bytes.data(), bytes.size());
+  return true;
+}
+
+/// Checks that every id in `ids` lies in [0, limit); `path` names the file.
+bool checkIds(const std::string &path, const std::vector<int32_t> &ids,
+              int64_t limit, const char *what, std::string &err) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= limit) {
+      err = format("%s: element %zu is %d; expected %s in [0, %lld)",
+                   path.c_str(), i, ids[i], what, (long long)limit);
+      return false;
+    }
+  }
+  return true;
+}
+
+int runForward(const Manifest &m, const Options &o) {
+  auto seeHelp = " (see '" + programName + " forward --help')";
+  if (o.weights.empty())
+    return fail("forward: missing --weights PATH" + seeHelp);
+  if (o.tokens.empty())
+    return fail("forward: missing --tokens PATH" + seeHelp);
+  if (o.logits.empty())
+    return fail("forward: missing --logits PATH" + seeHelp);
+  const int64_t B = m.batch, S = m.seqLen;
+  std::string bs = format("[%lld, %lld]", (long long)B, (long long)S);
+  std::string err;
+  BatchBuffers io(m);
+  if (!readRaw("--tokens", o.tokens, B * S, sizeof(int32_t), "int32 " + bs,
+               io.tokens.data(), err) ||
+      !checkIds(o.tokens, io.tokens, m.vocab, "a token id", err))
+    return fail(err);
+  if (!o.targets.empty()) {
+    bool lm = m.task == Task::LanguageModel;
+    std::string shape = lm ? bs : format("[%lld]", (long long)B);
+    if (!readRaw("--targets", o.targets, m.targetsCount(), sizeof(int32_t),
+                 "int32 " + shape, io.targets.data(), err) ||
+        !checkIds(o.targets, io.targets, lm ? m.vocab : m.classes,
+                  lm ? "a token id" : "a label", err))
+      return fail(err);
+  }
+  if (!o.mask.empty()) {
+    if (!readRaw("--mask", o.mask, B * S, sizeof(float), "float32 " + bs,
+                 io.mask.data(), err))
+      return fail(err);
+    for (size_t i = 0; i < io.mask.size(); ++i)
+      if (io.mask[i] != 0.0f && io.mask[i] != 1.0f)
+        return fail(format("%s: element %zu is %g; expected 0 or 1",
+                           o.mask.c_str(), i, double(io.mask[i])));
+  }
+  FloatBuffer params;
+  if (!params.allocate(m.params, "parameters", err))
+    return fail(err);
+  if (!loadCheckpoint(o.weights, m, params.data(), err))
+    return fail(err);
+  io.forward(params.data());
+  if (!writeFileAtomic(o.logits,
+                       {{io.logits.data(), io.logits.size() * sizeof(float)}},
+                       err))
+    return fail(err);
+  printf("{\"loss\": %s}\n", jsonNumber(io.loss).c_str());
+  if (!std::isfinite(io.loss))
+    return fail("forward: the loss is not finite");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -440,7 +548,18 @@ int main(int argc, char **argv) {
   else if (command == "init")
     allowed = {"--output", "--seed", "--data"};
   else if (command == "eval")
-    allowed = {"--weights", "--data", "--split", "--batches"};
+    allowed = {"--weights", "--data", "--split", "--batches", "--threads"};
+  else if (command == "train")
+    allowed = {"--steps",        "--batch",    "--lr",
+               "--threads",      "--seed",     "--data",
+               "--val",          "--test",     "--out",
+               "--resume",       "--weights",  "--eval-every",
+               "--eval-batches", "--patience", "--checkpoint-every"};
+  else if (command == "generate")
+    allowed = {"--weights", "--prompt", "--tokens", "--temperature",
+               "--top-k",   "--seed",   "--threads"};
+  else if (command == "forward")
+    allowed = {"--weights", "--tokens", "--targets", "--mask", "--logits"};
   else
     return fail("unknown command '" + command + "' (see '" + programName +
                 " --help')");
@@ -453,10 +572,19 @@ int main(int argc, char **argv) {
       printInfoHelp();
     else if (command == "init")
       printInitHelp();
+    else if (command == "forward")
+      printForwardHelp();
+    else if (command == "train")
+      printTrainHelp();
+    else if (command == "generate")
+      printGenerateHelp();
     else
       printEvalHelp();
     return 0;
   }
+  // The generated code's worker threads (OpenMP) read this when they start.
+  if (options.threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   Manifest manifest;
   if (!parseManifest(tfc_model_manifest, manifest, err))
     return fail(err);
@@ -464,5 +592,11 @@ int main(int argc, char **argv) {
     return runInfo(manifest);
   if (command == "init")
     return runInit(manifest, options);
+  if (command == "forward")
+    return runForward(manifest, options);
+  if (command == "train")
+    return runTrain(manifest, options);
+  if (command == "generate")
+    return runGenerate(manifest, options);
   return runEval(manifest, options);
 }

@@ -271,6 +271,56 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
                     "train > 0, val >= 0, train + val <= 1");
       manifest.trainFraction = train;
       manifest.valFraction = val;
+    } else if (key == "val_fraction") {
+      if (!needArgs(1))
+        return false;
+      double fraction = 0;
+      if (!parseDouble(f[1], fraction) || fraction < 0 || fraction >= 1)
+        return fail("record 'val_fraction': expected a number in [0, 1), "
+                    "got '" +
+                    f[1] + "'");
+      manifest.holdoutFraction = fraction;
+    } else if (key == "train_steps") {
+      if (!intValue(manifest.trainSteps, 0))
+        return false;
+    } else if (key == "eval_every") {
+      if (!intValue(manifest.evalEvery, 0))
+        return false;
+    } else if (key == "eval_batches") {
+      if (!intValue(manifest.evalBatches, 0))
+        return false;
+    } else if (key == "checkpoint_every") {
+      if (!intValue(manifest.checkpointEvery, 0))
+        return false;
+    } else if (key == "patience") {
+      if (!intValue(manifest.patience, 0))
+        return false;
+    } else if (key == "redraw") {
+      if (!intValue(manifest.redraw, 0))
+        return false;
+    } else if (key == "seed") {
+      if (!needArgs(1))
+        return false;
+      // The compiler records the spec's seed as a signed 64-bit integer;
+      // both spellings of the same 64 bits are accepted.
+      int64_t signedSeed = 0;
+      if (parseUInt64(f[1], manifest.seed)) {
+      } else if (parseInt64(f[1], signedSeed)) {
+        manifest.seed = uint64_t(signedSeed);
+      } else {
+        return fail("record 'seed': expected an integer, got '" + f[1] + "'");
+      }
+    } else if (key == "data_train" || key == "data_val" || key == "data_test") {
+      // A path is the rest of the line after one space, so that it may
+      // hold spaces itself.
+      if (f.size() < 2)
+        return fail(format("record '%s' takes a path", key.c_str()));
+      std::string &path = key == "data_train" ? manifest.dataTrain
+                          : key == "data_val" ? manifest.dataVal
+                                              : manifest.dataTest;
+      path = line.substr(line.find(key) + key.size() + 1);
+      if (path == "-")
+        path.clear();
     }
     // Other records are ignored, so that the compiler can record more of
     // the configuration than this runtime reads.

@@ -60,6 +60,21 @@ struct Manifest {
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;
+  /// Classify without a validation file: the fraction of the training lines
+  /// held out for validation (record `val_fraction`).
+  double holdoutFraction = 0.1;
+
+  // The training loop's settings ([training] and [data] of the spec); each
+  // can be overridden on the command line of `train`.
+  int64_t trainSteps = 0;      ///< Optimizer updates of a run.
+  int64_t evalEvery = 0;       ///< Validate every N steps; 0 = never.
+  int64_t evalBatches = 0;     ///< Batches per validation; 0 = all.
+  int64_t checkpointEvery = 0; ///< Checkpoint every N steps; 0 = at the end.
+  int64_t patience = 0;        ///< Early stopping; 0 = off.
+  uint64_t seed = 0;           ///< Run seed: init, batches, dropout, redraw.
+  int64_t redraw = 0; ///< Performer: redraw features every N steps; 0 = never.
+  std::string dataTrain, dataVal, dataTest; ///< Absolute paths; "" = unset.
+
   std::vector<TensorInfo> tensors; ///< In manifest order.
 
   /// The tensor called `name`, or nullptr.

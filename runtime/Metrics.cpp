@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace tfc::rt {
 
@@ -106,6 +107,66 @@ std::string lmMetricsJson(const LmMetrics &m, const std::string &split) {
          ",\"perplexity\":" + jsonNumber(m.perplexity()) +
          ",\"tokens\":" + std::to_string(m.tokens) +
          ",\"batches\":" + std::to_string(m.batches) + "}";
+}
+
+int32_t sampleToken(const float *logits, int64_t n, double temperature,
+                    int64_t topK, double u) {
+  if (n <= 0)
+    return 0;
+  if (!(temperature > 0)) {
+    int32_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+      if (logits[i] > logits[best])
+        best = int32_t(i);
+    return best;
+  }
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    ids[size_t(i)] = int32_t(i);
+  int64_t k = topK > 0 && topK < n ? topK : n;
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  double maxLogit = logits[ids[0]];
+  std::vector<double> weights(static_cast<size_t>(k));
+  double total = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    weights[size_t(i)] =
+        std::exp((double(logits[ids[size_t(i)]]) - maxLogit) / temperature);
+    total += weights[size_t(i)];
+  }
+  double target = u * total, sum = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    sum += weights[size_t(i)];
+    if (target < sum)
+      return ids[size_t(i)];
+  }
+  return ids[size_t(k - 1)];
+}
+
+std::string classificationReportText(const ClassificationReport &r) {
+  // Rows are right-aligned to the widest label, at least as wide as
+  // "weighted avg", as scikit-learn does.
+  size_t width = 12;
+  for (int32_t label : r.labels)
+    width = std::max(width, std::to_string(label).size());
+  auto row = [&](const std::string &name, const ClassScores &s) {
+    char line[160];
+    snprintf(line, sizeof(line), "%*s %9.4f %9.4f %9.4f %9lld\n", int(width),
+             name.c_str(), s.precision, s.recall, s.f1, (long long)s.support);
+    return std::string(line);
+  };
+  char line[160];
+  snprintf(line, sizeof(line), "%*s %9s %9s %9s %9s\n\n", int(width), "",
+           "precision", "recall", "f1-score", "support");
+  std::string out = line;
+  for (size_t c = 0; c < r.labels.size(); ++c)
+    out += row(std::to_string(r.labels[c]), r.perClass[c]);
+  snprintf(line, sizeof(line), "\n%*s %9s %9s %9.4f %9lld\n", int(width),
+           "accuracy", "", "", r.accuracy, (long long)r.total);
+  out += line;
+  out += row("macro avg", r.macro);
+  out += row("weighted avg", r.weighted);
+  return out;
 }
 
 static std::string scoresJson(const ClassScores &s) {

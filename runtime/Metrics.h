@@ -67,6 +67,20 @@ int32_t predictClass(const float *logits, int64_t classes);
 /// cross-entropy of sigmoid(logit).
 double crossEntropy(const float *logits, int64_t classes, int32_t target);
 
+/// Draws a token from one row of `n` logits for generation: with
+/// temperature <= 0, the argmax (first on ties); otherwise softmax of
+/// logits / temperature over the `topK` largest logits (all when topK <= 0
+/// or >= n), then, with the kept tokens ordered by decreasing logit (ties:
+/// lower index first), the first one whose cumulative probability exceeds
+/// u (u in [0, 1), e.g. uniform01).
+int32_t sampleToken(const float *logits, int64_t n, double temperature,
+                    int64_t topK, double u);
+
+/// The report as scikit-learn prints it (classification_report with
+/// digits=4): a table of precision, recall, F1 and support per class, then
+/// accuracy, macro and weighted averages; lines end in '\n'.
+std::string classificationReportText(const ClassificationReport &report);
+
 /// JSON objects, one line, for stdout.
 std::string lmMetricsJson(const LmMetrics &metrics, const std::string &split);
 std::string classifyMetricsJson(const ClassificationReport &report,

@@ -259,3 +259,35 @@ func.func @upsample_attention(%s: tensor<2x4x4xf32>, %r: tensor<2x8x4xf32>,
       : tensor<2x4x4xf32>, tensor<2x8x4xf32> -> tensor<2x8x4xf32>
   return %u : tensor<2x8x4xf32>
 }
+
+// -----
+
+// Inverse rotary positions: the same tables (base 100 here), with the angle
+// negated in the combination of the halves: x[e] cos + x[e + half] sin for
+// the first half, x[e + half] cos - x[e] sin for the second.
+
+// CHECK-LABEL: func.func @rotary_inverse
+// CHECK-NOT: tfc.
+// CHECK: %[[FREQ:.*]] = arith.constant dense<[1.000000e+00, 1.000000e-01]> : tensor<2xf32>
+// CHECK: %[[TABLES:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[FREQ]] : tensor<2xf32>)
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: %[[HALVES:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] output_shape [2, 4, 2, 2, 2]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[HALVES]], %[[HALVES]], %[[TABLES]]#0, %[[TABLES]]#1
+// CHECK: ^bb0(%[[FIRST:[a-z0-9_]+]]: f32, %[[SECOND:[a-z0-9_]+]]: f32, %[[COS:[a-z0-9_]+]]: f32, %[[SIN:[a-z0-9_]+]]: f32, %{{[a-z0-9_]+}}: f32):
+// CHECK-DAG: %[[FC:.*]] = arith.mulf %[[FIRST]], %[[COS]] : f32
+// CHECK-DAG: %[[SS:.*]] = arith.mulf %[[SECOND]], %[[SIN]] : f32
+// CHECK-DAG: %[[SC:.*]] = arith.mulf %[[SECOND]], %[[COS]] : f32
+// CHECK-DAG: %[[FS:.*]] = arith.mulf %[[FIRST]], %[[SIN]] : f32
+// CHECK-DAG: %[[FIRST_OUT:.*]] = arith.addf %[[FC]], %[[SS]] : f32
+// CHECK-DAG: %[[SECOND_OUT:.*]] = arith.subf %[[SC]], %[[FS]] : f32
+// CHECK: arith.select %{{.*}}, %[[FIRST_OUT]], %[[SECOND_OUT]] : f32
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : tensor<2x4x2x2x2xf32> into tensor<2x4x8xf32>
+// CHECK-NOT: tfc.
+// CHECK: return
+func.func @rotary_inverse(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %r = tfc.rotary %x heads 2 inverse {base = 100.0 : f64} : tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}

@@ -17,10 +17,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tfc::registerCodegenDialects(registry);
+  mlir::registerTransformsPasses();
   mlir::tfc::registerTfcPasses();
   tfc::registerCodegenPipelines();
   return mlir::asMainReturnCode(

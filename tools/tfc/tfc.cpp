@@ -82,6 +82,13 @@ cl::opt<int64_t> seqLenOverride(
 cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
                      cl::init(false), cl::cat(compileCategory));
 
+cl::opt<bool> withTraining(
+    "train",
+    cl::desc("Generate the training entry points (tfc_train_step, "
+             "tfc_optimizer_step); --train=false builds an evaluation-only "
+             "executable faster"),
+    cl::init(true), cl::cat(compileCategory));
+
 cl::opt<bool> evalOnly("eval",
                        cl::desc("Strip dropout at --emit=tfc (evaluation "
                                 "graph; later stages always do)"),
@@ -166,7 +173,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pm.addPass(createCSEPass());
   } else {
     pm.addPass(createCanonicalizerPass());
-    ::tfc::buildTfcToLinalgPipeline(pm);
+    ::tfc::buildTfcToLinalgPipeline(pm, withTraining);
     if (stage != Stage::Linalg)
       ::tfc::buildLinalgToLLVMPipeline(pm);
   }

@@ -11,8 +11,12 @@
 /// exactly where the mask is 0, ids inside the vocabulary, labels 0 or 1)
 /// and writes NaN logits for a row that breaks it.
 ///
+/// Training (FakeModelTrain.h): the analytic gradient of the mean
+/// cross-entropy with respect to the bias, and Adam.
+///
 //===----------------------------------------------------------------------===//
 
+#include "FakeModelTrain.h"
 #include "runtime/ModelABI.h"
 
 #include <cmath>
@@ -34,6 +38,17 @@ const char tfc_model_manifest[] =
     "flops_per_token 96\n"
     "activation_bytes 0\n"
     "min_freq 1\n"
+    "train_steps 20\n"
+    "eval_every 5\n"
+    "eval_batches 0\n"
+    "checkpoint_every 5\n"
+    "patience 0\n"
+    "seed 3\n"
+    "redraw 0\n"
+    "val_fraction 0.25\n"
+    "data_train -\n"
+    "data_val -\n"
+    "data_test -\n"
     "tensor classifier.bias 0 param zeros 1 2\n"
     "tensor embed.weight 2 param normal:0.02 2 12 4\n"
     "tensor norm.weight 50 param ones 1 4\n"
@@ -57,5 +72,36 @@ void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
              params[targets[b]];
   }
   *loss = float(sum / B);
+}
+
+void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
+                    float *mask, int64_t *seed, float *grads, float *loss) {
+  const int B = 4, S = 6, V = 12, C = 2, P = 64;
+  bool makeNan = fake::trainStepHooks();
+  for (int i = 0; i < P; ++i)
+    grads[i] = 0;
+  double lse = std::log(std::exp(params[0]) + std::exp(params[1]));
+  double sum = 0;
+  bool ok = true;
+  for (int b = 0; b < B; ++b) {
+    ok &= tokens[b * S] == 2 && mask[b * S] == 1.0f && targets[b] >= 0 &&
+          targets[b] < C;
+    for (int s = 0; s < S; ++s) {
+      int id = tokens[b * S + s];
+      ok &= id >= 0 && id < V && (mask[b * S + s] == 0.0f) == (id == 0);
+    }
+    if (!ok)
+      break;
+    sum += lse - params[targets[b]];
+    for (int c = 0; c < C; ++c)
+      grads[c] += float((std::exp(params[c] - lse) - (c == targets[b])) / B);
+  }
+  *loss = ok && !makeNan ? float(sum / B) : NAN;
+}
+
+void tfc_optimizer_step(float *params, float *grads, float *adam_m,
+                        float *adam_v, int64_t *step, float *params_out,
+                        float *adam_m_out, float *adam_v_out, float *stats) {
+  fake::adam(64, params_out, grads, adam_m_out, adam_v_out, *step, stats);
 }
 }

@@ -5,15 +5,23 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Test only: defines the two symbols of ModelABI.h the way a compiled model
+/// Test only: defines the symbols of ModelABI.h the way a compiled model
 /// does, with trivial math, so that the command line in libtfcrt_main can be
 /// driven end to end without the compiler. The "model" is a unigram: every
 /// position's logits are the learned bias `unigram.bias`. It checks what the
 /// runtime passes (targets are the inputs shifted by one, the mask is all
 /// ones) and reports a NaN loss when that does not hold.
 ///
+/// Training (FakeModelTrain.h): the loss of tfc_train_step leaves out the
+/// positions its "dropout" drops (a function of the step's seed) and adds
+/// 1e-3 * f^2 for the first Performer feature f, so that the seed and the
+/// feature redraws show in the losses; the gradient is the analytic one of
+/// the bias; the optimizer is Adam. Built with TFC_FAKE_NO_TRAIN it has no
+/// training functions, as a model compiled without them.
+///
 //===----------------------------------------------------------------------===//
 
+#include "FakeModelTrain.h"
 #include "runtime/ModelABI.h"
 
 #include <cmath>
@@ -34,6 +42,16 @@ const char tfc_model_manifest[] =
     "flops_per_token 2048\n"
     "activation_bytes 16384\n"
     "split 0.9 0.05\n"
+    "train_steps 30\n"
+    "eval_every 10\n"
+    "eval_batches 2\n"
+    "checkpoint_every 10\n"
+    "patience 0\n"
+    "seed 0\n"
+    "redraw 7\n"
+    "data_train -\n"
+    "data_val -\n"
+    "data_test -\n"
     "tensor unigram.bias 0 param zeros 1 256\n"
     "tensor embed.weight 256 param normal:0.02 2 256 4\n"
     "tensor layers.0.attn.features 1280 buffer features:4:4 3 1 4 4\n"
@@ -64,4 +82,55 @@ void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
     }
   *loss = ok ? float(sum / (B * S)) : NAN;
 }
+
+#ifndef TFC_FAKE_NO_TRAIN
+void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
+                    float *mask, int64_t *seed, float *grads, float *loss) {
+  const int B = 2, S = 8, V = 256, P = 1296, Features = 1280;
+  bool makeNan = fake::trainStepHooks();
+  const float *bias = params;
+  double maxBias = bias[0], sumExp = 0;
+  for (int v = 1; v < V; ++v)
+    maxBias = std::fmax(maxBias, bias[v]);
+  double p[V];
+  for (int v = 0; v < V; ++v)
+    sumExp += p[v] = std::exp(bias[v] - maxBias);
+  for (int v = 0; v < V; ++v)
+    p[v] /= sumExp;
+  double lse = maxBias + std::log(sumExp);
+  for (int i = 0; i < P; ++i)
+    grads[i] = 0;
+  bool ok = true;
+  int kept = 0;
+  double sum = 0, g[V] = {};
+  for (int i = 0; i < B * S; ++i) {
+    ok &= mask[i] == 1.0f && tokens[i] >= 0 && tokens[i] < V &&
+          targets[i] >= 0 && targets[i] < V;
+    if (i % S + 1 < S)
+      ok &= targets[i] == tokens[i + 1];
+    if (!ok || fake::dropped(*seed, i))
+      continue;
+    ++kept;
+    sum += lse - bias[targets[i]];
+    for (int v = 0; v < V; ++v)
+      g[v] += p[v];
+    g[targets[i]] -= 1;
+  }
+  for (int v = 0; v < V && kept > 0; ++v)
+    grads[v] = float(g[v] / kept);
+  float f = params[Features];
+  *loss = ok && kept > 0 && !makeNan ? float(sum / kept + 1e-3 * f * f) : NAN;
+}
+
+void tfc_optimizer_step(float *params, float *grads, float *adam_m,
+                        float *adam_v, int64_t *step, float *params_out,
+                        float *adam_m_out, float *adam_v_out, float *stats) {
+  // In place only, as the runtime calls it.
+  if (params_out != params || adam_m_out != adam_m || adam_v_out != adam_v) {
+    stats[0] = NAN;
+    return;
+  }
+  fake::adam(1296, params, grads, adam_m, adam_v, *step, stats);
+}
+#endif
 }

@@ -197,4 +197,47 @@ TEST(Manifest, TensorErrors) {
       "buffer");
 }
 
+TEST(Manifest, TrainingRecords) {
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(kLm, m, err)) << err;
+  // Defaults when the compiler records none.
+  EXPECT_EQ(m.trainSteps, 0);
+  EXPECT_EQ(m.evalEvery, 0);
+  EXPECT_EQ(m.seed, 0u);
+  EXPECT_EQ(m.redraw, 0);
+  EXPECT_DOUBLE_EQ(m.holdoutFraction, 0.1);
+  EXPECT_EQ(m.dataTrain, "");
+  std::string text =
+      edited("task lm\n", "task lm\ntrain_steps 2250\neval_every 225\n"
+                          "eval_batches 25\ncheckpoint_every 100\npatience 3\n"
+                          "seed 18446744073709551615\nredraw 1000\n"
+                          "val_fraction 0.2\ndata_train /data/my corpus.txt\n"
+                          "data_val -\ndata_test /data/test.txt\n");
+  ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
+  EXPECT_EQ(m.trainSteps, 2250);
+  EXPECT_EQ(m.evalEvery, 225);
+  EXPECT_EQ(m.evalBatches, 25);
+  EXPECT_EQ(m.checkpointEvery, 100);
+  EXPECT_EQ(m.patience, 3);
+  EXPECT_EQ(m.seed, UINT64_MAX);
+  EXPECT_EQ(m.redraw, 1000);
+  EXPECT_DOUBLE_EQ(m.holdoutFraction, 0.2);
+  EXPECT_EQ(m.dataTrain, "/data/my corpus.txt"); // Spaces kept.
+  EXPECT_EQ(m.dataVal, "");
+  EXPECT_EQ(m.dataTest, "/data/test.txt");
+  // The compiler writes the seed as a signed integer.
+  text = edited("task lm\n", "task lm\nseed -1\n");
+  ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
+  EXPECT_EQ(m.seed, UINT64_MAX);
+  EXPECT_EQ(parseError(edited("task lm\n", "task lm\npatience -1\n")),
+            "manifest:4: record 'patience': expected an integer >= 0, got "
+            "'-1'");
+  EXPECT_EQ(parseError(edited("task lm\n", "task lm\nval_fraction 1\n")),
+            "manifest:4: record 'val_fraction': expected a number in [0, 1), "
+            "got '1'");
+  EXPECT_EQ(parseError(edited("task lm\n", "task lm\ndata_train\n")),
+            "manifest:4: record 'data_train' takes a path");
+}
+
 } // namespace

@@ -132,4 +132,38 @@ TEST(Metrics, CrossEntropyAndArgmax) {
   EXPECT_NEAR(crossEntropy(z, 1, 1), std::log1p(std::exp(-2.0)), 1e-12);
 }
 
+TEST(Metrics, ReportText) {
+  ClassificationReport r =
+      classificationReport({0, 1, 0, 0, 1}, {0, 0, 0, 0, 0});
+  EXPECT_EQ(classificationReportText(r),
+            "             precision    recall  f1-score   support\n"
+            "\n"
+            "           0    0.6000    1.0000    0.7500         3\n"
+            "           1    0.0000    0.0000    0.0000         2\n"
+            "\n"
+            "    accuracy                        0.6000         5\n"
+            "   macro avg    0.3000    0.5000    0.3750         5\n"
+            "weighted avg    0.3600    0.6000    0.4500         5\n");
+}
+
+TEST(Metrics, SampleToken) {
+  float logits[4] = {0.0f, 2.0f, 1.0f, 2.0f};
+  // Temperature 0: argmax, first on ties, whatever u is.
+  EXPECT_EQ(sampleToken(logits, 4, 0.0, 0, 0.99), 1);
+  // Top-1 is greedy too.
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 1, 0.99), 1);
+  // Top-2 keeps ids 1 and 3 (equal logits): half the mass each.
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 2, 0.49), 1);
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 2, 0.51), 3);
+  // All four: order 1, 3, 2, 0 by decreasing logit; cumulative
+  // probabilities e^2, 2e^2, 2e^2 + e, 2e^2 + e + 1 over the total.
+  double total = 2 * std::exp(2.0) + std::exp(1.0) + 1.0;
+  double c2 = (2 * std::exp(2.0)) / total, c3 = c2 + std::exp(1.0) / total;
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 0, c2 + 1e-6), 2);
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 0, c3 + 1e-6), 0);
+  EXPECT_EQ(sampleToken(logits, 4, 1.0, 0, 0.0), 1);
+  // A high temperature flattens: u just below 3/4 then picks id 2.
+  EXPECT_EQ(sampleToken(logits, 4, 1e6, 0, 0.74), 2);
+}
+
 } // namespace

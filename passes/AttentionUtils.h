@@ -1,0 +1,207 @@
+//===- AttentionUtils.h - Building blocks of attention lowering -*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The pieces that the lowerings of `tfc.attention` (LowerAttention.cpp) and
+/// of `tfc.attention_grad` (LowerAttentionGrad.cpp) share, so that the
+/// backward recomputes exactly the forward's numbers: head splitting, row
+/// slicing, masked softmax attention and the FAVOR+ random features and
+/// key/value state. They are defined in LowerAttention.cpp.
+///
+/// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
+/// `c = h * Dh + e` belongs to head `h`. The builders work on the head-split
+/// view `[B, S, H, Dh]`; scores and attention weights are `[B, H, Sq, Sk]`.
+/// All shapes are static.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_ATTENTIONUTILS_H
+#define TFC_PASSES_ATTENTIONUTILS_H
+
+#include "dialect/TfcDialect.h"
+#include "passes/LoweringUtils.h"
+
+namespace mlir::tfc::attention {
+
+//===----------------------------------------------------------------------===//
+// Generic builders
+//===----------------------------------------------------------------------===//
+
+/// The affine map over `numDims` loops whose results are the loop dims
+/// `dims`, in order.
+AffineMap loopDims(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims);
+
+/// A `linalg.generic` reading `inputs` through `inputMaps` and updating
+/// `init` through `outputMap`. Loops that `outputMap` does not use are
+/// reductions. `body` receives the input elements followed by the current
+/// output element and returns the new output element.
+Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                   ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// `acc + x * y`.
+Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x, Value y);
+
+/// The float constant `-inf` of type `element`.
+Value negativeInfinity(OpBuilder &b, Location loc, Type element);
+
+/// `lhs && rhs`, where either may be null (meaning true).
+Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs);
+
+//===----------------------------------------------------------------------===//
+// Heads and rows
+//===----------------------------------------------------------------------===//
+
+/// `[B, S, H * Dh] -> [B, S, H, Dh]`.
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads);
+
+/// `[B, S, H, Dh] -> [B, S, H * Dh]`.
+Value mergeHeads(OpBuilder &b, Location loc, Value x);
+
+/// Row `position` of `x [B, S, ...]` as `[B, 1, ...]`.
+Value extractRow(OpBuilder &b, Location loc, Value x, OpFoldResult position);
+
+/// `dest [B, S, ...]` with row `position` replaced by `row [B, 1, ...]`.
+Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
+                OpFoldResult position);
+
+//===----------------------------------------------------------------------===//
+// Softmax attention over a structured mask
+//===----------------------------------------------------------------------===//
+
+/// Builds, inside a `linalg.generic` body, whether query position `i` may
+/// attend key position `j` (both `index`). `globalColumn` is the `i1` "key
+/// `j` is a global token" when the caller supplied global columns, else
+/// null. Returns an `i1`, or null when every pair is allowed.
+using PairFilter = function_ref<Value(OpBuilder &, Location, Value i, Value j,
+                                      Value globalColumn)>;
+
+/// `scores[b, h, i, j] = sum_e q[b, i, h, e] * k[b, j, h, e]` for head-split
+/// `q [B, Sq, H, Dh]` and `k [B, Sk, H, Dh]`.
+Value dotScores(OpBuilder &b, Location loc, Value q, Value k);
+
+/// Scales `scores [B, H, Sq, Sk]` by `scale` and replaces the pairs that
+/// may not attend by `-inf`: those rejected by `filter` (with the query
+/// position offset by `rowOffset`) and, when `mask [B, Sk]` is given, the
+/// keys whose mask is 0. `globalColumns`, when given, is a `[Sk]` `i1`
+/// tensor handed to `filter`.
+Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
+                 Value mask, Value globalColumns, int64_t rowOffset,
+                 PairFilter filter);
+
+/// Softmax over the last dimension of `scores [B, H, Sq, Sk]`, where `-inf`
+/// marks a pair that may not attend. A row with no allowed pair gives all
+/// zeros (not NaN): its max is replaced by 0 before the exponential, and a
+/// zero sum gives zero weights instead of 0 / 0.
+Value softmaxRows(OpBuilder &b, Location loc, Value scores);
+
+/// `out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h, e]` for
+/// `probs [B, H, Sq, Sk]` and head-split `v [B, Sk, H, Dh]`.
+Value weightValues(OpBuilder &b, Location loc, Value probs, Value v);
+
+/// The scale `1 / sqrt(Dh)` of the scores of head-split `q [B, S, H, Dh]`.
+double scoreScale(Value q);
+
+/// Dense softmax attention of head-split `q [B, Sq, H, Dh]` over
+/// `k, v [B, Sk, H, Dh]` with scale `1/sqrt(Dh)`, restricted to the pairs
+/// that `filter` and `mask` allow (see maskScores). Returns
+/// `[B, Sq, H, Dh]`.
+Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q, Value k,
+                             Value v, Value mask, Value globalColumns,
+                             int64_t rowOffset, PairFilter filter);
+
+/// The causal filter `j <= i`, or null (all pairs) when not causal.
+Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j);
+
+//===----------------------------------------------------------------------===//
+// #tfc.longformer
+//===----------------------------------------------------------------------===//
+
+/// Whether local query `i` may attend key `j` through the sliding window of
+/// `kind` (window w, dilation r):
+///
+///   non-causal: (j - i) % r == 0 and |j - i| <= (w / 2) * r
+///               (w / 2 dilated keys on each side, plus i itself);
+///   causal:     0 <= i - j < w * r and (i - j) % r == 0
+///               (the w dilated keys ending at i).
+///
+/// In the `[Sq, Sk]` score matrix this is a band of diagonals; the dense
+/// formulation evaluates it for every pair.
+Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
+                    Value j);
+
+/// The global token positions of `kind`, sorted and without duplicates.
+SmallVector<int64_t> globalPositions(LongformerAttr kind);
+
+/// A constant `[length]` `i1` vector, true at `positions`.
+Value positionFlags(OpBuilder &b, Location loc, ArrayRef<int64_t> positions,
+                    int64_t length);
+
+/// The filter of a Longformer's local rows: the sliding window of `kind`,
+/// plus the global columns (only up to the query when causal) when
+/// `globalColumn` is given.
+Value longformerLocalFilter(OpBuilder &b, Location loc, LongformerAttr kind,
+                            Value i, Value j, Value globalColumn);
+
+//===----------------------------------------------------------------------===//
+// #tfc.performer
+//===----------------------------------------------------------------------===//
+
+/// The FAVOR+ denominator's regulariser.
+inline constexpr double kPerformerEpsilon = 1e-6;
+
+/// The random-feature exponents of head-split `x [B, S, H, Dh]` with
+/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
+///
+///   exponent[b, s, h, m] = W_m . x' - |x'|^2 / 2.
+Value featureExponents(OpBuilder &b, Location loc, Value x, Value features);
+
+/// The max over the last dimension of `exponent [B, S, H, M]`, `[B, S, H]`.
+Value rowMaximum(OpBuilder &b, Location loc, Value exponent);
+
+/// `phi = exp(exponent - stabiliser) / sqrt(M) * mask` for `exponent
+/// [B, S, H, M]`, where `stabiliser [B, S, H]` (0 when null) and `mask
+/// [B, S]` (1 when null) broadcast.
+Value exponentialFeatures(OpBuilder &b, Location loc, Value exponent,
+                          Value stabiliser, Value mask);
+
+/// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
+/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
+///
+///   phi[b, s, h, m] = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M).
+///
+/// For queries (`stabilise`), `c` is the max over m of the exponent, which
+/// cancels between numerator and denominator; for keys `c = 0`, so that no
+/// constant depending on other positions enters a causal prefix. `mask
+/// [B, S]`, when given, multiplies the features (padding keys vanish).
+Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
+                     bool stabilise, Value mask);
+
+/// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
+/// `v [B, J, H, Dh]` to the running state:
+///
+///   kv[b, h, m, e] += sum_j keyFeatures[b, j, h, m] * v[b, j, h, e]
+///   z[b, h, m]     += sum_j keyFeatures[b, j, h, m]
+///
+/// `kv` is `[B, H, M, Dh]` and `z` `[B, H, M]`; the updated pair is
+/// returned.
+std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
+                                            Value keyFeatures, Value v,
+                                            Value kv, Value z);
+
+/// `num[b, i, h, e] = sum_m phi_q[b, i, h, m] * kv[b, h, m, e]` for
+/// `queryFeatures [B, I, H, M]` and `kv [B, H, M, Dh]`.
+Value performerNumerator(OpBuilder &b, Location loc, Value queryFeatures,
+                         Value kv);
+
+/// `den[b, i, h] = sum_m phi_q[b, i, h, m] * z[b, h, m] + 1e-6` for
+/// `queryFeatures [B, I, H, M]` and `z [B, H, M]`.
+Value performerDenominator(OpBuilder &b, Location loc, Value queryFeatures,
+                           Value z);
+
+} // namespace mlir::tfc::attention
+
+#endif // TFC_PASSES_ATTENTIONUTILS_H

@@ -1,0 +1,617 @@
+//===- LowerAttentionGrad.cpp - Lowering of tfc.attention_grad ------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The pattern of tfc-lower-to-linalg for `tfc.attention_grad`: the
+/// gradients of `tfc.attention` of every kind with respect to its queries,
+/// keys and values (and, for a Longformer with global tokens, its global
+/// projections), given the gradient `dO` of the attention output. Each
+/// builder recomputes the forward quantities it needs with the building
+/// blocks of LowerAttention.cpp (AttentionUtils.h), so that it
+/// differentiates exactly the numbers the forward lowering produces.
+///
+/// - `#tfc.softmax`: with `P = softmax(S)`, `S = scale * Q K^T` masked,
+///
+///     dV = P^T dO,   dP = dO V^T,   dS = P o (dP - rowsum(dP o P)),
+///     dQ = scale * dS K,   dK = scale * dS^T Q.
+///
+///   Masked pairs have `P = 0` and so contribute nothing; a fully masked
+///   row (all-zero output) gets zero gradients.
+/// - `#tfc.longformer`: the same over the band/global mask of the local
+///   rows, whose output gradient is zeroed on the global rows (the forward
+///   overwrites them); each global row is then differentiated as a one-row
+///   attention through the global projections, whose gradients go to
+///   `global_query` (that row only), `global_key` and `global_value`.
+/// - `#tfc.performer`: through `out = num / den`, the key/value state (sums
+///   over all keys, or prefix sums when causal, whose adjoints are suffix
+///   sums computed by an `scf.for` running backwards over positions) and
+///   the FAVOR+ feature map. The `features` buffer and the mask get no
+///   gradient.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/AttentionUtils.h"
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::attention;
+
+namespace {
+/// Gradients of a head-split attention's queries, keys and values, each
+/// `[B, S, H, Dh]`.
+struct AttentionGrads {
+  Value query, key, value;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Softmax attention over a structured mask
+//===----------------------------------------------------------------------===//
+
+/// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
+/// x[b, i, h, e]` for `weights [B, H, Sq, Sk]` and head-split
+/// `x [B, Sq, H, Dh]`: the transposed counterpart of weightValues. `init`
+/// (`[B, Sk, H, Dh]`) is zero when null.
+static Value weightQueries(OpBuilder &b, Location loc, Value weights, Value x,
+                           Value init) {
+  ArrayRef<int64_t> wShape = shapeOf(weights), xShape = shapeOf(x);
+  if (!init)
+    init = filledTensor(b, loc, {wShape[0], wShape[3], wShape[1], xShape[3]},
+                        elementOf(x), 0.0);
+  // Loops (b, j, h, e, i); i is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{weights, x}, init,
+      {loopDims(b, 5, {0, 2, 4, 1}), loopDims(b, 5, {0, 4, 2, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// The gradient of the scaled scores through the softmax: with
+/// `probs [B, H, Sq, Sk]` and their gradient `probGrads`,
+///
+///   dS[b, h, i, j] = scale * P[i, j] * (dP[i, j] - sum_j' dP[i, j'] P[i, j'])
+///
+/// (per batch and head), i.e. the gradient with respect to the unscaled
+/// dot products. Pairs with `P = 0` (masked) get 0.
+static Value scoreGrads(OpBuilder &b, Location loc, Value probs,
+                        Value probGrads, double scale) {
+  ArrayRef<int64_t> shape = shapeOf(probs);
+  Type element = elementOf(probs);
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  // Loops (b, h, i, j); j is reduced.
+  Value rowDot =
+      buildGeneric(b, loc, ValueRange{probs, probGrads},
+                   filledTensor(b, loc, shape.drop_back(), element, 0.0),
+                   {identity, identity}, rowMap,
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
+  return elementwise(
+      b, loc, shape, element, ValueRange{probs, probGrads, rowDot},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], centred);
+        return nb.create<arith::MulFOp>(
+            nloc, product, floatConstant(nb, nloc, element, scale));
+      },
+      {identity, identity, rowMap});
+}
+
+/// Gradients of maskedSoftmaxAttention (same `q`, `k`, `v`, `mask`,
+/// `globalColumns`, `rowOffset` and `filter`) given the output gradient
+/// `gradOut [B, Sq, H, Dh]`. The key and value gradients are added to
+/// `keyInit` and `valueInit` (`[B, Sk, H, Dh]`) when given.
+static AttentionGrads
+maskedSoftmaxAttentionGrad(OpBuilder &b, Location loc, Value q, Value k,
+                           Value v, Value mask, Value globalColumns,
+                           int64_t rowOffset, PairFilter filter, Value gradOut,
+                           Value keyInit = Value(), Value valueInit = Value()) {
+  double scale = scoreScale(q);
+  Value scores = dotScores(b, loc, q, k);
+  scores =
+      maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset, filter);
+  Value probs = softmaxRows(b, loc, scores);
+
+  AttentionGrads grads;
+  grads.value = weightQueries(b, loc, probs, gradOut, valueInit);
+  Value probGrads = dotScores(b, loc, gradOut, v);
+  Value dScores = scoreGrads(b, loc, probs, probGrads, scale);
+  grads.query = weightValues(b, loc, dScores, k);
+  grads.key = weightQueries(b, loc, dScores, q, keyInit);
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.softmax
+//===----------------------------------------------------------------------===//
+
+/// Gradients of exact attention: every key, or every key up to the query
+/// when causal.
+static SmallVector<Value> lowerSoftmaxGrad(OpBuilder &b, Location loc,
+                                           AttentionGradOp op,
+                                           SoftmaxAttr kind) {
+  int64_t heads = op.getHeads();
+  bool causal = kind.getCausal();
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
+  AttentionGrads grads = maskedSoftmaxAttentionGrad(
+      b, loc, q, k, v, op.getMask(), /*globalColumns=*/Value(),
+      /*rowOffset=*/0,
+      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
+        return causalFilter(nb, nloc, causal, i, j);
+      },
+      gradOut);
+  return {mergeHeads(b, loc, grads.query), mergeHeads(b, loc, grads.key),
+          mergeHeads(b, loc, grads.value)};
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.longformer
+//===----------------------------------------------------------------------===//
+
+/// Gradients of Longformer attention (see lowerLongformer in
+/// LowerAttention.cpp).
+///
+/// The local rows are dense attention over the band/global mask of
+/// longformerLocalFilter; since the forward replaces the global rows of
+/// that result, their output gradient is zeroed before differentiating it
+/// (so the local `query` gets no gradient on global rows). Each global row
+/// `g` is a one-row attention of `global_query[g]` over `global_key` and
+/// `global_value` (up to `g` when causal): its query gradient is row `g` of
+/// the `global_query` gradient (the other rows are 0), and its key and
+/// value gradients accumulate over the global rows.
+static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
+                                              AttentionGradOp op,
+                                              LongformerAttr kind) {
+  int64_t heads = op.getHeads();
+  int64_t queryLength = shapeOf(op.getQuery())[1];
+  int64_t keyLength = shapeOf(op.getKey())[1];
+  bool causal = kind.getCausal();
+  SmallVector<int64_t> globals = globalPositions(kind);
+
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
+  Type element = elementOf(q);
+
+  // Local rows: the global rows' output gradient belongs to the global
+  // projections.
+  Value globalColumns, localGradOut = gradOut;
+  if (!globals.empty()) {
+    globalColumns = positionFlags(b, loc, globals, keyLength);
+    Value globalRows = positionFlags(b, loc, globals, queryLength);
+    localGradOut = elementwise(
+        b, loc, shapeOf(gradOut), element, ValueRange{gradOut, globalRows},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return nb.create<arith::SelectOp>(
+              nloc, args[1], floatConstant(nb, nloc, element, 0.0), args[0]);
+        },
+        {b.getMultiDimIdentityMap(4), loopDims(b, 4, {1})});
+  }
+  AttentionGrads local = maskedSoftmaxAttentionGrad(
+      b, loc, q, k, v, op.getMask(), globalColumns, /*rowOffset=*/0,
+      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value globalColumn) {
+        return longformerLocalFilter(nb, nloc, kind, i, j, globalColumn);
+      },
+      localGradOut);
+  SmallVector<Value> results = {mergeHeads(b, loc, local.query),
+                                mergeHeads(b, loc, local.key),
+                                mergeHeads(b, loc, local.value)};
+  if (globals.empty())
+    return results;
+
+  // Global rows, through the global projections.
+  Value globalQuery = splitHeads(b, loc, op.getGlobalQuery(), heads);
+  Value globalKey = splitHeads(b, loc, op.getGlobalKey(), heads);
+  Value globalValue = splitHeads(b, loc, op.getGlobalValue(), heads);
+  Value queryGrad = filledTensor(b, loc, shapeOf(globalQuery), element, 0.0);
+  Value keyGrad = filledTensor(b, loc, shapeOf(globalKey), element, 0.0);
+  Value valueGrad = filledTensor(b, loc, shapeOf(globalValue), element, 0.0);
+  for (int64_t position : globals) {
+    OpFoldResult row = b.getIndexAttr(position);
+    AttentionGrads grads = maskedSoftmaxAttentionGrad(
+        b, loc, extractRow(b, loc, globalQuery, row), globalKey, globalValue,
+        op.getMask(), /*globalColumns=*/Value(), /*rowOffset=*/position,
+        [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
+          return causalFilter(nb, nloc, causal, i, j);
+        },
+        extractRow(b, loc, gradOut, row), keyGrad, valueGrad);
+    queryGrad = insertRow(b, loc, grads.query, queryGrad, row);
+    keyGrad = grads.key;
+    valueGrad = grads.value;
+  }
+  results.append({mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
+                  mergeHeads(b, loc, valueGrad)});
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// #tfc.performer
+//===----------------------------------------------------------------------===//
+
+/// Gradients of `out = num / den` for `num [B, I, H, Dh]`, `den [B, I, H]`
+/// and the output gradient `gradOut [B, I, H, Dh]`:
+///
+///   dNum[b, i, h, e] = dO[b, i, h, e] / den[b, i, h]
+///   dDen[b, i, h]    = -sum_e dO[b, i, h, e] * num[b, i, h, e] / den^2.
+static std::pair<Value, Value>
+quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
+  ArrayRef<int64_t> shape = shapeOf(gradOut);
+  Type element = elementOf(gradOut);
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  Value numGrad =
+      elementwise(b, loc, shape, element, ValueRange{gradOut, den},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+                  },
+                  {identity, rowMap});
+  // Loops (b, i, h, e); e is reduced.
+  Value denGrad = buildGeneric(
+      b, loc, ValueRange{gradOut, num, den},
+      filledTensor(b, loc, shape.drop_back(), element, 0.0),
+      {identity, identity, rowMap}, rowMap,
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        Value square = nb.create<arith::MulFOp>(nloc, args[2], args[2]);
+        Value term = nb.create<arith::DivFOp>(nloc, product, square);
+        return nb.create<arith::SubFOp>(nloc, args[3], term);
+      });
+  return {numGrad, denGrad};
+}
+
+/// The gradient of the query features `[B, I, H, M]` read against the state
+/// `kv [B, H, M, Dh]`, `z [B, H, M]`:
+///
+///   dPhiQ[b, i, h, m] = sum_e dNum[b, i, h, e] * kv[b, h, m, e]
+///                       + dDen[b, i, h] * z[b, h, m].
+static Value queryFeatureGrads(OpBuilder &b, Location loc, Value numGrad,
+                               Value denGrad, Value kv, Value z) {
+  ArrayRef<int64_t> gShape = shapeOf(numGrad);
+  int64_t count = shapeOf(z)[2];
+  Type element = elementOf(z);
+  SmallVector<int64_t> shape = {gShape[0], gShape[1], gShape[2], count};
+  Value init =
+      elementwise(b, loc, shape, element, ValueRange{denGrad, z},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+                  },
+                  {loopDims(b, 4, {0, 1, 2}), loopDims(b, 4, {0, 2, 3})});
+  // Loops (b, i, h, m, e); e is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{numGrad, kv}, init,
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 3, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// Adds the queries' contributions to the gradient of the key/value state:
+///
+///   dKv[b, h, m, e] += sum_i phiQ[b, i, h, m] * dNum[b, i, h, e]
+///   dZ[b, h, m]     += sum_i phiQ[b, i, h, m] * dDen[b, i, h]
+///
+/// for `queryFeatures [B, I, H, M]`; the updated pair is returned.
+static std::pair<Value, Value>
+accumulateStateGrads(OpBuilder &b, Location loc, Value queryFeatures,
+                     Value numGrad, Value denGrad, Value kvGrad, Value zGrad) {
+  // Loops (b, h, m, e, i); i is reduced.
+  Value newKvGrad =
+      buildGeneric(b, loc, ValueRange{queryFeatures, numGrad}, kvGrad,
+                   {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
+                   loopDims(b, 5, {0, 1, 2, 3}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
+  // Loops (b, h, m, i); i is reduced.
+  Value newZGrad =
+      buildGeneric(b, loc, ValueRange{queryFeatures, denGrad}, zGrad,
+                   {loopDims(b, 4, {0, 3, 1, 2}), loopDims(b, 4, {0, 3, 1})},
+                   loopDims(b, 4, {0, 1, 2}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
+  return {newKvGrad, newZGrad};
+}
+
+/// The gradients of the key features `keyFeatures [B, J, H, M]` and of the
+/// values `v [B, J, H, Dh]` from the state gradient `dKv [B, H, M, Dh]`,
+/// `dZ [B, H, M]`:
+///
+///   dPhiK[b, j, h, m] = sum_e v[b, j, h, e] * dKv[b, h, m, e] + dZ[b, h, m]
+///   dV[b, j, h, e]    = sum_m phiK[b, j, h, m] * dKv[b, h, m, e].
+static std::pair<Value, Value> keyValueGrads(OpBuilder &b, Location loc,
+                                             Value keyFeatures, Value v,
+                                             Value kvGrad, Value zGrad) {
+  ArrayRef<int64_t> fShape = shapeOf(keyFeatures);
+  Type element = elementOf(v);
+  Value init = elementwise(
+      b, loc, fShape, element, ValueRange{zGrad},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {loopDims(b, 4, {0, 2, 3})});
+  // Loops (b, j, h, m, e); e is reduced.
+  Value featureGrad =
+      buildGeneric(b, loc, ValueRange{v, kvGrad}, init,
+                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 3, 4})},
+                   loopDims(b, 5, {0, 1, 2, 3}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
+  // Loops (b, j, h, e, m); m is reduced.
+  Value valueGrad =
+      buildGeneric(b, loc, ValueRange{keyFeatures, kvGrad},
+                   filledTensor(b, loc, shapeOf(v), element, 0.0),
+                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
+                   loopDims(b, 5, {0, 1, 2, 3}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) {
+                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                   });
+  return {featureGrad, valueGrad};
+}
+
+/// The gradient of head-split `x [B, S, H, Dh]` through the random feature
+/// map `phi = exp(exponent - c) / sqrt(M) * mask` (see randomFeatures),
+/// given `featureGrad = dPhi`, the features `phi`, the exponents and the
+/// stabiliser `c` (`[B, S, H]`, null for keys):
+///
+///   dE[m] = dPhi[m] * phi[m]
+///   dE[m] -= [exponent[m] == c] * sum_m' dE[m'] / #ties  (queries only)
+///   dx    = s * sum_m dE[m] * W[m] - s^2 * x * sum_m dE[m],  s = Dh^(-1/4).
+///
+/// The stabiliser is the row max of the exponents; its gradient (which the
+/// 1e-6 of the denominator makes nonzero, though tiny) goes to the
+/// exponent attaining the max, shared equally between ties.
+static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
+                              Value phi, Value exponent, Value stabiliser,
+                              Value x, Value features) {
+  ArrayRef<int64_t> shape = shapeOf(phi);
+  Type element = elementOf(phi);
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  auto sum = [](OpBuilder &nb, Location nloc, Value acc, Value value) {
+    return nb.create<arith::AddFOp>(nloc, acc, value).getResult();
+  };
+  Value exponentGrad =
+      elementwise(b, loc, shape, element, ValueRange{featureGrad, phi},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+                  });
+  if (stabiliser) {
+    Value stabiliserGrad = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
+    // Loops (b, s, h, m); m is reduced.
+    Value ties = buildGeneric(
+        b, loc, ValueRange{exponent, stabiliser},
+        filledTensor(b, loc, shape.drop_back(), element, 0.0),
+        {identity, rowMap}, rowMap,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value isMax = nb.create<arith::CmpFOp>(
+              nloc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+          Value one = nb.create<arith::SelectOp>(
+              nloc, isMax, floatConstant(nb, nloc, element, 1.0),
+              floatConstant(nb, nloc, element, 0.0));
+          return nb.create<arith::AddFOp>(nloc, args[2], one);
+        });
+    exponentGrad = elementwise(
+        b, loc, shape, element,
+        ValueRange{exponentGrad, exponent, stabiliser, stabiliserGrad, ties},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value isMax = nb.create<arith::CmpFOp>(
+              nloc, arith::CmpFPredicate::OEQ, args[1], args[2]);
+          Value share = nb.create<arith::DivFOp>(nloc, args[3], args[4]);
+          Value adjusted = nb.create<arith::SubFOp>(nloc, args[0], share);
+          return nb.create<arith::SelectOp>(nloc, isMax, adjusted, args[0]);
+        },
+        {identity, identity, rowMap, rowMap, rowMap});
+  }
+
+  double inputScale = std::pow(static_cast<double>(shapeOf(x)[3]), -0.25);
+  Value rowSum = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
+  // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
+  Value init = elementwise(
+      b, loc, shapeOf(x), element, ValueRange{x, rowSum},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        return nb.create<arith::MulFOp>(
+            nloc, product,
+            floatConstant(nb, nloc, element, -inputScale * inputScale));
+      },
+      {identity, rowMap});
+  // The projection term; loops (b, s, h, e, m), m is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{exponentGrad, features}, init,
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {4, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value scaled = nb.create<arith::MulFOp>(
+            nloc, args[0], floatConstant(nb, nloc, element, inputScale));
+        return multiplyAdd(nb, nloc, args[2], scaled, args[1]);
+      });
+}
+
+/// Gradients of FAVOR+ linear attention (see lowerPerformer in
+/// LowerAttention.cpp).
+///
+/// Non-causal: the state `kv`, `z` (sums over all keys) is recomputed once;
+/// the state gradient sums over all queries and is read by every key.
+///
+/// Causal: a forward `scf.for` over positions `i` recomputes the prefix
+/// state, and from output row `i` the gradients `dNum`, `dDen` and the
+/// query-feature gradient of row `i` (which needs the state at `i`). A
+/// second `scf.for` runs backwards over positions `j = S - 1, ..., 0`,
+/// carrying the suffix sums over queries `i >= j` of the state gradient,
+/// from which key `j`'s feature and value gradients follow. Both loops
+/// carry their state and results as tensor iter_args.
+static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
+                                             AttentionGradOp op,
+                                             PerformerAttr kind) {
+  int64_t heads = op.getHeads();
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
+  Value features = op.getFeatures();
+
+  // The forward's features, with their exponents and stabiliser.
+  Value queryExponent = featureExponents(b, loc, q, features);
+  Value queryStabiliser = rowMaximum(b, loc, queryExponent);
+  Value queryFeatures =
+      exponentialFeatures(b, loc, queryExponent, queryStabiliser, Value());
+  Value keyExponent = featureExponents(b, loc, k, features);
+  Value keyFeatures =
+      exponentialFeatures(b, loc, keyExponent, Value(), op.getMask());
+
+  ArrayRef<int64_t> qShape = shapeOf(q), vShape = shapeOf(v);
+  int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
+  int64_t count = shapeOf(features)[0];
+  Type element = elementOf(v);
+  SmallVector<int64_t> stateShape = {batch, heads, count, headDim};
+  SmallVector<int64_t> normShape = {batch, heads, count};
+  Value kv = filledTensor(b, loc, stateShape, element, 0.0);
+  Value z = filledTensor(b, loc, normShape, element, 0.0);
+  Value kvGrad = filledTensor(b, loc, stateShape, element, 0.0);
+  Value zGrad = filledTensor(b, loc, normShape, element, 0.0);
+
+  Value queryFeatureGrad, keyFeatureGrad, valueGrad;
+  if (!kind.getCausal()) {
+    std::tie(kv, z) = accumulateKeyValues(b, loc, keyFeatures, v, kv, z);
+    Value num = performerNumerator(b, loc, queryFeatures, kv);
+    Value den = performerDenominator(b, loc, queryFeatures, z);
+    auto [numGrad, denGrad] = quotientGrads(b, loc, gradOut, num, den);
+    queryFeatureGrad = queryFeatureGrads(b, loc, numGrad, denGrad, kv, z);
+    std::tie(kvGrad, zGrad) = accumulateStateGrads(
+        b, loc, queryFeatures, numGrad, denGrad, kvGrad, zGrad);
+    std::tie(keyFeatureGrad, valueGrad) =
+        keyValueGrads(b, loc, keyFeatures, v, kvGrad, zGrad);
+  } else {
+    Value begin = indexConstant(b, loc, 0);
+    Value end = indexConstant(b, loc, length);
+    Value step = indexConstant(b, loc, 1);
+
+    // Forward over positions: prefix state, dNum, dDen and dPhiQ by row.
+    SmallVector<Value> forwardInit = {
+        kv, z, emptyTensor(b, loc, shapeOf(gradOut), element),
+        emptyTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element),
+        emptyTensor(b, loc, shapeOf(queryFeatures), element)};
+    auto forward = b.create<scf::ForOp>(
+        loc, begin, end, step, forwardInit,
+        [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
+          auto [newKv, newZ] = accumulateKeyValues(
+              nb, nloc, extractRow(nb, nloc, keyFeatures, i),
+              extractRow(nb, nloc, v, i), state[0], state[1]);
+          Value queryRow = extractRow(nb, nloc, queryFeatures, i);
+          Value num = performerNumerator(nb, nloc, queryRow, newKv);
+          Value den = performerDenominator(nb, nloc, queryRow, newZ);
+          auto [numGrad, denGrad] = quotientGrads(
+              nb, nloc, extractRow(nb, nloc, gradOut, i), num, den);
+          Value featureGrad =
+              queryFeatureGrads(nb, nloc, numGrad, denGrad, newKv, newZ);
+          nb.create<scf::YieldOp>(
+              nloc,
+              ValueRange{newKv, newZ, insertRow(nb, nloc, numGrad, state[2], i),
+                         insertRow(nb, nloc, denGrad, state[3], i),
+                         insertRow(nb, nloc, featureGrad, state[4], i)});
+        });
+    Value numGrads = forward.getResult(2), denGrads = forward.getResult(3);
+    queryFeatureGrad = forward.getResult(4);
+
+    // Backward over positions j = S - 1 - t: suffix sums of the state
+    // gradient over queries i >= j, read by key j.
+    SmallVector<Value> backwardInit = {
+        kvGrad, zGrad, emptyTensor(b, loc, shapeOf(keyFeatures), element),
+        emptyTensor(b, loc, shapeOf(v), element)};
+    Value last = indexConstant(b, loc, length - 1);
+    auto backward = b.create<scf::ForOp>(
+        loc, begin, end, step, backwardInit,
+        [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
+          Value j = nb.create<arith::SubIOp>(nloc, last, t);
+          auto [newKvGrad, newZGrad] = accumulateStateGrads(
+              nb, nloc, extractRow(nb, nloc, queryFeatures, j),
+              extractRow(nb, nloc, numGrads, j),
+              extractRow(nb, nloc, denGrads, j), state[0], state[1]);
+          auto [featureGrad, rowValueGrad] =
+              keyValueGrads(nb, nloc, extractRow(nb, nloc, keyFeatures, j),
+                            extractRow(nb, nloc, v, j), newKvGrad, newZGrad);
+          nb.create<scf::YieldOp>(
+              nloc, ValueRange{newKvGrad, newZGrad,
+                               insertRow(nb, nloc, featureGrad, state[2], j),
+                               insertRow(nb, nloc, rowValueGrad, state[3], j)});
+        });
+    keyFeatureGrad = backward.getResult(2);
+    valueGrad = backward.getResult(3);
+  }
+
+  Value queryGrad =
+      featureInputGrad(b, loc, queryFeatureGrad, queryFeatures, queryExponent,
+                       queryStabiliser, q, features);
+  Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyFeatures,
+                                   keyExponent, Value(), k, features);
+  return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
+          mergeHeads(b, loc, valueGrad)};
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// Whether every operand and result of `op` has a static shape.
+static bool hasStaticShapes(Operation *op) {
+  auto isStatic = [](Type type) {
+    return cast<RankedTensorType>(type).hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+namespace {
+/// Rewrites `tfc.attention_grad` by the gradient builder of its kind.
+struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Attribute kind = op.getKind();
+    auto longformer = dyn_cast<LongformerAttr>(kind);
+    bool hasGlobals = longformer && !longformer.getGlobalTokens().empty();
+    if (hasGlobals != static_cast<bool>(op.getGlobalQuery()))
+      return rewriter.notifyMatchFailure(
+          op, "global projections must be given exactly for global tokens");
+    if (isa<PerformerAttr>(kind) != static_cast<bool>(op.getFeatures()))
+      return rewriter.notifyMatchFailure(
+          op, "features must be given exactly for the performer");
+    SmallVector<Value> results;
+    if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
+      results = lowerSoftmaxGrad(rewriter, loc, op, softmax);
+    else if (longformer)
+      results = lowerLongformerGrad(rewriter, loc, op, longformer);
+    else if (auto performer = dyn_cast<PerformerAttr>(kind))
+      results = lowerPerformerGrad(rewriter, loc, op, performer);
+    else
+      return rewriter.notifyMatchFailure(op, "unknown attention kind");
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfc::populateAttentionGradLoweringPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AttentionGradLowering>(patterns.getContext());
+}

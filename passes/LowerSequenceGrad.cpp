@@ -1,0 +1,726 @@
+//===- LowerSequenceGrad.cpp - Lowering of sequence gradient ops ----------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Lowers the gradient operations of the sequence-mixing tfc ops,
+/// `tfc.dconv_grad`, `tfc.shorten_grad` and `tfc.upsample_grad`, into
+/// `linalg`, `tensor`, `arith` and `math` on statically shaped tensors.
+///
+/// Each pattern differentiates the forward lowering of LowerSequenceOps.cpp:
+/// it recomputes what the backward pass needs from the forward operands (the
+/// attention weights of the attention-based resampling, for instance) and
+/// applies the chain rule to every path from the operands to the result.
+///
+/// Conventions are those of the forward lowering: activations are
+/// `[batch, seq, width]`, a width of `heads * head_dim` is split into heads as
+/// channel `c = h * head_dim + e`, and linear layers follow `nn.Linear`
+/// (`y = x W^T + b`, `W` as `[out, in]`), whose gradients are
+/// `dx = dy W`, `dW = dy^T x` and `db = sum dy` over the rows.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Whether every operand and result of `op` is a statically shaped tensor.
+static bool hasStaticShapes(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// The affine map `(d0, ..., d{numDims-1}) -> (d[dims[0]], d[dims[1]], ...)`.
+static AffineMap dimsMap(OpBuilder &b, unsigned numDims,
+                         ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(b.getAffineDimExpr(dim));
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
+/// The dimensions `0, 1, ..., count - 1`.
+static SmallVector<unsigned> leadingDims(unsigned count) {
+  SmallVector<unsigned> dims;
+  for (unsigned i = 0; i < count; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
+/// Expands `value` to `shape` with `tensor.expand_shape`; `groups` lists, for
+/// each source dimension, the result dimensions it becomes.
+static Value expand(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<ReassociationIndices> groups,
+                    ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, elementOf(value));
+  return b.create<tensor::ExpandShapeOp>(loc, type, value, groups);
+}
+
+/// Collapses `value` with `tensor.collapse_shape`; `groups` lists, for each
+/// result dimension, the source dimensions merged into it.
+static Value collapse(OpBuilder &b, Location loc, Value value,
+                      ArrayRef<ReassociationIndices> groups) {
+  return b.create<tensor::CollapseShapeOp>(loc, value, groups);
+}
+
+/// Splits the width of `[batch, seq, heads * head_dim]` into
+/// `[batch, seq, heads, head_dim]`.
+static Value splitHeads(OpBuilder &b, Location loc, Value value,
+                        int64_t heads) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  return expand(b, loc, value, {{0}, {1}, {2, 3}},
+                {shape[0], shape[1], heads, shape[2] / heads});
+}
+
+/// Merges `[batch, seq, heads, head_dim]` back into
+/// `[batch, seq, heads * head_dim]`.
+static Value mergeHeads(OpBuilder &b, Location loc, Value value) {
+  return collapse(b, loc, value, {{0}, {1}, {2, 3}});
+}
+
+/// Element-wise sum of tensors of the same type.
+static Value addAll(OpBuilder &b, Location loc, ValueRange terms) {
+  return elementwise(b, loc, shapeOf(terms[0]), elementOf(terms[0]), terms,
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value sum = args[0];
+                       for (unsigned i = 1; i < terms.size(); ++i)
+                         sum = nb.create<arith::AddFOp>(nloc, sum, args[i]);
+                       return sum;
+                     });
+}
+
+/// Element-wise `value * factor`.
+static Value scale(OpBuilder &b, Location loc, Value value, double factor) {
+  Type element = elementOf(value);
+  return elementwise(
+      b, loc, shapeOf(value), element, {value},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value c = floatConstant(nb, nloc, element, factor);
+        return nb.create<arith::MulFOp>(nloc, args[0], c).getResult();
+      });
+}
+
+/// Collapses every dimension but the last: `[..., n] -> [rows, n]`.
+static Value toRows(OpBuilder &b, Location loc, Value value) {
+  unsigned rank = shapeOf(value).size();
+  if (rank == 2)
+    return value;
+  ReassociationIndices leading;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    leading.push_back(i);
+  return collapse(b, loc, value, {leading, {rank - 1}});
+}
+
+/// Expands `[rows, n]` back to `leading` followed by `n`, the inverse of
+/// `toRows` for a value whose leading dimensions were `leading`.
+static Value fromRows(OpBuilder &b, Location loc, Value rows,
+                      ArrayRef<int64_t> leading) {
+  if (leading.size() == 1)
+    return rows;
+  SmallVector<int64_t> shape(leading);
+  shape.push_back(shapeOf(rows)[1]);
+  ReassociationIndices leadingGroup;
+  for (unsigned i = 0; i < leading.size(); ++i)
+    leadingGroup.push_back(i);
+  return expand(b, loc, rows,
+                {leadingGroup, {static_cast<int64_t>(leading.size())}}, shape);
+}
+
+/// `nn.Linear` without bias over the last dimension: `x[..., in] W[out, in]^T`.
+static Value project(OpBuilder &b, Location loc, Value x, Value weight) {
+  Value y = matmulTransposeB(b, loc, toRows(b, loc, x), weight);
+  return fromRows(b, loc, y, shapeOf(x).drop_back());
+}
+
+/// The input gradient of a linear layer: `dy[..., out] W[out, in]`.
+static Value projectBack(OpBuilder &b, Location loc, Value grad,
+                         Value weight) {
+  Value rows = toRows(b, loc, grad);
+  Value init = filledTensor(b, loc, {shapeOf(rows)[0], shapeOf(weight)[1]},
+                            elementOf(grad), 0.0);
+  Value dx = b.create<linalg::MatmulOp>(loc, TypeRange{init.getType()},
+                                        ValueRange{rows, weight},
+                                        ValueRange{init})
+                 .getResult(0);
+  return fromRows(b, loc, dx, shapeOf(grad).drop_back());
+}
+
+/// The weight gradient of a linear layer, `dy^T x` summed over every row:
+/// `[..., out]` and `[..., in]` give `[out, in]`.
+static Value weightGrad(OpBuilder &b, Location loc, Value grad, Value input) {
+  Value gradRows = toRows(b, loc, grad), inputRows = toRows(b, loc, input);
+  Value init = filledTensor(b, loc,
+                            {shapeOf(gradRows)[1], shapeOf(inputRows)[1]},
+                            elementOf(grad), 0.0);
+  return b
+      .create<linalg::MatmulTransposeAOp>(loc, TypeRange{init.getType()},
+                                          ValueRange{gradRows, inputRows},
+                                          ValueRange{init})
+      .getResult(0);
+}
+
+/// Sums `value` over every dimension not in `kept`; the result has the kept
+/// dimensions, in the order listed.
+static Value sumOver(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<unsigned> kept) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  unsigned rank = shape.size();
+  SmallVector<int64_t> outShape;
+  for (unsigned dim : kept)
+    outShape.push_back(shape[dim]);
+  Value zeros = filledTensor(b, loc, outShape, elementOf(value), 0.0);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  for (unsigned dim : kept)
+    iterators[dim] = utils::IteratorType::parallel;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{zeros.getType()}, ValueRange{value}, ValueRange{zeros},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
+                          dimsMap(b, rank, kept)},
+      iterators, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(
+            nloc, nb.create<arith::AddFOp>(nloc, args[1], args[0]).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// A `linalg.generic` accumulating `lhs * rhs` into `init`. Its loops are the
+/// dimensions of `init` followed by `numReductions` reduction dimensions;
+/// `lhsMap` and `rhsMap` index the operands from those loops.
+static Value contract(OpBuilder &b, Location loc, Value init, Value lhs,
+                      AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                      unsigned numReductions) {
+  unsigned outRank = shapeOf(init).size();
+  unsigned numLoops = outRank + numReductions;
+  AffineMap outMap = dimsMap(b, numLoops, leadingDims(outRank));
+  SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
+  for (unsigned i = outRank; i < numLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        Value sum = nb.create<arith::AddFOp>(nloc, args[2], product);
+        nb.create<linalg::YieldOp>(nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+/// `contract` into a zero tensor of `shape`.
+static Value contractNew(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                         Value lhs, AffineMap lhsMap, Value rhs,
+                         AffineMap rhsMap, unsigned numReductions) {
+  Value zeros = filledTensor(b, loc, shape, elementOf(lhs), 0.0);
+  return contract(b, loc, zeros, lhs, lhsMap, rhs, rhsMap, numReductions);
+}
+
+/// Softmax of `factor * scores` over the last dimension, for `factor > 0`,
+/// computed as the forward lowering does. Entries equal to `-inf` (masked)
+/// get probability 0; every row must hold a finite entry.
+static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
+                           double factor) {
+  ArrayRef<int64_t> shape = shapeOf(scores);
+  unsigned rank = shape.size();
+  Type element = elementOf(scores);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap rowMap = dimsMap(b, rank, leadingDims(rank - 1));
+
+  Value rowMax = reduceLastDim(
+      b, loc, scores, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return nb.create<arith::MaximumFOp>(nloc, acc, x).getResult();
+      });
+  Value exps =
+      elementwise(b, loc, shape, element, {scores, rowMax},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value shifted =
+                        nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+                    Value c = floatConstant(nb, nloc, element, factor);
+                    Value scaled = nb.create<arith::MulFOp>(nloc, shifted, c);
+                    return nb.create<math::ExpOp>(nloc, scaled).getResult();
+                  },
+                  {identity, rowMap});
+  Value rowSum = reduceLastDim(
+      b, loc, exps, 0.0, [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return nb.create<arith::AddFOp>(nloc, acc, x).getResult();
+      });
+  return elementwise(
+      b, loc, shape, element, {exps, rowSum},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return nb.create<arith::DivFOp>(nloc, args[0], args[1]).getResult();
+      },
+      {identity, rowMap});
+}
+
+/// The gradient of the scores of `probs = softmax(factor * scores)` (over the
+/// last dimension) given the gradient of the probabilities:
+/// `factor * probs * (dprobs - sum_j probs[j] dprobs[j])`. Masked entries,
+/// whose probability is 0, get gradient 0.
+static Value scaledSoftmaxGrad(OpBuilder &b, Location loc, Value probs,
+                               Value probsGrad, double factor) {
+  ArrayRef<int64_t> shape = shapeOf(probs);
+  unsigned rank = shape.size();
+  Type element = elementOf(probs);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap rowMap = dimsMap(b, rank, leadingDims(rank - 1));
+  Value rowDot = contractNew(b, loc, shape.drop_back(), probs, identity,
+                             probsGrad, identity, 1);
+  return elementwise(
+      b, loc, shape, element, {probs, probsGrad, rowDot},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
+        Value weighted = nb.create<arith::MulFOp>(nloc, args[0], centred);
+        Value c = floatConstant(nb, nloc, element, factor);
+        return nb.create<arith::MulFOp>(nloc, weighted, c).getResult();
+      },
+      {identity, identity, rowMap});
+}
+
+/// Sums each group of `factor` consecutive positions:
+/// `[batch, seq, width] -> [batch, seq / factor, width]`.
+static Value sumGroups(OpBuilder &b, Location loc, Value x, int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  Value grouped =
+      expand(b, loc, x, {{0}, {1, 2}, {3}}, {batch, groups, factor, width});
+  return sumOver(b, loc, grouped, {0, 1, 3});
+}
+
+/// Mean over each group of `factor` consecutive positions, as the forward
+/// average pooling computes it (a sum scaled by `1 / factor`).
+static Value averageGroups(OpBuilder &b, Location loc, Value x,
+                           int64_t factor) {
+  return scale(b, loc, sumGroups(b, loc, x, factor),
+               1.0 / static_cast<double>(factor));
+}
+
+/// Repeats each position of `[batch, groups, width]` `factor` times:
+/// `[batch, groups * factor, width]`.
+static Value repeatPositions(OpBuilder &b, Location loc, Value x,
+                             int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1], width = shape[2];
+  Value repeated = elementwise(
+      b, loc, {batch, groups, factor, width}, elementOf(x), {x},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {dimsMap(b, 4, {0, 1, 3})});
+  return collapse(b, loc, repeated, {{0}, {1, 2}, {3}});
+}
+
+/// Pads dimension 1 of a rank-3 tensor with `low` zeros in front and `high`
+/// zeros behind.
+static Value padSequence(OpBuilder &b, Location loc, Value x, int64_t low,
+                         int64_t high) {
+  Value zero = floatConstant(b, loc, elementOf(x), 0.0);
+  SmallVector<OpFoldResult> lows = {b.getIndexAttr(0), b.getIndexAttr(low),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> highs = {b.getIndexAttr(0), b.getIndexAttr(high),
+                                     b.getIndexAttr(0)};
+  return b.create<tensor::PadOp>(loc, Type(), x, lows, highs, zero);
+}
+
+/// Whether `weights` has `count` operands and, when `needsHeads`, `heads` is
+/// present.
+static bool hasWeights(ValueRange weights, size_t count, bool needsHeads,
+                       std::optional<uint64_t> heads) {
+  return weights.size() == count && (!needsHeads || heads.has_value());
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// tfc.dconv_grad
+//===----------------------------------------------------------------------===//
+
+/// `tfc.dconv_grad` of `out[b, s, c] = bias[c] + sum_j w[j, c] x[b, s - j, c]`:
+///
+/// - `dx[b, s, c] = sum_{j, s + j < seq} w[j, c] dy[b, s + j, c]`, a
+///   reduction over `j` of `dy` padded with `kernel - 1` zeros behind;
+/// - `dw[j, c] = sum_{b, s >= j} dy[b, s, c] x[b, s - j, c]`, a reduction over
+///   batch and positions of `x` padded with `kernel - 1` zeros in front;
+/// - `dbias[c] = sum_{b, s} dy[b, s, c]`.
+struct LowerDepthwiseConvGrad : OpRewritePattern<DepthwiseConvGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DepthwiseConvGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value x = op.getInput(), grad = op.getGrad();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    ArrayRef<int64_t> weightShape = shapeOf(op.getWeight());
+    int64_t kernel = weightShape[0], width = shape[2];
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+
+    // [kernel, heads, head_dim] -> [kernel, width].
+    Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
+
+    // Loops (b, s, c, j): padded position s + j is dy[s + j], zero past the
+    // end.
+    Value gradPadded = padSequence(rewriter, loc, grad, 0, kernel - 1);
+    Value inputGrad = contractNew(
+        rewriter, loc, shape, gradPadded,
+        AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx), weight,
+        dimsMap(rewriter, 4, {3, 2}), 1);
+
+    // Loops (j, c, b, s): padded position s + kernel - 1 - j is x[s - j],
+    // zero before the start.
+    Value inputPadded = padSequence(rewriter, loc, x, kernel - 1, 0);
+    Value weightGradFlat = contractNew(
+        rewriter, loc, {kernel, width}, grad, dimsMap(rewriter, 4, {2, 3, 1}),
+        inputPadded, AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx),
+        2);
+    Value weightGradOut = expand(rewriter, loc, weightGradFlat, {{0}, {1, 2}},
+                                 weightShape);
+
+    Value biasGrad = expand(rewriter, loc, sumOver(rewriter, loc, grad, {2}),
+                            {{0, 1}}, weightShape.drop_front());
+    rewriter.replaceOp(op, {inputGrad, weightGradOut, biasGrad});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.shorten_grad
+//===----------------------------------------------------------------------===//
+
+/// Regroups `[batch, seq, width]` into the rows of linear resampling,
+/// `[batch, seq / factor, factor * width]` (group positions side by side).
+static Value groupRows(OpBuilder &b, Location loc, Value x, int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  Value grouped =
+      expand(b, loc, x, {{0}, {1, 2}, {3}}, {batch, groups, factor, width});
+  return collapse(b, loc, grouped, {{0}, {1}, {2, 3}});
+}
+
+/// The inverse of `groupRows`: `[batch, groups, factor * width]` back to
+/// `[batch, groups * factor, width]`.
+static Value ungroupRows(OpBuilder &b, Location loc, Value rows,
+                         int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(rows);
+  int64_t batch = shape[0], groups = shape[1], width = shape[2] / factor;
+  Value grouped =
+      expand(b, loc, rows, {{0}, {1}, {2, 3}}, {batch, groups, factor, width});
+  return collapse(b, loc, grouped, {{0}, {1, 2}, {3}});
+}
+
+/// Gradients of attention shortening (see `shortenAttention` in
+/// LowerSequenceOps.cpp). With `P` the pooled input, `Q = P Wq^T`,
+/// `K = x Wk^T`, `V = x Wv^T`, `A` the softmax over each group of the scaled
+/// scores `Q . K` and `O = A V`, the result is `P + O Wo^T`. Backward from
+/// `dy`: `dO = dy Wo`, `dA = dO . V`, `dV = A^T dO`, the scores' gradient
+/// `dS` through the softmax, `dQ = dS K`, `dK = dS^T Q`; then
+/// `dP = dy + dQ Wq` spreads evenly over each group, and
+/// `dx = dP / factor (repeated) + dK Wk + dV Wv`.
+static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
+                                               Value x, Value grad,
+                                               int64_t factor, int64_t heads,
+                                               ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  int64_t headDim = width / heads;
+  double scoreScale = 1.0 / std::sqrt(static_cast<double>(headDim));
+  Value wq = weights[0], wk = weights[1], wv = weights[2], wo = weights[3];
+
+  // Forward recomputation.
+  Value pooled = averageGroups(b, loc, x, factor);
+  Value query = splitHeads(b, loc, project(b, loc, pooled, wq), heads);
+  auto splitGroups = [&](Value v) {
+    return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
+                  {batch, groups, factor, heads, headDim});
+  };
+  Value key = splitGroups(project(b, loc, x, wk));
+  Value value = splitGroups(project(b, loc, x, wv));
+  // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
+  // (b, n, h, j, e).
+  Value scores = contractNew(b, loc, {batch, groups, heads, factor}, query,
+                             dimsMap(b, 5, {0, 1, 2, 4}), key,
+                             dimsMap(b, 5, {0, 1, 3, 2, 4}), 1);
+  Value probs = scaledSoftmax(b, loc, scores, scoreScale);
+  // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
+  // (b, n, h, e, j).
+  Value attended = mergeHeads(
+      b, loc,
+      contractNew(b, loc, {batch, groups, heads, headDim}, probs,
+                  dimsMap(b, 5, {0, 1, 2, 4}), value,
+                  dimsMap(b, 5, {0, 1, 4, 2, 3}), 1));
+
+  // Output projection.
+  Value outputWeightGrad = weightGrad(b, loc, grad, attended);
+  Value attendedGrad = splitHeads(b, loc, projectBack(b, loc, grad, wo), heads);
+
+  // Through A V. dA[b, n, h, j] = sum_e dO[b, n, h, e] v[b, n, j, h, e];
+  // loops (b, n, h, j, e).
+  Value probsGrad = contractNew(b, loc, {batch, groups, heads, factor},
+                                attendedGrad, dimsMap(b, 5, {0, 1, 2, 4}),
+                                value, dimsMap(b, 5, {0, 1, 3, 2, 4}), 1);
+  // dV[b, n, j, h, e] = p[b, n, h, j] dO[b, n, h, e]; loops (b, n, j, h, e).
+  Value valueGrad = contractNew(b, loc, {batch, groups, factor, heads, headDim},
+                                probs, dimsMap(b, 5, {0, 1, 3, 2}),
+                                attendedGrad, dimsMap(b, 5, {0, 1, 3, 4}), 0);
+
+  // Through the softmax and Q . K.
+  Value scoresGrad = scaledSoftmaxGrad(b, loc, probs, probsGrad, scoreScale);
+  // dQ[b, n, h, e] = sum_j dS[b, n, h, j] k[b, n, j, h, e]; loops
+  // (b, n, h, e, j).
+  Value queryGrad = contractNew(b, loc, {batch, groups, heads, headDim},
+                                scoresGrad, dimsMap(b, 5, {0, 1, 2, 4}), key,
+                                dimsMap(b, 5, {0, 1, 4, 2, 3}), 1);
+  // dK[b, n, j, h, e] = dS[b, n, h, j] q[b, n, h, e]; loops (b, n, j, h, e).
+  Value keyGrad = contractNew(b, loc, {batch, groups, factor, heads, headDim},
+                              scoresGrad, dimsMap(b, 5, {0, 1, 3, 2}), query,
+                              dimsMap(b, 5, {0, 1, 3, 4}), 0);
+
+  // Back to [batch, seq, width] and through the projections.
+  auto mergeGroups = [&](Value v) {
+    return collapse(b, loc, v, {{0}, {1, 2}, {3, 4}});
+  };
+  Value queryRows = mergeHeads(b, loc, queryGrad);
+  Value keyRows = mergeGroups(keyGrad), valueRows = mergeGroups(valueGrad);
+  Value queryWeightGrad = weightGrad(b, loc, queryRows, pooled);
+  Value keyWeightGrad = weightGrad(b, loc, keyRows, x);
+  Value valueWeightGrad = weightGrad(b, loc, valueRows, x);
+
+  // The pooled input feeds the residual and the queries.
+  Value pooledGrad =
+      addAll(b, loc, {grad, projectBack(b, loc, queryRows, wq)});
+  Value poolingGrad = scale(b, loc, repeatPositions(b, loc, pooledGrad, factor),
+                            1.0 / static_cast<double>(factor));
+  Value inputGrad = addAll(b, loc,
+                           {poolingGrad, projectBack(b, loc, keyRows, wk),
+                            projectBack(b, loc, valueRows, wv)});
+  return {inputGrad, queryWeightGrad, keyWeightGrad, valueWeightGrad,
+          outputWeightGrad};
+}
+
+/// `tfc.shorten_grad` of every kind.
+struct LowerShortenGrad : OpRewritePattern<ShortenGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ShortenGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value x = op.getInput(), grad = op.getGrad();
+    int64_t factor = static_cast<int64_t>(op.getFactor());
+    ValueRange weights = op.getWeights();
+    SmallVector<Value> results;
+    switch (op.getKind()) {
+    case ShortenKind::avg:
+      if (!hasWeights(weights, 0, false, op.getHeads()))
+        return rewriter.notifyMatchFailure(op, "avg takes no weights");
+      // Each position receives its group's gradient over `factor`.
+      results.push_back(scale(rewriter, loc,
+                              repeatPositions(rewriter, loc, grad, factor),
+                              1.0 / static_cast<double>(factor)));
+      break;
+    case ShortenKind::linear: {
+      if (!hasWeights(weights, 2, false, op.getHeads()))
+        return rewriter.notifyMatchFailure(op, "linear takes weight and bias");
+      // The forward reads x as rows of factor * width values: a reshape, so
+      // the input gradient is the rows' gradient reshaped back.
+      Value rows = groupRows(rewriter, loc, x, factor);
+      results.push_back(ungroupRows(
+          rewriter, loc, projectBack(rewriter, loc, grad, weights[0]), factor));
+      results.push_back(weightGrad(rewriter, loc, grad, rows));
+      results.push_back(sumOver(rewriter, loc, grad, {2}));
+      break;
+    }
+    case ShortenKind::attention:
+      if (!hasWeights(weights, 4, true, op.getHeads()))
+        return rewriter.notifyMatchFailure(
+            op, "attention takes four projections and heads");
+      results = shortenAttentionGrad(rewriter, loc, x, grad, factor,
+                                     static_cast<int64_t>(*op.getHeads()),
+                                     weights);
+      break;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tfc.upsample_grad
+//===----------------------------------------------------------------------===//
+
+/// Gradients of attention up-sampling (see `upsampleAttention` in
+/// LowerSequenceOps.cpp). With `Q = r Wq^T` from the residual, `K = s Wk^T`
+/// and `V = s Wv^T` from the shortened input, `A` the softmax of the scaled,
+/// masked scores (`i * factor <= p`) and `O = A V`, the result is
+/// `repeat(s) + O Wo^T`. Backward from `dy`: `dO = dy Wo`, `dA = dO . V`,
+/// `dV = A^T dO`, `dS` through the softmax (zero where masked),
+/// `dQ = dS K`, `dK = dS^T Q`; then `dr = dQ Wq` and
+/// `ds = sum over each group of dy + dK Wk + dV Wv`.
+static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
+                                                Value shortened, Value residual,
+                                                Value grad, int64_t factor,
+                                                int64_t heads,
+                                                ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(residual);
+  int64_t batch = shape[0], seq = shape[1], width = shape[2];
+  int64_t groups = seq / factor, headDim = width / heads;
+  Type element = elementOf(residual);
+  double scoreScale = 1.0 / std::sqrt(static_cast<double>(headDim));
+  Value wq = weights[0], wk = weights[1], wv = weights[2], wo = weights[3];
+
+  // Forward recomputation.
+  Value query = splitHeads(b, loc, project(b, loc, residual, wq), heads);
+  Value key = splitHeads(b, loc, project(b, loc, shortened, wk), heads);
+  Value value = splitHeads(b, loc, project(b, loc, shortened, wv), heads);
+  // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
+  // (b, p, h, i, e).
+  Value scores = contractNew(b, loc, {batch, seq, heads, groups}, query,
+                             dimsMap(b, 5, {0, 1, 2, 4}), key,
+                             dimsMap(b, 5, {0, 3, 2, 4}), 1);
+  Value masked = elementwise(
+      b, loc, {batch, seq, heads, groups}, element, {scores},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value position = nb.create<linalg::IndexOp>(nloc, 1);
+        Value group = nb.create<linalg::IndexOp>(nloc, 3);
+        Value start = nb.create<arith::MulIOp>(
+            nloc, group, nb.create<arith::ConstantIndexOp>(nloc, factor));
+        Value visible = nb.create<arith::CmpIOp>(
+            nloc, arith::CmpIPredicate::sle, start, position);
+        Value minusInf = floatConstant(
+            nb, nloc, element, -std::numeric_limits<double>::infinity());
+        return nb.create<arith::SelectOp>(nloc, visible, args[0], minusInf)
+            .getResult();
+      });
+  Value probs = scaledSoftmax(b, loc, masked, scoreScale);
+  // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
+  // (b, p, h, e, i).
+  Value attended = mergeHeads(
+      b, loc,
+      contractNew(b, loc, {batch, seq, heads, headDim}, probs,
+                  dimsMap(b, 5, {0, 1, 2, 4}), value,
+                  dimsMap(b, 5, {0, 4, 2, 3}), 1));
+
+  // Output projection.
+  Value outputWeightGrad = weightGrad(b, loc, grad, attended);
+  Value attendedGrad = splitHeads(b, loc, projectBack(b, loc, grad, wo), heads);
+
+  // Through A V. dA[b, p, h, i] = sum_e dO[b, p, h, e] v[b, i, h, e]; loops
+  // (b, p, h, i, e).
+  Value probsGrad = contractNew(b, loc, {batch, seq, heads, groups},
+                                attendedGrad, dimsMap(b, 5, {0, 1, 2, 4}),
+                                value, dimsMap(b, 5, {0, 3, 2, 4}), 1);
+  // dV[b, i, h, e] = sum_p p[b, p, h, i] dO[b, p, h, e]; loops
+  // (b, i, h, e, p).
+  Value valueGrad = contractNew(b, loc, {batch, groups, heads, headDim}, probs,
+                                dimsMap(b, 5, {0, 4, 2, 1}), attendedGrad,
+                                dimsMap(b, 5, {0, 4, 2, 3}), 1);
+
+  // Through the softmax and Q . K.
+  Value scoresGrad = scaledSoftmaxGrad(b, loc, probs, probsGrad, scoreScale);
+  // dQ[b, p, h, e] = sum_i dS[b, p, h, i] k[b, i, h, e]; loops
+  // (b, p, h, e, i).
+  Value queryGrad = contractNew(b, loc, {batch, seq, heads, headDim},
+                                scoresGrad, dimsMap(b, 5, {0, 1, 2, 4}), key,
+                                dimsMap(b, 5, {0, 4, 2, 3}), 1);
+  // dK[b, i, h, e] = sum_p dS[b, p, h, i] q[b, p, h, e]; loops
+  // (b, i, h, e, p).
+  Value keyGrad = contractNew(b, loc, {batch, groups, heads, headDim},
+                              scoresGrad, dimsMap(b, 5, {0, 4, 2, 1}), query,
+                              dimsMap(b, 5, {0, 4, 2, 3}), 1);
+
+  // Through the projections.
+  Value queryRows = mergeHeads(b, loc, queryGrad);
+  Value keyRows = mergeHeads(b, loc, keyGrad);
+  Value valueRows = mergeHeads(b, loc, valueGrad);
+  Value residualGrad = projectBack(b, loc, queryRows, wq);
+  Value shortenedGrad = addAll(b, loc,
+                               {sumGroups(b, loc, grad, factor),
+                                projectBack(b, loc, keyRows, wk),
+                                projectBack(b, loc, valueRows, wv)});
+  return {shortenedGrad,
+          residualGrad,
+          weightGrad(b, loc, queryRows, residual),
+          weightGrad(b, loc, keyRows, shortened),
+          weightGrad(b, loc, valueRows, shortened),
+          outputWeightGrad};
+}
+
+/// `tfc.upsample_grad` of every kind.
+struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(UpsampleGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Value shortened = op.getInput(), residual = op.getResidual();
+    Value grad = op.getGrad();
+    int64_t factor = static_cast<int64_t>(op.getFactor());
+    ValueRange weights = op.getWeights();
+    ArrayRef<int64_t> residualShape = shapeOf(residual);
+    Type element = elementOf(residual);
+    SmallVector<Value> results;
+    switch (op.getKind()) {
+    case UpsampleKind::naive:
+      if (!hasWeights(weights, 0, false, op.getHeads()))
+        return rewriter.notifyMatchFailure(op, "naive takes no weights");
+      // Each shortened position receives the sum of its copies' gradients.
+      results.push_back(sumGroups(rewriter, loc, grad, factor));
+      results.push_back(
+          filledTensor(rewriter, loc, residualShape, element, 0.0));
+      break;
+    case UpsampleKind::linear: {
+      if (!hasWeights(weights, 2, false, op.getHeads()))
+        return rewriter.notifyMatchFailure(op, "linear takes weight and bias");
+      // The gradient of the forward's [batch, groups, factor * width] rows
+      // is a reshape of the result's gradient.
+      Value rowsGrad = groupRows(rewriter, loc, grad, factor);
+      results.push_back(projectBack(rewriter, loc, rowsGrad, weights[0]));
+      results.push_back(
+          filledTensor(rewriter, loc, residualShape, element, 0.0));
+      results.push_back(weightGrad(rewriter, loc, rowsGrad, shortened));
+      results.push_back(sumOver(rewriter, loc, rowsGrad, {2}));
+      break;
+    }
+    case UpsampleKind::attention:
+      if (!hasWeights(weights, 4, true, op.getHeads()))
+        return rewriter.notifyMatchFailure(
+            op, "attention takes four projections and heads");
+      results = upsampleAttentionGrad(rewriter, loc, shortened, residual, grad,
+                                      factor,
+                                      static_cast<int64_t>(*op.getHeads()),
+                                      weights);
+      break;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfc::populateSequenceGradLoweringPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerDepthwiseConvGrad, LowerShortenGrad, LowerUpsampleGrad>(
+      patterns.getContext());
+}

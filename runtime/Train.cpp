@@ -1,0 +1,750 @@
+//===- Train.cpp - The training loop of a compiled model ------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// `./model train`. Four flat buffers of `params` floats each (parameters,
+/// gradients, Adam m, Adam v) laid out as the manifest says, and per step t:
+///
+///   fill the batch of step t            (TrainState.h: a function of seed, t)
+///   tfc_train_step(params, batch, dropoutSeed(seed, t)) -> grads, loss
+///   stop if the loss is not finite      (nothing is saved)
+///   tfc_optimizer_step(params, grads, m, v, t) -> params, m, v   (in place)
+///   every eval_every steps: validation, best checkpoint, early stopping
+///   every checkpoint_every steps and at the end: DIR/last.safetensors
+///
+/// The model's math, the optimizer and its learning-rate schedule are all
+/// generated code; this file only moves data and keeps the books.
+///
+/// Files in the run directory (--out DIR):
+///   last.safetensors   parameters + Adam m, v (optimizer.m.<name>,
+///                      optimizer.v.<name>) + the run state as metadata
+///                      (TrainState.h); `--resume` continues from it exactly
+///   best.safetensors   parameters at the best validation loss so far
+///   *.vocab            classify: the word vocabulary beside each checkpoint
+///   metrics.jsonl      one JSON object per step:
+///                        {"step", "loss", "lr", "grad_norm", "tokens_per_s",
+///                         "elapsed_s"[, "val": {eval metrics}]}
+///                      and per event: {"step", "event": "early_stop" |
+///                      "interrupted", ...}; at the end {"step", "test": {...},
+///                      "weights": "best" | "last", "weights_step"}
+///   curves.svg         training and validation loss, redrawn at each
+///                      evaluation and at the end
+///
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Commands.h"
+#include "runtime/Json.h"
+#include "runtime/ModelABI.h"
+#include "runtime/Params.h"
+#include "runtime/Plot.h"
+#include "runtime/Safetensors.h"
+#include "runtime/Support.h"
+#include "runtime/TrainState.h"
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// A model compiled without its training functions still links: the runtime
+// then reports that it cannot train.
+#pragma weak tfc_train_step
+#pragma weak tfc_optimizer_step
+
+namespace tfc::rt {
+namespace {
+
+/// The signal that asked the run to stop (SIGINT, SIGTERM), or 0.
+volatile sig_atomic_t stopSignal = 0;
+
+void onStopSignal(int signal) {
+  stopSignal = signal;
+  static const char note[] =
+      "\nstopping after this step (a second signal quits at once)\n";
+  ssize_t ignored = write(STDERR_FILENO, note, sizeof(note) - 1);
+  (void)ignored;
+}
+
+double seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+/// "1h02m", "4m05s", "12s".
+std::string duration(double s) {
+  if (!(s >= 0) || s > 1e8)
+    return "?";
+  long long t = (long long)(s + 0.5);
+  if (t >= 3600)
+    return format("%lldh%02lldm", t / 3600, (t / 60) % 60);
+  if (t >= 60)
+    return format("%lldm%02llds", t / 60, t % 60);
+  return format("%llds", t);
+}
+
+/// "12.3k", "1.25M".
+std::string shortCount(double n) {
+  if (n >= 1e6)
+    return format("%.2fM", n / 1e6);
+  if (n >= 1e3)
+    return format("%.1fk", n / 1e3);
+  return format("%.0f", n);
+}
+
+/// A float as the shortest JSON number that reads back as the same float
+/// (null when not finite).
+std::string jsonFloat(float value) {
+  if (!std::isfinite(value))
+    return "null";
+  for (int digits = 6; digits < 9; ++digits) {
+    std::string text = format("%.*g", digits, double(value));
+    if (strtof(text.c_str(), nullptr) == value)
+      return text;
+  }
+  return format("%.9g", double(value));
+}
+
+/// Creates `path` and its missing parents.
+bool makeDirs(const std::string &path, std::string &err) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i < path.size() && path[i] != '/')
+      continue;
+    std::string prefix = path.substr(0, i);
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      err = prefix + ": cannot create directory: " + strerror(errno);
+      return false;
+    }
+  }
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    err = path + ": not a directory";
+    return false;
+  }
+  return true;
+}
+
+/// `path` made absolute (symbolic links resolved) when it exists.
+std::string absolutePath(const std::string &path) {
+  if (path.empty())
+    return path;
+  char *resolved = realpath(path.c_str(), nullptr);
+  if (!resolved)
+    return path;
+  std::string out = resolved;
+  free(resolved);
+  return out;
+}
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// The data of a run. lm: spans into `bytes` (and into `valBytes`,
+/// `testBytes` when validation or test data are files of their own).
+/// classify: lines.
+struct RunData {
+  std::string trainPath, valPath, testPath;
+  std::string bytes, valBytes, testBytes;
+  ByteSpan train, val, test;
+  std::vector<Example> trainLines, valLines, testLines;
+  std::string valWhat, testWhat; ///< For the header, e.g. "val split".
+};
+
+bool loadLmData(const Manifest &m, RunData &d, std::string &err) {
+  if (m.vocab < 256) {
+    err = format("train: byte-level data needs a vocabulary of 256, the model "
+                 "has %lld",
+                 (long long)m.vocab);
+    return false;
+  }
+  if (!loadBytes(d.trainPath, d.bytes, err))
+    return false;
+  SplitBounds bounds =
+      splitBounds(int64_t(d.bytes.size()), m.trainFraction, m.valFraction);
+  d.train = splitSpan(d.bytes, bounds, Split::Train);
+  d.val = splitSpan(d.bytes, bounds, Split::Val);
+  d.test = splitSpan(d.bytes, bounds, Split::Test);
+  d.valWhat = "val split of " + d.trainPath;
+  d.testWhat = "test split of " + d.trainPath;
+  if (!d.valPath.empty()) {
+    if (!loadBytes(d.valPath, d.valBytes, err))
+      return false;
+    d.val = {reinterpret_cast<const uint8_t *>(d.valBytes.data()),
+             int64_t(d.valBytes.size())};
+    d.valWhat = d.valPath;
+  }
+  if (!d.testPath.empty()) {
+    if (!loadBytes(d.testPath, d.testBytes, err))
+      return false;
+    d.test = {reinterpret_cast<const uint8_t *>(d.testBytes.data()),
+              int64_t(d.testBytes.size())};
+    d.testWhat = d.testPath;
+  }
+  if (d.train.size <= m.seqLen) {
+    err = format("%s: the train split has %lld bytes; a training window needs "
+                 "%lld (seq_len + 1)",
+                 d.trainPath.c_str(), (long long)d.train.size,
+                 (long long)(m.seqLen + 1));
+    return false;
+  }
+  return true;
+}
+
+bool loadClassifyData(const Manifest &m, RunData &d, std::string &err) {
+  std::vector<Example> all;
+  if (!loadJsonl(d.trainPath, m.classes, all, err))
+    return false;
+  if (!d.valPath.empty()) {
+    if (!loadJsonl(d.valPath, m.classes, d.valLines, err))
+      return false;
+    d.trainLines = std::move(all);
+    d.valWhat = d.valPath;
+  } else {
+    std::vector<int64_t> trainIdx, valIdx;
+    holdoutSplit(int64_t(all.size()), m.holdoutFraction, trainIdx, valIdx);
+    for (int64_t i : trainIdx)
+      d.trainLines.push_back(all[size_t(i)]);
+    for (int64_t i : valIdx)
+      d.valLines.push_back(all[size_t(i)]);
+    d.valWhat = format("%zu lines held out of %s (%g%%)", d.valLines.size(),
+                       d.trainPath.c_str(), m.holdoutFraction * 100);
+  }
+  if (!d.testPath.empty()) {
+    if (!loadJsonl(d.testPath, m.classes, d.testLines, err))
+      return false;
+    d.testWhat = d.testPath;
+  }
+  return true;
+}
+
+/// One line of progress: a bar on a terminal (redrawn in place), plain log
+/// lines otherwise.
+struct Progress {
+  bool terminal = false;
+  bool barShown = false;
+  int64_t logEvery = 1;
+
+  void clearBar() {
+    if (barShown) {
+      printf("\r\033[K");
+      barShown = false;
+    }
+  }
+  /// Prints a line of its own (evaluations, notes).
+  void line(const std::string &text) {
+    clearBar();
+    printf("%s\n", text.c_str());
+    fflush(stdout);
+  }
+  void step(int64_t t, int64_t total, double loss, double lr, double gradNorm,
+            double tokensPerSecond, double eta) {
+    std::string stats =
+        format("loss %.4f | lr %.2e | grad %.3f | %s tok/s | "
+               "ETA %s",
+               loss, lr, gradNorm, shortCount(tokensPerSecond).c_str(),
+               duration(eta).c_str());
+    std::string count = format("%lld/%lld", (long long)t, (long long)total);
+    if (!terminal) {
+      if (t % logEvery == 0 || t == total || t == 1)
+        printf("step %s | %s\n", count.c_str(), stats.c_str());
+      fflush(stdout);
+      return;
+    }
+    winsize ws;
+    int columns = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0
+                      ? int(ws.ws_col)
+                      : 80;
+    int barWidth = columns - int(count.size() + stats.size()) - 6;
+    std::string bar;
+    if (barWidth >= 10) {
+      barWidth = std::min(barWidth, 40);
+      int filled = int(double(barWidth) * double(t) / double(total));
+      bar = "[" + std::string(size_t(filled), '#') +
+            std::string(size_t(barWidth - filled), '.') + "] ";
+    }
+    std::string text = bar + count + " " + stats;
+    if (int(text.size()) >= columns)
+      text.resize(size_t(std::max(columns - 1, 1)));
+    printf("\r\033[K%s", text.c_str());
+    fflush(stdout);
+    barShown = true;
+  }
+};
+
+/// Saves the training checkpoint (parameters, Adam m and v, run state) and,
+/// for classifiers, the vocabulary beside it.
+bool saveTrainCheckpoint(const std::string &path, const Manifest &m,
+                         const float *params, const float *adamM,
+                         const float *adamV, const TrainState &state,
+                         const Vocab *vocab, std::string &err) {
+  if (vocab && !saveVocab(path + ".vocab", *vocab, err))
+    return false;
+  std::vector<TensorView> extra = manifestViews(m, adamM, kAdamMPrefix);
+  std::vector<TensorView> v = manifestViews(m, adamV, kAdamVPrefix);
+  extra.insert(extra.end(), v.begin(), v.end());
+  return saveCheckpoint(path, m, params, extra, trainStateMetadata(state), err);
+}
+
+} // namespace
+
+void printTrainHelp() {
+  printf(
+      "usage: %s train [options]\n"
+      "\n"
+      "Trains the model with its compiled optimizer and learning-rate\n"
+      "schedule. Every setting defaults to the spec's [training] and [data]\n"
+      "sections, recorded in the executable ('%s info').\n"
+      "\n"
+      "  --data PATH       training data (lm: a byte file, split train/val/\n"
+      "                    test by position; classify: JSONL)\n"
+      "  --val PATH        validation data (lm: a whole byte file instead of\n"
+      "                    the val split; classify: JSONL; default: the\n"
+      "                    spec's data.val, else the spec's val_fraction of\n"
+      "                    the training lines held out)\n"
+      "  --test PATH       test data for the final evaluation (lm: instead of\n"
+      "                    the test split)\n"
+      "  --out DIR         run directory (default: runs/<model>, or the\n"
+      "                    directory of --resume)\n"
+      "  --steps N         optimizer updates in the run (resumed runs: the\n"
+      "                    total, counting the steps already done)\n"
+      "  --seed S          run seed: initialisation, batches, dropout,\n"
+      "                    feature redraws\n"
+      "  --resume PATH     continue from a training checkpoint\n"
+      "                    (DIR/last.safetensors); the result is the same as\n"
+      "                    an uninterrupted run\n"
+      "  --weights PATH    start from these weights with fresh optimizer\n"
+      "                    state instead of a seeded initialisation\n"
+      "  --eval-every N    validate every N steps (0: never)\n"
+      "  --eval-batches N  batches per validation (0: all)\n"
+      "  --patience N      stop after N validations without a better loss\n"
+      "                    (0: never stop early)\n"
+      "  --checkpoint-every N  save DIR/last.safetensors every N steps\n"
+      "                    (0: only at the end)\n"
+      "  --threads N       worker threads of the generated code\n"
+      "  --batch N         must equal the compiled batch size; to change it,\n"
+      "                    recompile ('tfc compile --batch N')\n"
+      "  --lr              not accepted: the learning rate is compiled in\n"
+      "\n"
+      "Writes DIR/last.safetensors (with optimizer state), DIR/best.\n"
+      "safetensors (best validation loss), DIR/metrics.jsonl and\n"
+      "DIR/curves.svg; classify models also <checkpoint>.vocab. Ctrl-C\n"
+      "finishes the step, saves DIR/last.safetensors and exits (status 130).\n"
+      "A non-finite loss stops the run with status 1 and saves nothing.\n"
+      "At the end the best weights are evaluated on the test data.\n",
+      programName.c_str(), programName.c_str());
+}
+
+int runTrain(const Manifest &m, const Options &o) {
+  if (!tfc_train_step || !tfc_optimizer_step)
+    return fail("train: this executable was compiled without its training "
+                "functions (tfc_train_step, tfc_optimizer_step); recompile it "
+                "with a tfc that generates them");
+  if (o.batch > 0 && o.batch != m.batch)
+    return fail(format("train: --batch %lld: the batch size is compiled into "
+                       "the model (batch %lld); recompile with 'tfc compile "
+                       "--batch %lld'",
+                       (long long)o.batch, (long long)m.batch,
+                       (long long)o.batch));
+  if (!o.resume.empty() && !o.weights.empty())
+    return fail("train: --resume and --weights exclude each other (--resume "
+                "continues a run, --weights starts a new one)");
+  const bool lm = m.task == Task::LanguageModel;
+  const bool resuming = !o.resume.empty();
+  const int64_t B = m.batch, S = m.seqLen;
+  std::string err;
+
+  // The four flat buffers.
+  FloatBuffer params, grads, adamM, adamV;
+  if (!params.allocate(m.params, "parameters", err) ||
+      !grads.allocate(m.params, "gradients", err) ||
+      !adamM.allocate(m.params, "Adam m", err) ||
+      !adamV.allocate(m.params, "Adam v", err))
+    return fail(err);
+
+  // Where the run starts: a training checkpoint, weights, or a fresh init.
+  TrainState state;
+  state.seed = o.hasSeed ? o.seed : m.seed;
+  if (resuming) {
+    SafetensorsFile file;
+    if (!file.open(o.resume, err) || !readTrainState(file, state, err) ||
+        !readManifestTensors(file, m, params.data(), "", err) ||
+        !readManifestTensors(file, m, adamM.data(), kAdamMPrefix, err) ||
+        !readManifestTensors(file, m, adamV.data(), kAdamVPrefix, err))
+      return fail(err);
+    if (o.hasSeed && o.seed != state.seed)
+      return fail(format("train: --seed %llu: the run being resumed has seed "
+                         "%llu (a resumed run keeps its seed)",
+                         (unsigned long long)o.seed,
+                         (unsigned long long)state.seed));
+  } else if (!o.weights.empty()) {
+    if (!loadCheckpoint(o.weights, m, params.data(), err))
+      return fail(err);
+  } else {
+    initParams(m, params.data(), state.seed);
+  }
+  int64_t steps = o.steps > 0 ? o.steps
+                  : resuming  ? state.totalSteps
+                              : m.trainSteps;
+  if (steps < 1)
+    return fail("train: the model records no number of training steps; pass "
+                "--steps N");
+  state.totalSteps = steps;
+  // Settings: the command line, else the run being resumed, else the spec.
+  auto setting = [](int64_t given, int64_t resumed, int64_t spec) {
+    return given >= 0 ? given : resumed >= 0 ? resumed : spec;
+  };
+  const int64_t evalEvery = state.evalEvery =
+      setting(o.evalEvery, state.evalEvery, m.evalEvery);
+  const int64_t evalBatches = state.evalBatches =
+      setting(o.evalBatches, state.evalBatches, m.evalBatches);
+  const int64_t patience = state.patience =
+      setting(o.patience, state.patience, m.patience);
+  const int64_t checkpointEvery = state.checkpointEvery =
+      setting(o.checkpointEvery, state.checkpointEvery, m.checkpointEvery);
+  const uint64_t seed = state.seed;
+
+  // Data: the command line, else the run being resumed, else the spec.
+  RunData data;
+  data.trainPath = !o.data.empty() ? o.data
+                   : resuming      ? state.dataTrain
+                                   : m.dataTrain;
+  data.valPath = !o.val.empty() ? o.val : resuming ? state.dataVal : m.dataVal;
+  data.testPath = !o.test.empty() ? o.test
+                  : resuming      ? state.dataTest
+                                  : m.dataTest;
+  state.dataTrain = absolutePath(data.trainPath);
+  state.dataVal = absolutePath(data.valPath);
+  state.dataTest = absolutePath(data.testPath);
+  if (data.trainPath.empty())
+    return fail("train: no training data: the spec sets no data.train; pass "
+                "--data PATH");
+  if (!(lm ? loadLmData(m, data, err) : loadClassifyData(m, data, err)))
+    return fail(err);
+  if (evalEvery > 0) {
+    if (lm && evalWindowCount(data.val, S) < B)
+      return fail(format("train: the validation data (%s) has %lld bytes; one "
+                         "evaluation batch needs %lld (batch * seq_len + 1); "
+                         "pass --val PATH or --eval-every 0",
+                         data.valWhat.c_str(), (long long)data.val.size,
+                         (long long)(B * S + 1)));
+    if (!lm && data.valLines.empty())
+      return fail("train: no validation lines (val_fraction is 0 and no "
+                  "data.val); pass --val PATH or --eval-every 0");
+  }
+
+  // The vocabulary of a classifier: the run's own, or the one beside the
+  // checkpoint or weights it starts from.
+  Vocab vocab;
+  if (!lm) {
+    if (resuming || !o.weights.empty()) {
+      std::string from = (resuming ? o.resume : o.weights) + ".vocab";
+      if (!loadVocab(from, m.vocab, vocab, err))
+        return fail(err);
+    } else {
+      vocab = buildVocab(data.trainLines, m.vocab, m.minFreq);
+    }
+  }
+  const Vocab *runVocab = lm ? nullptr : &vocab;
+
+  // The run directory and its metrics log.
+  std::string dir = !o.outDir.empty() ? o.outDir
+                    : resuming        ? dirName(o.resume)
+                                      : "runs/" + m.model;
+  if (!makeDirs(dir, err))
+    return fail(err);
+  const std::string lastPath = dir + "/last.safetensors";
+  const std::string bestPath = dir + "/best.safetensors";
+  const std::string logPath = dir + "/metrics.jsonl";
+  const std::string svgPath = dir + "/curves.svg";
+  // A new run does not write over another run's checkpoints.
+  struct stat info;
+  if (!resuming)
+    for (const std::string &path : {lastPath, bestPath})
+      if (stat(path.c_str(), &info) == 0)
+        return fail(path +
+                    ": the directory holds a run already; continue it "
+                    "with --resume " +
+                    lastPath + ", or choose another --out DIR");
+  LossHistory history;
+  if (resuming) {
+    if (!truncateMetricsLog(logPath, state.step, history, err))
+      return fail(err);
+  } else if (!writeFileAtomic(logPath, {}, err)) {
+    return fail(err);
+  }
+  FILE *log = fopen(logPath.c_str(), "a");
+  if (!log)
+    return fail(logPath + ": cannot open for appending: " + strerror(errno));
+  auto logLine = [&](const std::string &json) {
+    fprintf(log, "%s\n", json.c_str());
+    fflush(log);
+  };
+  auto writeCurves = [&]() {
+    std::string svg = lossCurvesSvg(history, m.model + " — loss");
+    std::string svgErr;
+    return writeFileAtomic(svgPath, {{svg.data(), svg.size()}}, svgErr);
+  };
+
+  printf("model %s (%s): %lld parameters (%lld trainable), batch %lld x "
+         "%lld\n",
+         m.model.c_str(), toString(m.task), (long long)m.params,
+         (long long)m.trainableCount(), (long long)B, (long long)S);
+  if (lm)
+    printf("train: %s (%lld bytes)\nval: %s\n", data.trainPath.c_str(),
+           (long long)data.train.size, data.valWhat.c_str());
+  else
+    printf("train: %s (%zu lines), vocabulary %lld words\nval: %s\n",
+           data.trainPath.c_str(), data.trainLines.size(),
+           (long long)vocab.size(), data.valWhat.c_str());
+  printf("steps %lld, eval every %lld (%s batches), checkpoint every %lld, "
+         "patience %lld, seed %llu\n",
+         (long long)steps, (long long)evalEvery,
+         evalBatches > 0 ? std::to_string(evalBatches).c_str() : "all",
+         (long long)checkpointEvery, (long long)patience,
+         (unsigned long long)seed);
+  if (resuming)
+    printf("resuming %s at step %lld\n", o.resume.c_str(),
+           (long long)state.step);
+  printf("writing to %s/\n", dir.c_str());
+  fflush(stdout);
+
+  // Ctrl-C and SIGTERM finish the step and save; a second one kills.
+  struct sigaction action, oldInt, oldTerm;
+  memset(&action, 0, sizeof(action));
+  action.sa_handler = onStopSignal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &oldInt);
+  sigaction(SIGTERM, &action, &oldTerm);
+
+  Progress progress;
+  progress.terminal = isatty(STDOUT_FILENO);
+  progress.logEvery = std::max<int64_t>(1, steps / 100);
+  BatchBuffers io(m);
+  EpochSampler sampler(int64_t(data.trainLines.size()), seed);
+  std::vector<int64_t> rows;
+  // The step of the checkpoint at lastPath that this run started from, if
+  // any: what a failure leaves in place.
+  int64_t lastSaved =
+      resuming && absolutePath(o.resume) == absolutePath(lastPath) ? state.step
+                                                                   : -1;
+  bool stoppedEarly = patience > 0 && state.badEvals >= patience;
+  if (stoppedEarly && state.step < steps)
+    progress.line(format("the run stopped early at step %lld (%lld "
+                         "validations without improvement); nothing to train",
+                         (long long)state.step, (long long)state.badEvals));
+  const double start = seconds();
+  const int64_t firstStep = state.step + 1;
+  double stepTime = 0;
+  auto checkpointNote = [&]() {
+    return lastSaved >= 0 ? format("%s, step %lld, is kept as it was",
+                                   lastPath.c_str(), (long long)lastSaved)
+                          : std::string("no checkpoint was written");
+  };
+
+  for (int64_t t = state.step + 1; t <= steps && !stoppedEarly; ++t) {
+    if (redrawBefore(t, m.redraw))
+      redrawFeatures(m, params.data(), redrawSeed(seed, (t - 1) / m.redraw));
+    if (lm) {
+      sampleBatch(data.train, B, S, seed, uint64_t(t - 1), io.tokens.data(),
+                  io.targets.data());
+    } else {
+      sampler.batch(t, B, rows);
+      for (int64_t b = 0; b < B; ++b)
+        fillClassifyRow(m, vocab, &data.trainLines[size_t(rows[size_t(b)])], b,
+                        io);
+    }
+    int64_t stepSeed = dropoutSeed(seed, t);
+    float loss = 0;
+    double t0 = seconds();
+    tfc_train_step(params.data(), io.tokens.data(), io.targets.data(),
+                   io.mask.data(), &stepSeed, grads.data(), &loss);
+    if (!std::isfinite(loss)) {
+      progress.clearBar();
+      fclose(log);
+      return fail(format("train: step %lld: the loss is %s; stopping (%s)",
+                         (long long)t, std::isnan(loss) ? "nan" : "infinite",
+                         checkpointNote().c_str()));
+    }
+    int64_t update = t;
+    float stats[2] = {0, 0};
+    tfc_optimizer_step(params.data(), grads.data(), adamM.data(), adamV.data(),
+                       &update, params.data(), adamM.data(), adamV.data(),
+                       stats);
+    if (!std::isfinite(stats[0])) {
+      progress.clearBar();
+      fclose(log);
+      return fail(format("train: step %lld: the gradient norm is %s; stopping "
+                         "(%s)",
+                         (long long)t,
+                         std::isnan(stats[0]) ? "nan" : "infinite",
+                         checkpointNote().c_str()));
+    }
+    double now = seconds();
+    double stepSeconds = now - t0;
+    state.step = t;
+    state.tokens += B * S;
+    history.train.push_back({t, double(loss)});
+    double tokensPerSecond = stepSeconds > 0 ? double(B * S) / stepSeconds : 0;
+    std::string record = format(
+        "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"grad_norm\":%s,"
+        "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f",
+        (long long)t, jsonFloat(loss).c_str(), jsonFloat(stats[1]).c_str(),
+        jsonFloat(stats[0]).c_str(), tokensPerSecond, now - start);
+    // Throughput over the steps' own time; the ETA over the wall clock
+    // (evaluations and checkpoints included).
+    stepTime += stepSeconds;
+    double done = double(t - firstStep + 1);
+    progress.step(t, steps, loss, stats[1], stats[0],
+                  double(B * S) * done / std::max(stepTime, 1e-9),
+                  (now - start) / done * double(steps - t));
+
+    // Validation, the best checkpoint and early stopping.
+    bool evaluated = evalEvery > 0 && t % evalEvery == 0;
+    if (evaluated) {
+      double valLoss = 0;
+      std::string valJson, valText;
+      if (lm) {
+        LmMetrics metrics;
+        evaluateLm(m, params.data(), data.val, evalBatches, metrics);
+        valLoss = metrics.loss;
+        valJson = lmMetricsJson(metrics, "val");
+        valText = format("val loss %.4f, %.4f bits/byte", metrics.loss,
+                         metrics.bitsPerChar());
+      } else {
+        ClassificationReport report;
+        evaluateClassify(m, vocab, params.data(), data.valLines, evalBatches,
+                         report, valLoss);
+        valJson = classifyMetricsJson(report, valLoss);
+        valText = format("val loss %.4f, accuracy %.4f, macro F1 %.4f", valLoss,
+                         report.accuracy, report.macro.f1);
+      }
+      record += ",\"val\":" + valJson;
+      history.val.push_back({t, valLoss});
+      if (!state.hasBest || valLoss < state.bestValLoss) {
+        state.hasBest = true;
+        state.bestValLoss = valLoss;
+        state.bestStep = t;
+        state.badEvals = 0;
+        Metadata best = {{"tfc.best_step", std::to_string(t)},
+                         {"tfc.best_val_loss", format("%.17g", valLoss)},
+                         {"tfc.seed", std::to_string(seed)}};
+        if ((runVocab && !saveVocab(bestPath + ".vocab", vocab, err)) ||
+            !saveCheckpoint(bestPath, m, params.data(), {}, best, err)) {
+          progress.clearBar();
+          return fail(err);
+        }
+        valText += " (best)";
+      } else {
+        ++state.badEvals;
+        valText += format(" (best %.4f at step %lld; %lld without "
+                          "improvement)",
+                          state.bestValLoss, (long long)state.bestStep,
+                          (long long)state.badEvals);
+        stoppedEarly = patience > 0 && state.badEvals >= patience;
+      }
+      progress.line(format("step %lld: %s", (long long)t, valText.c_str()));
+    }
+    logLine(record + "}");
+    if (evaluated)
+      writeCurves();
+
+    // The last checkpoint.
+    int signal = stopSignal;
+    if ((checkpointEvery > 0 && t % checkpointEvery == 0) || t == steps ||
+        stoppedEarly || signal) {
+      if (!saveTrainCheckpoint(lastPath, m, params.data(), adamM.data(),
+                               adamV.data(), state, runVocab, err)) {
+        progress.clearBar();
+        return fail(err);
+      }
+      lastSaved = t;
+    }
+    if (signal) {
+      logLine(format("{\"step\":%lld,\"event\":\"interrupted\",\"signal\":"
+                     "\"%s\"}",
+                     (long long)t, signal == SIGINT ? "SIGINT" : "SIGTERM"));
+      writeCurves();
+      fclose(log);
+      progress.line(format("interrupted: saved %s at step %lld; continue "
+                           "with '%s train --resume %s'",
+                           lastPath.c_str(), (long long)t, programName.c_str(),
+                           lastPath.c_str()));
+      return 128 + signal;
+    }
+    if (stoppedEarly) {
+      logLine(format("{\"step\":%lld,\"event\":\"early_stop\",\"best_step\":"
+                     "%lld,\"best_val_loss\":%s}",
+                     (long long)t, (long long)state.bestStep,
+                     jsonNumber(state.bestValLoss).c_str()));
+      progress.line(format("early stop at step %lld: no better validation "
+                           "loss in %lld evaluations (best %.4f at step %lld)",
+                           (long long)t, (long long)patience, state.bestValLoss,
+                           (long long)state.bestStep));
+    }
+  }
+  progress.clearBar();
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+  writeCurves();
+  printf("trained to step %lld in %s; %s\n", (long long)state.step,
+         duration(seconds() - start).c_str(), lastPath.c_str());
+
+  // The final test, on the best weights when validation found some.
+  std::string weightsName = "last";
+  int64_t weightsStep = state.step;
+  if (state.hasBest) {
+    if (!loadCheckpoint(bestPath, m, params.data(), err))
+      return fail(err);
+    weightsName = "best";
+    weightsStep = state.bestStep;
+  }
+  std::string testJson;
+  if (lm) {
+    LmMetrics metrics;
+    if (evaluateLm(m, params.data(), data.test, 0, metrics)) {
+      testJson = lmMetricsJson(metrics, "test");
+      printf("test (%s weights, step %lld, %s): loss %.4f, %.4f bits/byte, "
+             "perplexity %.3f\n",
+             weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
+             metrics.loss, metrics.bitsPerChar(), metrics.perplexity());
+    } else {
+      printf("test: skipped, the %s holds no full evaluation batch\n",
+             data.testWhat.c_str());
+    }
+  } else if (!data.testLines.empty()) {
+    ClassificationReport report;
+    double loss = 0;
+    evaluateClassify(m, vocab, params.data(), data.testLines, 0, report, loss);
+    testJson = classifyMetricsJson(report, loss);
+    printf("test (%s weights, step %lld, %s): loss %.4f\n\n%s",
+           weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
+           loss, classificationReportText(report).c_str());
+  } else {
+    printf("test: skipped, no test data (pass --test PATH)\n");
+  }
+  if (!testJson.empty()) {
+    logLine(format("{\"step\":%lld,\"test\":%s,\"weights\":\"%s\","
+                   "\"weights_step\":%lld}",
+                   (long long)state.step, testJson.c_str(), weightsName.c_str(),
+                   (long long)weightsStep));
+    printf("%s\n", testJson.c_str());
+  }
+  fclose(log);
+  return 0;
+}
+
+} // namespace tfc::rt
