@@ -943,8 +943,17 @@ class _Level(nn.Module):
     layers; causal models shift right by ``k - 1`` before shortening.
     """
 
+    def __init__(self, cfg: Optional[ModelConfig] = None, level: int = 0,
+                 counter: Optional[list] = None, dropout: float = 0.0,
+                 longformer_impl: str = "banded"):
+        super().__init__()
+        if cfg is not None:
+            self._build_level(cfg, level, counter, dropout, longformer_impl)
+
     def _build_level(self, cfg: ModelConfig, level: int, counter: list,
                      dropout: float, longformer_impl: str):
+        """Creates this level's layers and, below the centre, its resampling
+        and the next level; ``counter[0]`` is the running layer index."""
         levels = cfg.levels
         centre = len(levels) // 2
         factor = levels[level][1]
@@ -967,9 +976,7 @@ class _Level(nn.Module):
         self.shift = self.k - 1 if cfg.causal else 0
         if self.k > 1:
             self.shorten = _SHORTEN[cfg.shortening](cfg, self.k)
-        self.inner = _Level.__new__(_Level)
-        nn.Module.__init__(self.inner)
-        self.inner._build_level(cfg, level + 1, counter, dropout, longformer_impl)
+        self.inner = _Level(cfg, level + 1, counter, dropout, longformer_impl)
         if self.k > 1:
             self.upsample = _UPSAMPLE[cfg.upsampling](cfg, self.k)
         self.post = stack(levels[len(levels) - 1 - level][0])

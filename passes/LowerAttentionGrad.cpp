@@ -224,13 +224,15 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
   Value valueGrad = filledTensor(b, loc, shapeOf(globalValue), element, 0.0);
   for (int64_t position : globals) {
     OpFoldResult row = b.getIndexAttr(position);
+    Value rowQuery = extractRow(b, loc, globalQuery, row);
+    Value rowGradOut = extractRow(b, loc, gradOut, row);
     AttentionGrads grads = maskedSoftmaxAttentionGrad(
-        b, loc, extractRow(b, loc, globalQuery, row), globalKey, globalValue,
-        op.getMask(), /*globalColumns=*/Value(), /*rowOffset=*/position,
+        b, loc, rowQuery, globalKey, globalValue, op.getMask(),
+        /*globalColumns=*/Value(), /*rowOffset=*/position,
         [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
           return causalFilter(nb, nloc, causal, i, j);
         },
-        extractRow(b, loc, gradOut, row), keyGrad, valueGrad);
+        rowGradOut, keyGrad, valueGrad);
     queryGrad = insertRow(b, loc, grads.query, queryGrad, row);
     keyGrad = grads.key;
     valueGrad = grads.value;
@@ -420,7 +422,9 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
         {identity, identity, rowMap, rowMap, rowMap});
   }
 
-  double inputScale = std::pow(static_cast<double>(shapeOf(x)[3]), -0.25);
+  double headDim = static_cast<double>(shapeOf(x)[3]);
+  double inputScale = std::pow(headDim, -0.25);
+  double squaredScale = 1.0 / std::sqrt(headDim);
   Value rowSum = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
   // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
   Value init = elementwise(
@@ -428,8 +432,7 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
         return nb.create<arith::MulFOp>(
-            nloc, product,
-            floatConstant(nb, nloc, element, -inputScale * inputScale));
+            nloc, product, floatConstant(nb, nloc, element, -squaredScale));
       },
       {identity, rowMap});
   // The projection term; loops (b, s, h, e, m), m is reduced.
@@ -511,14 +514,15 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
     auto forward = b.create<scf::ForOp>(
         loc, begin, end, step, forwardInit,
         [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
-          auto [newKv, newZ] = accumulateKeyValues(
-              nb, nloc, extractRow(nb, nloc, keyFeatures, i),
-              extractRow(nb, nloc, v, i), state[0], state[1]);
+          Value keyRow = extractRow(nb, nloc, keyFeatures, i);
+          Value valueRow = extractRow(nb, nloc, v, i);
+          auto [newKv, newZ] = accumulateKeyValues(nb, nloc, keyRow, valueRow,
+                                                   state[0], state[1]);
           Value queryRow = extractRow(nb, nloc, queryFeatures, i);
           Value num = performerNumerator(nb, nloc, queryRow, newKv);
           Value den = performerDenominator(nb, nloc, queryRow, newZ);
-          auto [numGrad, denGrad] = quotientGrads(
-              nb, nloc, extractRow(nb, nloc, gradOut, i), num, den);
+          Value gradRow = extractRow(nb, nloc, gradOut, i);
+          auto [numGrad, denGrad] = quotientGrads(nb, nloc, gradRow, num, den);
           Value featureGrad =
               queryFeatureGrads(nb, nloc, numGrad, denGrad, newKv, newZ);
           nb.create<scf::YieldOp>(
@@ -540,13 +544,15 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
         loc, begin, end, step, backwardInit,
         [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
           Value j = nb.create<arith::SubIOp>(nloc, last, t);
+          Value queryRow = extractRow(nb, nloc, queryFeatures, j);
+          Value numGradRow = extractRow(nb, nloc, numGrads, j);
+          Value denGradRow = extractRow(nb, nloc, denGrads, j);
           auto [newKvGrad, newZGrad] = accumulateStateGrads(
-              nb, nloc, extractRow(nb, nloc, queryFeatures, j),
-              extractRow(nb, nloc, numGrads, j),
-              extractRow(nb, nloc, denGrads, j), state[0], state[1]);
+              nb, nloc, queryRow, numGradRow, denGradRow, state[0], state[1]);
+          Value keyRow = extractRow(nb, nloc, keyFeatures, j);
+          Value valueRow = extractRow(nb, nloc, v, j);
           auto [featureGrad, rowValueGrad] =
-              keyValueGrads(nb, nloc, extractRow(nb, nloc, keyFeatures, j),
-                            extractRow(nb, nloc, v, j), newKvGrad, newZGrad);
+              keyValueGrads(nb, nloc, keyRow, valueRow, newKvGrad, newZGrad);
           nb.create<scf::YieldOp>(
               nloc, ValueRange{newKvGrad, newZGrad,
                                insertRow(nb, nloc, featureGrad, state[2], j),

@@ -338,11 +338,31 @@ static Value padSequence(OpBuilder &b, Location loc, Value x, int64_t low,
   return b.create<tensor::PadOp>(loc, Type(), x, lows, highs, zero);
 }
 
-/// Whether `weights` has `count` operands and, when `needsHeads`, `heads` is
-/// present.
-static bool hasWeights(ValueRange weights, size_t count, bool needsHeads,
-                       std::optional<uint64_t> heads) {
-  return weights.size() == count && (!needsHeads || heads.has_value());
+/// Whether the operands of a resampling gradient have the shapes its lowering
+/// assumes: `full` is `[batch, seq, width]` with `seq` divisible by `factor`,
+/// `shortened` is `[batch, seq / factor, width]`, every weight has its shape in
+/// `weightShapes`, and, for the attention kinds (`needsHeads`), `heads` is
+/// given and divides the width.
+static bool resampleShapesMatch(Value full, Value shortened, int64_t factor,
+                                ValueRange weights,
+                                ArrayRef<SmallVector<int64_t>> weightShapes,
+                                bool needsHeads,
+                                std::optional<uint64_t> heads) {
+  ArrayRef<int64_t> shape = shapeOf(full);
+  if (shape.size() != 3 || factor <= 0 || shape[1] % factor != 0)
+    return false;
+  if (shapeOf(shortened) !=
+      ArrayRef<int64_t>({shape[0], shape[1] / factor, shape[2]}))
+    return false;
+  if (weights.size() != weightShapes.size())
+    return false;
+  for (auto [weight, expected] : llvm::zip(weights, weightShapes))
+    if (shapeOf(weight) != ArrayRef<int64_t>(expected))
+      return false;
+  if (!needsHeads)
+    return true;
+  return heads && *heads > 0 &&
+         shape[2] % static_cast<int64_t>(*heads) == 0;
 }
 
 namespace {
@@ -369,6 +389,10 @@ struct LowerDepthwiseConvGrad : OpRewritePattern<DepthwiseConvGradOp> {
     Value x = op.getInput(), grad = op.getGrad();
     ArrayRef<int64_t> shape = shapeOf(x);
     ArrayRef<int64_t> weightShape = shapeOf(op.getWeight());
+    if (shape.size() != 3 || weightShape.size() != 3 ||
+        weightShape[1] * weightShape[2] != shape[2])
+      return rewriter.notifyMatchFailure(
+          op, "needs [batch, seq, heads * head_dim] and a matching weight");
     int64_t kernel = weightShape[0], width = shape[2];
     MLIRContext *ctx = rewriter.getContext();
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
@@ -528,19 +552,28 @@ struct LowerShortenGrad : OpRewritePattern<ShortenGradOp> {
     Value x = op.getInput(), grad = op.getGrad();
     int64_t factor = static_cast<int64_t>(op.getFactor());
     ValueRange weights = op.getWeights();
+    if (shapeOf(x).size() != 3)
+      return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
+    int64_t width = shapeOf(x).back();
+    SmallVector<SmallVector<int64_t>> weightShapes;
+    if (op.getKind() == ShortenKind::linear)
+      weightShapes = {{width, factor * width}, {width}};
+    else if (op.getKind() == ShortenKind::attention)
+      weightShapes.assign(4, {width, width});
+    if (!resampleShapesMatch(x, grad, factor, weights, weightShapes,
+                             op.getKind() == ShortenKind::attention,
+                             op.getHeads()))
+      return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
+
     SmallVector<Value> results;
     switch (op.getKind()) {
     case ShortenKind::avg:
-      if (!hasWeights(weights, 0, false, op.getHeads()))
-        return rewriter.notifyMatchFailure(op, "avg takes no weights");
       // Each position receives its group's gradient over `factor`.
       results.push_back(scale(rewriter, loc,
                               repeatPositions(rewriter, loc, grad, factor),
                               1.0 / static_cast<double>(factor)));
       break;
     case ShortenKind::linear: {
-      if (!hasWeights(weights, 2, false, op.getHeads()))
-        return rewriter.notifyMatchFailure(op, "linear takes weight and bias");
       // The forward reads x as rows of factor * width values: a reshape, so
       // the input gradient is the rows' gradient reshaped back.
       Value rows = groupRows(rewriter, loc, x, factor);
@@ -551,9 +584,6 @@ struct LowerShortenGrad : OpRewritePattern<ShortenGradOp> {
       break;
     }
     case ShortenKind::attention:
-      if (!hasWeights(weights, 4, true, op.getHeads()))
-        return rewriter.notifyMatchFailure(
-            op, "attention takes four projections and heads");
       results = shortenAttentionGrad(rewriter, loc, x, grad, factor,
                                      static_cast<int64_t>(*op.getHeads()),
                                      weights);
@@ -680,19 +710,30 @@ struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
     ValueRange weights = op.getWeights();
     ArrayRef<int64_t> residualShape = shapeOf(residual);
     Type element = elementOf(residual);
+    if (residualShape.size() != 3)
+      return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
+    int64_t width = residualShape.back();
+    SmallVector<SmallVector<int64_t>> weightShapes;
+    if (op.getKind() == UpsampleKind::linear)
+      weightShapes = {{factor * width, width}, {factor * width}};
+    else if (op.getKind() == UpsampleKind::attention)
+      weightShapes.assign(4, {width, width});
+    if (!resampleShapesMatch(residual, shortened, factor, weights,
+                             weightShapes,
+                             op.getKind() == UpsampleKind::attention,
+                             op.getHeads()) ||
+        shapeOf(grad) != residualShape)
+      return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
+
     SmallVector<Value> results;
     switch (op.getKind()) {
     case UpsampleKind::naive:
-      if (!hasWeights(weights, 0, false, op.getHeads()))
-        return rewriter.notifyMatchFailure(op, "naive takes no weights");
       // Each shortened position receives the sum of its copies' gradients.
       results.push_back(sumGroups(rewriter, loc, grad, factor));
       results.push_back(
           filledTensor(rewriter, loc, residualShape, element, 0.0));
       break;
     case UpsampleKind::linear: {
-      if (!hasWeights(weights, 2, false, op.getHeads()))
-        return rewriter.notifyMatchFailure(op, "linear takes weight and bias");
       // The gradient of the forward's [batch, groups, factor * width] rows
       // is a reshape of the result's gradient.
       Value rowsGrad = groupRows(rewriter, loc, grad, factor);
@@ -704,9 +745,6 @@ struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
       break;
     }
     case UpsampleKind::attention:
-      if (!hasWeights(weights, 4, true, op.getHeads()))
-        return rewriter.notifyMatchFailure(
-            op, "attention takes four projections and heads");
       results = upsampleAttentionGrad(rewriter, loc, shortened, residual, grad,
                                       factor,
                                       static_cast<int64_t>(*op.getHeads()),

@@ -113,4 +113,17 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
+  let summary = "Allows reassociation and contraction of float arithmetic";
+  let description = [{
+    Marks every floating-point arith operation with the `reassoc` and
+    `contract` fast-math flags, so that LLVM vectorises the reductions of
+    the generated loops (dot products, row sums) and fuses multiply-adds.
+    Results may differ from the sequential order in the last bits; NaN and
+    infinity semantics are kept (no `nnan`/`ninf`), so a diverging loss is
+    still detected.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // TFC_PASSES_TD

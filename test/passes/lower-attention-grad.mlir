@@ -1,0 +1,247 @@
+// RUN: tfc-opt %s -split-input-file --tfc-lower-to-linalg | FileCheck %s
+
+// Softmax attention gradients, causal, with a padding mask: the attention
+// weights P are recomputed exactly as in the forward (scores, causal and
+// padding mask, softmax), then dV = P^T dO, dP = dO V^T,
+// dS = scale * P * (dP - rowsum(dP * P)), dQ = dS K and dK = dS^T Q.
+
+// CHECK-LABEL: func.func @softmax_causal_masked
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<2x4xf32>, %[[G:[a-z0-9]+]]: tensor<2x4x8xf32>
+// CHECK-NOT: tfc.
+// CHECK-DAG: %[[SCALE:[a-z0-9_]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[QH:[a-z0-9_]+]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
+// CHECK-DAG: %[[KH:[a-z0-9_]+]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
+// CHECK-DAG: %[[VH:[a-z0-9_]+]] = tensor.expand_shape %[[V]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
+// CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4]
+// CHECK: %[[SCORES:[0-9]+]] = linalg.generic {{.*}}ins(%[[QH]], %[[KH]] : tensor<2x4x2x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[SCORES]], %[[M]] : tensor<2x2x4x4xf32>, tensor<2x4xf32>)
+// CHECK: arith.cmpi sle
+// CHECK: arith.cmpf une
+// CHECK: math.exp
+// CHECK: %[[P:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<2x2x4x4xf32>, tensor<2x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>)
+// CHECK: arith.divf
+// CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[P]], %[[GH]] : tensor<2x2x4x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x4x2x4xf32>)
+// CHECK: %[[DP:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[VH]] : tensor<2x4x2x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>)
+// CHECK: %[[ROW:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}}ins(%[[P]], %[[DP]] : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) outs(%{{.*}} : tensor<2x2x4xf32>)
+// CHECK: %[[DS:[0-9]+]] = linalg.generic {{.*}}ins(%[[P]], %[[DP]], %[[ROW]] :
+// CHECK: %[[CENTRED:.*]] = arith.subf
+// CHECK: %[[WEIGHTED:.*]] = arith.mulf %{{.*}}, %[[CENTRED]]
+// CHECK: arith.mulf %[[WEIGHTED]], %[[SCALE]]
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[KH]] : tensor<2x2x4x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x4x2x4xf32>)
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[QH]] : tensor<2x2x4x4xf32>, tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x4x2x4xf32>)
+// CHECK-DAG: %[[RQ:.*]] = tensor.collapse_shape %[[DQ]] {{\[}}[0], [1], [2, 3]] : tensor<2x4x2x4xf32> into tensor<2x4x8xf32>
+// CHECK-DAG: %[[RK:.*]] = tensor.collapse_shape %[[DK]] {{\[}}[0], [1], [2, 3]] : tensor<2x4x2x4xf32> into tensor<2x4x8xf32>
+// CHECK-DAG: %[[RV:.*]] = tensor.collapse_shape %[[DV]] {{\[}}[0], [1], [2, 3]] : tensor<2x4x2x4xf32> into tensor<2x4x8xf32>
+// CHECK-NOT: tfc.
+// CHECK: return %[[RQ]], %[[RK]], %[[RV]]
+func.func @softmax_causal_masked(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>,
+                                 %v: tensor<2x4x8xf32>, %m: tensor<2x4xf32>,
+                                 %g: tensor<2x4x8xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      mask(%m : tensor<2x4xf32>) grad %g
+      : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+      -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return %dq, %dk, %dv : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Longformer with global tokens [5, 0]: the output gradient of the global
+// rows is zeroed for the local (band + global columns) attention, whose
+// gradients go to query, key and value. Each global row is then
+// differentiated as a one-row attention through the global projections:
+// its query gradient is inserted into that row of d(global_query), and its
+// key and value gradients accumulate into d(global_key) and
+// d(global_value) over the global rows.
+
+// CHECK-LABEL: func.func @longformer
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[GQ:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[GK:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[GV:[a-z0-9]+]]: tensor<1x8x8xf32>, %[[G:[a-z0-9]+]]: tensor<1x8x8xf32>
+// CHECK-NOT: tfc.
+// CHECK-DAG: %[[ZERO:[a-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[FLAGS:[a-z0-9_]+]] = arith.constant dense<[true, false, false, false, false, true, false, false]> : tensor<8xi1>
+// CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]]
+// CHECK: %[[LOCALG:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[FLAGS]] : tensor<1x8x2x4xf32>, tensor<8xi1>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: ^bb0(%[[GIN:.*]]: f32, %[[ISGLOBAL:.*]]: i1, %{{.*}}: f32):
+// CHECK: arith.select %[[ISGLOBAL]], %[[ZERO]], %[[GIN]] : f32
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[FLAGS]] : tensor<1x2x8x8xf32>, tensor<8xi1>)
+// CHECK: arith.remsi
+// CHECK: arith.ori
+// CHECK: %[[LDV:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[LOCALG]] : tensor<1x2x8x8xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[LOCALG]], %{{.*}} : tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x8x8xf32>)
+// CHECK: %[[LDQ:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x8x8xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: %[[LDK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x8x8xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK-DAG: %[[RQ:.*]] = tensor.collapse_shape %[[LDQ]]
+// CHECK-DAG: %[[RK:.*]] = tensor.collapse_shape %[[LDK]]
+// CHECK-DAG: %[[RV:.*]] = tensor.collapse_shape %[[LDV]]
+// CHECK-DAG: %[[GQH:[a-z0-9_]+]] = tensor.expand_shape %[[GQ]]
+// CHECK-DAG: %[[GKH:[a-z0-9_]+]] = tensor.expand_shape %[[GK]]
+// CHECK-DAG: %[[GVH:[a-z0-9_]+]] = tensor.expand_shape %[[GV]]
+// CHECK: %[[Q0:.*]] = tensor.extract_slice %[[GQH]][0, 0, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
+// CHECK: %[[G0:.*]] = tensor.extract_slice %[[GH]][0, 0, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}}ins(%[[Q0]], %[[GKH]] : tensor<1x1x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x1x8xf32>)
+// CHECK: %[[DGV0:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[G0]] : tensor<1x2x1x8xf32>, tensor<1x1x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[G0]], %[[GVH]] : tensor<1x1x2x4xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x2x1x8xf32>)
+// CHECK: %[[DGQ0:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[GKH]] : tensor<1x2x1x8xf32>, tensor<1x8x2x4xf32>) outs(%{{.*}} : tensor<1x1x2x4xf32>)
+// CHECK: %[[DGK0:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[Q0]] : tensor<1x2x1x8xf32>, tensor<1x1x2x4xf32>) outs(%{{.*}} : tensor<1x8x2x4xf32>)
+// CHECK: %[[INS0:.*]] = tensor.insert_slice %[[DGQ0]] into %{{.*}}[0, 0, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[GQH]][0, 5, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
+// CHECK: %[[DGV:[0-9]+]] = linalg.generic {{.*}}outs(%[[DGV0]] : tensor<1x8x2x4xf32>)
+// CHECK: %[[DGQ5:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<1x1x2x4xf32>)
+// CHECK: %[[DGK:[0-9]+]] = linalg.generic {{.*}}outs(%[[DGK0]] : tensor<1x8x2x4xf32>)
+// CHECK: %[[DGQ:.*]] = tensor.insert_slice %[[DGQ5]] into %[[INS0]][0, 5, 0, 0] [1, 1, 2, 4] [1, 1, 1, 1]
+// CHECK-DAG: %[[RGQ:.*]] = tensor.collapse_shape %[[DGQ]]
+// CHECK-DAG: %[[RGK:.*]] = tensor.collapse_shape %[[DGK]]
+// CHECK-DAG: %[[RGV:.*]] = tensor.collapse_shape %[[DGV]]
+// CHECK-NOT: tfc.
+// CHECK: return %[[RQ]], %[[RK]], %[[RV]], %[[RGQ]], %[[RGK]], %[[RGV]]
+func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
+                      %v: tensor<1x8x8xf32>, %gq: tensor<1x8x8xf32>,
+                      %gk: tensor<1x8x8xf32>, %gv: tensor<1x8x8xf32>,
+                      %g: tensor<1x8x8xf32>)
+    -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>,
+        tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) {
+  %r:6 = tfc.attention_grad
+      #tfc.longformer<window = 4, dilation = 2, global = [5, 0]> heads 2
+      %q, %k, %v
+      global(%gq, %gk, %gv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>)
+      grad %g
+      : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+      -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>,
+         tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5
+      : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>,
+        tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// Non-causal Performer (f64): no loop. The state kv, z is recomputed over
+// all keys; dNum = dO / den, dDen = -sum dO * num / den^2; the query
+// features' gradient reads the state, the keys' reads the state gradient
+// summed over all queries. Through the feature map, the query stabiliser
+// (the row max of the exponents) passes its gradient to the maximal
+// exponent, and dx = s * dE W - s^2 * x * sum dE.
+
+// CHECK-LABEL: func.func @performer
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf64>
+// CHECK-NOT: tfc.
+// CHECK-NOT: scf.for
+// CHECK-DAG: %[[NEGSQ:[a-z0-9_]+]] = arith.constant -5.000000e-01 : f64
+// CHECK-DAG: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f64
+// CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
+// CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]]
+// CHECK: %[[QEXP:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: arith.subf
+// CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
+// CHECK: arith.maximumf
+// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]], %[[QMAX]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>)
+// CHECK: math.exp
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: math.exp
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x2x16x4xf64>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x2x16xf64>)
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[KV]] :
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[Z]] :
+// CHECK: %[[DNUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[DEN]] : tensor<2x6x2x4xf64>, tensor<2x6x2xf64>)
+// CHECK: arith.divf
+// CHECK: %[[DDEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[NUM]], %[[DEN]] :
+// CHECK: arith.divf
+// CHECK: arith.subf
+// CHECK: %[[DPHIQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[Z]] :
+// CHECK: %[[DPHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[KV]] : tensor<2x6x2x4xf64>, tensor<2x2x16x4xf64>) outs(%[[DPHIQ0]] : tensor<2x6x2x16xf64>)
+// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[DNUM]] : tensor<2x6x2x16xf64>, tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x2x16x4xf64>)
+// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[DDEN]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x2x16xf64>)
+// CHECK: %[[DPHIK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZ]] : tensor<2x2x16xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[DPHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DKV]] : tensor<2x6x2x4xf64>, tensor<2x2x16x4xf64>) outs(%[[DPHIK0]] : tensor<2x6x2x16xf64>)
+// CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %[[DKV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>) outs(%{{.*}} : tensor<2x6x2x4xf64>)
+// CHECK: %[[DEQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]] :
+// CHECK: %[[DC:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
+// CHECK: %[[TIES:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]], %[[QMAX]] :
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select %{{.*}}, %[[ONE]]
+// CHECK: %[[DEQ2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]], %[[QEXP]], %[[QMAX]], %[[DC]], %[[TIES]] :
+// CHECK: %[[ISMAX:.*]] = arith.cmpf oeq
+// CHECK: %[[SHARE:.*]] = arith.divf
+// CHECK: %[[ADJ:.*]] = arith.subf %{{.*}}, %[[SHARE]]
+// CHECK: arith.select %[[ISMAX]], %[[ADJ]]
+// CHECK: %[[SUMQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ2]] :
+// CHECK: %[[NORMQ:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SUMQ]] :
+// CHECK: arith.mulf %{{.*}}, %[[NEGSQ]]
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ2]], %[[W]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%[[NORMQ]] : tensor<2x6x2x4xf64>)
+// CHECK: arith.mulf %{{.*}}, %[[INSCALE]]
+// CHECK: %[[DEK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIK]], %[[PHIK]] :
+// CHECK-NOT: arith.cmpf oeq
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEK]], %[[W]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>)
+// CHECK-DAG: %[[RQ:.*]] = tensor.collapse_shape %[[DQ]]
+// CHECK-DAG: %[[RK:.*]] = tensor.collapse_shape %[[DK]]
+// CHECK-DAG: %[[RV:.*]] = tensor.collapse_shape %[[DV]]
+// CHECK-NOT: tfc.
+// CHECK: return %[[RQ]], %[[RK]], %[[RV]]
+func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
+                     %g: tensor<2x6x8xf64>)
+    -> (tensor<2x6x8xf64>, tensor<2x6x8xf64>, tensor<2x6x8xf64>) {
+  %dq, %dk, %dv = tfc.attention_grad
+      #tfc.performer<features = 16, redraw = 1000, orthogonal> heads 2
+      %x, %x, %x features(%w : tensor<16x4xf64>) grad %g
+      : tensor<2x6x8xf64>, tensor<2x6x8xf64>, tensor<2x6x8xf64>
+      -> tensor<2x6x8xf64>, tensor<2x6x8xf64>, tensor<2x6x8xf64>
+  return %dq, %dk, %dv : tensor<2x6x8xf64>, tensor<2x6x8xf64>, tensor<2x6x8xf64>
+}
+
+// -----
+
+// Causal Performer with a padding mask: a forward scf.for over positions i
+// recomputes the prefix state (key i added first, its features multiplied
+// by the mask) and stores dNum, dDen and the query-feature gradient of row
+// i; a second scf.for runs backwards (j = S - 1 - t), adding query j's
+// contribution to the suffix sums of the state gradient before reading key
+// j's feature and value gradients.
+
+// CHECK-LABEL: func.func @performer_causal
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf32>
+// CHECK-NOT: tfc.
+// CHECK-DAG: %[[LAST:[a-z0-9_]+]] = arith.constant 5 : index
+// CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C6:[a-z0-9_]+]] = arith.constant 6 : index
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6xf32>)
+// CHECK: %[[FWD:[0-9]+]]:5 = scf.for %[[I:.*]] = %[[C0]] to %[[C6]] step %[[C1]] iter_args(%[[KV:.*]] = %{{.*}}, %[[Z:.*]] = %{{.*}}, %[[DNUMS:.*]] = %{{.*}}, %[[DDENS:.*]] = %{{.*}}, %[[DPHIQS:.*]] = %{{.*}}) -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x4xf32>, tensor<2x6x2xf32>, tensor<2x6x2x16xf32>)
+// CHECK: tensor.extract_slice %[[PHIK]][0, %[[I]], 0, 0] [2, 1, 2, 16]
+// CHECK: %[[NEWKV:[0-9]+]] = linalg.generic {{.*}}outs(%[[KV]] : tensor<2x2x16x4xf32>)
+// CHECK: %[[NEWZ:[0-9]+]] = linalg.generic {{.*}}outs(%[[Z]] : tensor<2x2x16xf32>)
+// CHECK: %[[ROWDNUM:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x1x2x4xf32>)
+// CHECK: arith.divf
+// CHECK: %[[ROWDDEN:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x1x2xf32>)
+// CHECK: %[[ROWDPHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[ROWDNUM]], %[[NEWKV]] :
+// CHECK: %[[S1:.*]] = tensor.insert_slice %[[ROWDNUM]] into %[[DNUMS]][0, %[[I]], 0, 0] [2, 1, 2, 4]
+// CHECK: %[[S2:.*]] = tensor.insert_slice %[[ROWDDEN]] into %[[DDENS]][0, %[[I]], 0] [2, 1, 2]
+// CHECK: %[[S3:.*]] = tensor.insert_slice %[[ROWDPHIQ]] into %[[DPHIQS]][0, %[[I]], 0, 0] [2, 1, 2, 16]
+// CHECK: scf.yield %[[NEWKV]], %[[NEWZ]], %[[S1]], %[[S2]], %[[S3]]
+// CHECK: %[[BWD:[0-9]+]]:4 = scf.for %[[T:.*]] = %[[C0]] to %[[C6]] step %[[C1]] iter_args(%[[DKV:.*]] = %{{.*}}, %[[DZ:.*]] = %{{.*}}, %[[DPHIKS:.*]] = %{{.*}}, %[[DVS:.*]] = %{{.*}}) -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x16xf32>, tensor<2x6x2x4xf32>)
+// CHECK: %[[J:.*]] = arith.subi %[[LAST]], %[[T]] : index
+// CHECK-DAG: tensor.extract_slice %[[FWD]]#2[0, %[[J]], 0, 0] [2, 1, 2, 4]
+// CHECK-DAG: tensor.extract_slice %[[FWD]]#3[0, %[[J]], 0] [2, 1, 2]
+// CHECK: %[[NEWDKV:[0-9]+]] = linalg.generic {{.*}}outs(%[[DKV]] : tensor<2x2x16x4xf32>)
+// CHECK: %[[NEWDZ:[0-9]+]] = linalg.generic {{.*}}outs(%[[DZ]] : tensor<2x2x16xf32>)
+// CHECK: tensor.extract_slice %[[PHIK]][0, %[[J]], 0, 0] [2, 1, 2, 16]
+// CHECK: %[[ROWDPHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWDKV]] : tensor<2x1x2x4xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x16xf32>)
+// CHECK: %[[ROWDV:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWDKV]] : tensor<2x1x2x16xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
+// CHECK: %[[S4:.*]] = tensor.insert_slice %[[ROWDPHIK]] into %[[DPHIKS]][0, %[[J]], 0, 0] [2, 1, 2, 16]
+// CHECK: %[[S5:.*]] = tensor.insert_slice %[[ROWDV]] into %[[DVS]][0, %[[J]], 0, 0] [2, 1, 2, 4]
+// CHECK: scf.yield %[[NEWDKV]], %[[NEWDZ]], %[[S4]], %[[S5]]
+// CHECK: linalg.generic {{.*}}ins(%[[FWD]]#4, %{{.*}} : tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[BWD]]#2, %[[PHIK]] : tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>)
+// CHECK: tensor.collapse_shape %[[BWD]]#3
+// CHECK-NOT: tfc.
+// CHECK: return
+func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
+                            %m: tensor<2x6xf32>, %g: tensor<2x6x8xf32>)
+    -> (tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>) {
+  %dq, %dk, %dv = tfc.attention_grad
+      #tfc.performer<features = 16, redraw = 0, causal> heads 2 %x, %x, %x
+      mask(%m : tensor<2x6xf32>) features(%w : tensor<16x4xf32>) grad %g
+      : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+      -> tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+  return %dq, %dk, %dv : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+}
