@@ -42,7 +42,7 @@ import sys
 import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 import torch

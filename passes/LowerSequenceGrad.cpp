@@ -151,15 +151,14 @@ static Value project(OpBuilder &b, Location loc, Value x, Value weight) {
 }
 
 /// The input gradient of a linear layer: `dy[..., out] W[out, in]`.
-static Value projectBack(OpBuilder &b, Location loc, Value grad,
-                         Value weight) {
+static Value projectBack(OpBuilder &b, Location loc, Value grad, Value weight) {
   Value rows = toRows(b, loc, grad);
   Value init = filledTensor(b, loc, {shapeOf(rows)[0], shapeOf(weight)[1]},
                             elementOf(grad), 0.0);
-  Value dx = b.create<linalg::MatmulOp>(loc, TypeRange{init.getType()},
-                                        ValueRange{rows, weight},
-                                        ValueRange{init})
-                 .getResult(0);
+  Value dx =
+      b.create<linalg::MatmulOp>(loc, TypeRange{init.getType()},
+                                 ValueRange{rows, weight}, ValueRange{init})
+          .getResult(0);
   return fromRows(b, loc, dx, shapeOf(grad).drop_back());
 }
 
@@ -167,9 +166,9 @@ static Value projectBack(OpBuilder &b, Location loc, Value grad,
 /// `[..., out]` and `[..., in]` give `[out, in]`.
 static Value weightGrad(OpBuilder &b, Location loc, Value grad, Value input) {
   Value gradRows = toRows(b, loc, grad), inputRows = toRows(b, loc, input);
-  Value init = filledTensor(b, loc,
-                            {shapeOf(gradRows)[1], shapeOf(inputRows)[1]},
-                            elementOf(grad), 0.0);
+  Value init =
+      filledTensor(b, loc, {shapeOf(gradRows)[1], shapeOf(inputRows)[1]},
+                   elementOf(grad), 0.0);
   return b
       .create<linalg::MatmulTransposeAOp>(loc, TypeRange{init.getType()},
                                           ValueRange{gradRows, inputRows},
@@ -361,8 +360,7 @@ static bool resampleShapesMatch(Value full, Value shortened, int64_t factor,
       return false;
   if (!needsHeads)
     return true;
-  return heads && *heads > 0 &&
-         shape[2] % static_cast<int64_t>(*heads) == 0;
+  return heads && *heads > 0 && shape[2] % static_cast<int64_t>(*heads) == 0;
 }
 
 namespace {
@@ -404,20 +402,19 @@ struct LowerDepthwiseConvGrad : OpRewritePattern<DepthwiseConvGradOp> {
     // Loops (b, s, c, j): padded position s + j is dy[s + j], zero past the
     // end.
     Value gradPadded = padSequence(rewriter, loc, grad, 0, kernel - 1);
-    Value inputGrad = contractNew(
-        rewriter, loc, shape, gradPadded,
-        AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx), weight,
-        dimsMap(rewriter, 4, {3, 2}), 1);
+    Value inputGrad = contractNew(rewriter, loc, shape, gradPadded,
+                                  AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
+                                  weight, dimsMap(rewriter, 4, {3, 2}), 1);
 
     // Loops (j, c, b, s): padded position s + kernel - 1 - j is x[s - j],
     // zero before the start.
     Value inputPadded = padSequence(rewriter, loc, x, kernel - 1, 0);
     Value weightGradFlat = contractNew(
         rewriter, loc, {kernel, width}, grad, dimsMap(rewriter, 4, {2, 3, 1}),
-        inputPadded, AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx),
-        2);
-    Value weightGradOut = expand(rewriter, loc, weightGradFlat, {{0}, {1, 2}},
-                                 weightShape);
+        inputPadded,
+        AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx), 2);
+    Value weightGradOut =
+        expand(rewriter, loc, weightGradFlat, {{0}, {1, 2}}, weightShape);
 
     Value biasGrad = expand(rewriter, loc, sumOver(rewriter, loc, grad, {2}),
                             {{0, 1}}, weightShape.drop_front());
@@ -486,11 +483,11 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
   Value probs = scaledSoftmax(b, loc, scores, scoreScale);
   // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
   // (b, n, h, e, j).
-  Value attended = mergeHeads(
-      b, loc,
-      contractNew(b, loc, {batch, groups, heads, headDim}, probs,
-                  dimsMap(b, 5, {0, 1, 2, 4}), value,
-                  dimsMap(b, 5, {0, 1, 4, 2, 3}), 1));
+  Value attended =
+      mergeHeads(b, loc,
+                 contractNew(b, loc, {batch, groups, heads, headDim}, probs,
+                             dimsMap(b, 5, {0, 1, 2, 4}), value,
+                             dimsMap(b, 5, {0, 1, 4, 2, 3}), 1));
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);
@@ -529,8 +526,7 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
   Value valueWeightGrad = weightGrad(b, loc, valueRows, x);
 
   // The pooled input feeds the residual and the queries.
-  Value pooledGrad =
-      addAll(b, loc, {grad, projectBack(b, loc, queryRows, wq)});
+  Value pooledGrad = addAll(b, loc, {grad, projectBack(b, loc, queryRows, wq)});
   Value poolingGrad = scale(b, loc, repeatPositions(b, loc, pooledGrad, factor),
                             1.0 / static_cast<double>(factor));
   Value inputGrad = addAll(b, loc,
@@ -584,9 +580,9 @@ struct LowerShortenGrad : OpRewritePattern<ShortenGradOp> {
       break;
     }
     case ShortenKind::attention:
-      results = shortenAttentionGrad(rewriter, loc, x, grad, factor,
-                                     static_cast<int64_t>(*op.getHeads()),
-                                     weights);
+      results =
+          shortenAttentionGrad(rewriter, loc, x, grad, factor,
+                               static_cast<int64_t>(*op.getHeads()), weights);
       break;
     }
     rewriter.replaceOp(op, results);
@@ -644,11 +640,11 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   Value probs = scaledSoftmax(b, loc, masked, scoreScale);
   // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
   // (b, p, h, e, i).
-  Value attended = mergeHeads(
-      b, loc,
-      contractNew(b, loc, {batch, seq, heads, headDim}, probs,
-                  dimsMap(b, 5, {0, 1, 2, 4}), value,
-                  dimsMap(b, 5, {0, 4, 2, 3}), 1));
+  Value attended =
+      mergeHeads(b, loc,
+                 contractNew(b, loc, {batch, seq, heads, headDim}, probs,
+                             dimsMap(b, 5, {0, 1, 2, 4}), value,
+                             dimsMap(b, 5, {0, 4, 2, 3}), 1));
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);
@@ -683,10 +679,10 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   Value keyRows = mergeHeads(b, loc, keyGrad);
   Value valueRows = mergeHeads(b, loc, valueGrad);
   Value residualGrad = projectBack(b, loc, queryRows, wq);
-  Value shortenedGrad = addAll(b, loc,
-                               {sumGroups(b, loc, grad, factor),
-                                projectBack(b, loc, keyRows, wk),
-                                projectBack(b, loc, valueRows, wv)});
+  Value shortenedGrad =
+      addAll(b, loc,
+             {sumGroups(b, loc, grad, factor), projectBack(b, loc, keyRows, wk),
+              projectBack(b, loc, valueRows, wv)});
   return {shortenedGrad,
           residualGrad,
           weightGrad(b, loc, queryRows, residual),
@@ -718,8 +714,7 @@ struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
       weightShapes = {{factor * width, width}, {factor * width}};
     else if (op.getKind() == UpsampleKind::attention)
       weightShapes.assign(4, {width, width});
-    if (!resampleShapesMatch(residual, shortened, factor, weights,
-                             weightShapes,
+    if (!resampleShapesMatch(residual, shortened, factor, weights, weightShapes,
                              op.getKind() == UpsampleKind::attention,
                              op.getHeads()) ||
         shapeOf(grad) != residualShape)
@@ -745,10 +740,9 @@ struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
       break;
     }
     case UpsampleKind::attention:
-      results = upsampleAttentionGrad(rewriter, loc, shortened, residual, grad,
-                                      factor,
-                                      static_cast<int64_t>(*op.getHeads()),
-                                      weights);
+      results = upsampleAttentionGrad(
+          rewriter, loc, shortened, residual, grad, factor,
+          static_cast<int64_t>(*op.getHeads()), weights);
       break;
     }
     rewriter.replaceOp(op, results);

@@ -131,14 +131,16 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK-DAG: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
 // CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]]
-// CHECK: %[[QEXP:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x6x2x16xf64>)
-// CHECK: arith.subf
+// CHECK: %[[QEXP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.subf
 // CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
 // CHECK: arith.maximumf
 // CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]], %[[QMAX]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>)
 // CHECK: math.exp
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x6x2x16xf64>)
-// CHECK: math.exp
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}} : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
 // CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x2x16x4xf64>)
 // CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x2x16xf64>)
 // CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[KV]] :
@@ -210,9 +212,11 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK: tensor.extract_slice %[[PHIK]][0, %[[I]], 0, 0] [2, 1, 2, 16]
 // CHECK: %[[NEWKV:[0-9]+]] = linalg.generic {{.*}}outs(%[[KV]] : tensor<2x2x16x4xf32>)
 // CHECK: %[[NEWZ:[0-9]+]] = linalg.generic {{.*}}outs(%[[Z]] : tensor<2x2x16xf32>)
-// CHECK: %[[ROWDNUM:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x1x2x4xf32>)
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWKV]] : tensor<2x1x2x16xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWZ]] : tensor<2x1x2x16xf32>, tensor<2x2x16xf32>) outs(%{{.*}} : tensor<2x1x2xf32>)
+// CHECK: %[[ROWDNUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DEN]] : tensor<2x1x2x4xf32>, tensor<2x1x2xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
 // CHECK: arith.divf
-// CHECK: %[[ROWDDEN:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x1x2xf32>)
+// CHECK: %[[ROWDDEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NUM]], %[[DEN]] : tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2xf32>) outs(%{{.*}} : tensor<2x1x2xf32>)
 // CHECK: %[[ROWDPHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[ROWDNUM]], %[[NEWKV]] :
 // CHECK: %[[S1:.*]] = tensor.insert_slice %[[ROWDNUM]] into %[[DNUMS]][0, %[[I]], 0, 0] [2, 1, 2, 4]
 // CHECK: %[[S2:.*]] = tensor.insert_slice %[[ROWDDEN]] into %[[DDENS]][0, %[[I]], 0] [2, 1, 2]
