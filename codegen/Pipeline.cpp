@@ -98,6 +98,7 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(mlir::tfc::createTfcFastMath());
+  pm.addPass(mlir::tfc::createTfcOutlineKernels());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -125,7 +126,8 @@ void ::tfc::registerCodegenPipelines() {
 
 namespace tfc {
 std::string emitObjectFile(ModuleOp module, const std::string &cpu,
-                                const std::string &path, bool emitLLVMIR) {
+                           const std::string &path, bool emitLLVMIR,
+                           unsigned optLevel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
@@ -150,13 +152,16 @@ std::string emitObjectFile(ModuleOp module, const std::string &cpu,
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpuName, features, options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                      : llvm::CodeGenOptLevel::None));
   if (!machine)
     return "no target machine for cpu '" + cpuName + "'";
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
 
-  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  auto optimize = makeOptimizingTransformer(optLevel, 0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return llvm::toString(std::move(err));
 

@@ -33,10 +33,11 @@ void buildTfcToLinalgPipeline(mlir::OpPassManager &pm, bool train = true);
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Translates an LLVM-dialect module to LLVM IR, optimises it at -O3 for
-/// `cpu` ("native" or "" = this machine) and writes an object file.
-/// Returns an error message, empty on success.
+/// `cpu` ("native" or "" = this machine) at `optLevel` (0-3) and writes an
+/// object file. Returns an error message, empty on success.
 std::string emitObjectFile(mlir::ModuleOp module, const std::string &cpu,
-                           const std::string &path, bool emitLLVMIR);
+                           const std::string &path, bool emitLLVMIR,
+                           unsigned optLevel = 3);
 
 /// Registers `tfc-to-linalg` and `tfc-linalg-to-llvm` as pass pipelines
 /// (for tfc-opt).

@@ -114,7 +114,10 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
 };
 
 /// tfc.outer_sum: both operands flattened to [rows, m] and [rows, n], then
-/// `lhs^T rhs` as a `linalg.matmul_transpose_a` into zeros.
+/// `result[i, j] += lhs[r, i] * rhs[r, j]` as one generic over (i, r, j)
+/// into zeros. With `j` innermost both `rhs` and the result are read along
+/// their rows, so the loop nest vectorizes without reassociating the sum,
+/// and the outermost loop stays parallel.
 struct OuterSumLowering : OpRewritePattern<OuterSumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(OuterSumOp op,
@@ -130,10 +133,21 @@ struct OuterSumLowering : OpRewritePattern<OuterSumOp> {
     Value rhs = reshape(rewriter, loc, op.getRhs(), {rows, n});
     Value init =
         filledTensor(rewriter, loc, {m, n}, elementOf(op.getResult()), 0.0);
-    auto matmul = rewriter.create<linalg::MatmulTransposeAOp>(
-        loc, TypeRange{init.getType()}, ValueRange{lhs, rhs},
-        ValueRange{init});
-    rewriter.replaceOp(op, matmul.getResult(0));
+    // Loop dims: d0 = i (lhs column), d1 = r (row, reduced), d2 = j.
+    SmallVector<AffineMap> maps = {keepDims(rewriter, 3, {1, 0}),
+                                   keepDims(rewriter, 3, {1, 2}),
+                                   keepDims(rewriter, 3, {0, 2})};
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::reduction,
+        utils::IteratorType::parallel};
+    auto sum = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+        maps, iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          Value term = b.create<arith::MulFOp>(l, args[0], args[1]);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::AddFOp>(l, args[2], term)});
+        });
+    rewriter.replaceOp(op, sum.getResult(0));
     return success();
   }
 };
@@ -224,10 +238,11 @@ struct ShiftLeftLowering : OpRewritePattern<ShiftLeftOp> {
 //===----------------------------------------------------------------------===//
 
 /// tfc.embedding_grad: a scatter-add. An `scf.for` over the `batch * seq`
-/// positions carries the `[vocab, d]` accumulator (zeros at first); each
-/// step adds the position's gradient row into the row of its clamped id
-/// through a matching extract_slice / insert_slice pair, which bufferizes in
-/// place. The cost is `batch * seq * d` additions, independent of the vocab.
+/// positions carries the `[vocab, d]` accumulator (zeros at first); an inner
+/// `scf.for` over the `d` channels adds the position's gradient into the row
+/// of its clamped id with tensor.extract / tensor.insert, which bufferize to
+/// in-place loads and stores. The cost is `batch * seq * d` additions,
+/// independent of the vocabulary.
 struct EmbeddingGradLowering : OpRewritePattern<EmbeddingGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingGradOp op,
@@ -247,37 +262,30 @@ struct EmbeddingGradLowering : OpRewritePattern<EmbeddingGradOp> {
         loc, RankedTensorType::get({positions, width}, element), op.getGrad(),
         ArrayRef<ReassociationIndices>{{0, 1}, {2}});
     Value table = filledTensor(rewriter, loc, {vocab, width}, element, 0.0);
-    auto rowType = RankedTensorType::get({width}, element);
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    Value widthBound = indexConstant(rewriter, loc, width);
     auto loop = rewriter.create<scf::ForOp>(
-        loc, indexConstant(rewriter, loc, 0),
-        indexConstant(rewriter, loc, positions),
-        indexConstant(rewriter, loc, 1), ValueRange{table},
-        [&](OpBuilder &b, Location l, Value position, ValueRange iterArgs) {
-          Value acc = iterArgs[0];
+        loc, zero, indexConstant(rewriter, loc, positions), one,
+        ValueRange{table},
+        [&](OpBuilder &b, Location l, Value position, ValueRange rowArgs) {
           Value id = b.create<tensor::ExtractOp>(l, ids, ValueRange{position});
           Value row = clampedIndex(b, l, id, vocab);
-          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                             b.getIndexAttr(width)};
-          SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-          SmallVector<OpFoldResult> accOffsets = {row, b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> gradOffsets = {position,
-                                                   b.getIndexAttr(0)};
-          Value accRow = b.create<tensor::ExtractSliceOp>(
-              l, rowType, acc, accOffsets, sizes, strides);
-          Value gradRow = b.create<tensor::ExtractSliceOp>(
-              l, rowType, grad, gradOffsets, sizes, strides);
-          AffineMap identity = b.getMultiDimIdentityMap(1);
-          auto sum = b.create<linalg::GenericOp>(
-              l, TypeRange{rowType}, ValueRange{gradRow}, ValueRange{accRow},
-              ArrayRef<AffineMap>{identity, identity}, parallelIterators(1),
-              [](OpBuilder &nb, Location nl, ValueRange args) {
-                nb.create<linalg::YieldOp>(
-                    nl, ValueRange{nb.create<arith::AddFOp>(nl, args[1],
-                                                            args[0])});
+          auto channels = b.create<scf::ForOp>(
+              l, zero, widthBound, one, ValueRange{rowArgs[0]},
+              [&](OpBuilder &nb, Location nl, Value channel,
+                  ValueRange accArgs) {
+                Value acc = accArgs[0];
+                Value old = nb.create<tensor::ExtractOp>(
+                    nl, acc, ValueRange{row, channel});
+                Value add = nb.create<tensor::ExtractOp>(
+                    nl, grad, ValueRange{position, channel});
+                Value sum = nb.create<arith::AddFOp>(nl, old, add);
+                Value updated = nb.create<tensor::InsertOp>(
+                    nl, sum, acc, ValueRange{row, channel});
+                nb.create<scf::YieldOp>(nl, ValueRange{updated});
               });
-          Value updated = b.create<tensor::InsertSliceOp>(
-              l, sum.getResult(0), acc, accOffsets, sizes, strides);
-          b.create<scf::YieldOp>(l, ValueRange{updated});
+          b.create<scf::YieldOp>(l, channels.getResults());
         });
     rewriter.replaceOp(op, loop.getResult(0));
     return success();

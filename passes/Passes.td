@@ -126,4 +126,16 @@ def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each top-level loop nest into a function of its own";
+  let description = [{
+    After the linalg ops have become loops, every loop nest at the top level
+    of a function becomes a private `noinline` function (a kernel) called
+    with the buffers and values it uses. LLVM then optimises many small
+    functions instead of one function of thousands of loops, which keeps
+    compile times of deep models short.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // TFC_PASSES_TD

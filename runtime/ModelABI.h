@@ -82,6 +82,10 @@ extern const char tfc_model_manifest[];
 void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
                  float *logits, float *loss);
 
+/// The runtime references the two training functions weakly: an executable
+/// compiled with `tfc compile --train=false` links without them, and its
+/// `train` command says so.
+///
 /// One training step's loss and gradients (dropout active), same inputs as
 /// tfc_forward plus:
 ///   seed   [1] int64   the step's dropout seed (counter-based: the same seed

@@ -1,0 +1,15 @@
+// RUN: tfc-opt %s -split-input-file --tfc-fast-math | FileCheck %s
+
+// Float arithmetic may be reassociated and contracted; integer ops are left
+// alone.
+
+// CHECK-LABEL: func.func @dot
+// CHECK: arith.mulf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
+// CHECK: arith.addi %{{.*}}, %{{.*}} : i32
+func.func @dot(%a: f32, %b: f32, %c: f32, %i: i32) -> (f32, i32) {
+  %p = arith.mulf %a, %b : f32
+  %s = arith.addf %p, %c : f32
+  %j = arith.addi %i, %i : i32
+  return %s, %j : f32, i32
+}
