@@ -82,6 +82,11 @@ cl::opt<int64_t> seqLenOverride(
 cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
                      cl::init(false), cl::cat(compileCategory));
 
+cl::opt<unsigned> optLevel(
+    "O", cl::desc("LLVM optimisation level of the generated code (0-3, "
+                  "default 3; lower levels compile large models faster)"),
+    cl::Prefix, cl::init(3), cl::cat(compileCategory));
+
 cl::opt<bool> withTraining(
     "train",
     cl::desc("Generate the training entry points (tfc_train_step, "
@@ -194,8 +199,12 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     }
     object = temp.str().str();
   }
+  if (optLevel > 3) {
+    llvm::errs() << "tfc: error: -O" << optLevel << ": expected 0 to 3\n";
+    return 1;
+  }
   std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
-                                            stage == Stage::LLVMIR);
+                                            stage == Stage::LLVMIR, optLevel);
   if (error.empty() && stage == Stage::Exe) {
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
     if (!parent.empty())
