@@ -465,7 +465,17 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
     loss = builder.create<ClassifyLossOp>(loc("loss"), floatTensor({}), kind,
                                           logits, body->getArgument(1));
   } else {
-    logits = linear(x, "lm_head", outputs, /*bias=*/false);
+    if (spec.model.tieEmbeddings) {
+      // Tied output projection: logits = x @ embed.weight^T. The embedding
+      // table has the [vocab, d_model] layout of a linear weight.
+      SmallVector<int64_t> shape(
+          cast<RankedTensorType>(x.getType()).getShape().drop_back());
+      shape.push_back(outputs);
+      logits = builder.create<LinearOp>(loc("lm_head"), floatTensor(shape), x,
+                                        table, Value());
+    } else {
+      logits = linear(x, "lm_head", outputs, /*bias=*/false);
+    }
     loss = builder.create<CrossEntropyOp>(loc("loss"), floatTensor({}), logits,
                                           body->getArgument(1));
   }

@@ -1,0 +1,65 @@
+#!/bin/sh
+#===- check-model.sh - A compiled model against the float64 reference ------===#
+#
+# Part of tfc, a compiler for efficient transformers.
+#
+#===------------------------------------------------------------------------===#
+#
+# usage: check-model.sh SPEC MODEL DIR BATCH SEQ_LEN [CAUSAL_FROM [DATA]]
+#
+# MODEL is the executable `tfc compile SPEC --batch BATCH --seq-len SEQ_LEN`
+# produced. In DIR (created if needed):
+#   1. initialises its weights (`MODEL init`, with `--data DATA` for a
+#      classifier) and redraws them with visible magnitudes
+#      (`tfc-reference randomize`; Performer features are kept);
+#   2. draws random inputs (`tfc-reference inputs`: classifiers get CLS,
+#      word ids and padding with its mask);
+#   3. runs `MODEL forward` and `tfc-reference forward` on them and compares
+#      logits and loss (`tfc-reference compare`, 1e-4 relative);
+#   4. when CAUSAL_FROM is a position (not "-"), changes every token from that
+#      position on, runs `MODEL forward` again and checks that the logits of
+#      the earlier positions do not move (`tfc-reference prefix`, 1e-6).
+# Prints the reports of compare and prefix; exits non-zero on the first
+# failure.
+#
+#===------------------------------------------------------------------------===#
+
+set -eu
+spec=$1
+model=$2
+dir=$3
+batch=$4
+seqlen=$5
+from=${6:--}
+data=${7:-}
+shape="--batch $batch --seq-len $seqlen"
+
+mkdir -p "$dir"
+if [ -n "$data" ]; then
+  "$model" init --seed 1 --data "$data" -o "$dir/init.safetensors" >/dev/null
+else
+  "$model" init --seed 1 -o "$dir/init.safetensors" >/dev/null
+fi
+tfc-reference randomize --weights "$dir/init.safetensors" --seed 2 \
+  -o "$dir/weights.safetensors"
+tfc-reference inputs --spec "$spec" $shape --seed 3 --tokens "$dir/tokens.bin" \
+  --targets "$dir/targets.bin" --mask "$dir/mask.bin"
+"$model" forward --weights "$dir/weights.safetensors" \
+  --tokens "$dir/tokens.bin" --targets "$dir/targets.bin" \
+  --mask "$dir/mask.bin" --logits "$dir/got.bin" >"$dir/got.json"
+tfc-reference forward --spec "$spec" $shape \
+  --weights "$dir/weights.safetensors" --tokens "$dir/tokens.bin" \
+  --targets "$dir/targets.bin" --mask "$dir/mask.bin" \
+  --logits "$dir/ref.bin" >"$dir/ref.json"
+tfc-reference compare --logits "$dir/got.bin" "$dir/ref.bin" \
+  --loss "$dir/got.json" "$dir/ref.json"
+
+if [ "$from" != "-" ]; then
+  tfc-reference perturb --spec "$spec" $shape --seed 4 --from "$from" \
+    --tokens "$dir/tokens.bin" -o "$dir/perturbed.bin"
+  "$model" forward --weights "$dir/weights.safetensors" \
+    --tokens "$dir/perturbed.bin" --targets "$dir/targets.bin" \
+    --mask "$dir/mask.bin" --logits "$dir/perturbed-got.bin" >/dev/null
+  tfc-reference prefix $shape --from "$from" \
+    --logits "$dir/got.bin" "$dir/perturbed-got.bin"
+fi
