@@ -56,11 +56,13 @@ struct Options {
   int64_t threads = -1;
   int64_t evalEvery = -1;
   int64_t evalBatches = -1;
+  int64_t testBatches = -1;
   int64_t patience = -1;
   int64_t checkpointEvery = -1;
   int64_t tokenCount = -1; ///< generate: --tokens N.
   int64_t topK = -1;
   double temperature = 1.0;
+  double minutes = 0; ///< train: the wall-time budget; 0 = none.
 };
 
 /// Buffers of one batch for tfc_forward (and tfc_train_step).

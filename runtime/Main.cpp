@@ -13,10 +13,14 @@
 ///   ./model info
 ///   ./model init --seed S -o w.safetensors [--data train.jsonl]
 ///   ./model eval --weights w.safetensors --data PATH [--split S] [--batches N]
-///   ./model train [--steps N] [--data PATH] [--out DIR] [--resume CKPT] ...
+///   ./model train [--steps N] [--minutes M] [--data PATH] [--out DIR]
+///                 [--resume CKPT] [--threads N] ...
 ///   ./model generate --weights w.safetensors --prompt TEXT [--tokens N] ...
 ///   ./model forward --weights w.safetensors --tokens T.bin [--targets Y.bin]
 ///                   [--mask M.bin] --logits OUT.bin
+///
+/// eval, train, generate and forward take --threads N, the worker threads of
+/// the generated code.
 ///
 /// Errors are one line on stderr, `tfc: <path or command>: <reason>`, with
 /// exit status 1.
@@ -44,7 +48,14 @@
 
 using namespace tfc::rt;
 
+// The OpenMP runtime of the generated code, when the model links one; the
+// runtime itself does not depend on it.
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
 namespace {
+
+/// The most worker threads --threads accepts.
+constexpr int kMaxThreads = 4096;
 
 /// Parses argv[first..argc) for `command`, accepting only the long flags in
 /// `allowed` (each takes a value) plus --help/-h. `-o` stands for --output.
@@ -137,6 +148,13 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
                     "into the model (training.lr in the spec); change the "
                     "spec and recompile with 'tfc compile'";
       return false;
+    } else if (flag == "--minutes") {
+      if (!parseDouble(value, options.minutes) || options.minutes <= 0) {
+        err = where +
+              "--minutes: expected a positive number of minutes, got '" +
+              value + "'";
+        return false;
+      }
     } else if (flag == "--temperature") {
       if (!parseDouble(value, options.temperature) ||
           options.temperature < 0) {
@@ -155,6 +173,7 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
                       {"--threads", &options.threads, 1},
                       {"--eval-every", &options.evalEvery, 0},
                       {"--eval-batches", &options.evalBatches, 0},
+                      {"--test-batches", &options.testBatches, 0},
                       {"--patience", &options.patience, 0},
                       {"--checkpoint-every", &options.checkpointEvery, 0},
                       {"--tokens", &options.tokenCount, 0},
@@ -169,6 +188,13 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
                 value + "'";
           return false;
         }
+      }
+      if (flag == "--threads" && options.threads > kMaxThreads) {
+        err = where +
+              format("--threads: expected at most %d threads, got '",
+                     kMaxThreads) +
+              value + "'";
+        return false;
       }
     }
     if (value.empty()) {
@@ -240,7 +266,8 @@ void printEvalHelp() {
       "                  or Amazon Reviews {\"rating\", \"text\"}), all lines\n"
       "  --split S       lm only: train, val or test (default val)\n"
       "  --batches N     evaluate at most N batches (default: all)\n"
-      "  --threads N     worker threads of the generated code\n"
+      "  --threads N     worker threads of the generated code (default: one\n"
+      "                  per core, or OMP_NUM_THREADS)\n"
       "\n"
       "lm: sequential non-overlapping windows of seq_len + 1 bytes, in full\n"
       "batches; reports loss (nats/byte), bits_per_char and perplexity.\n"
@@ -254,7 +281,7 @@ void printEvalHelp() {
 void printForwardHelp() {
   printf(
       "usage: %s forward --weights PATH --tokens PATH [--targets PATH]\n"
-      "           [--mask PATH] --logits PATH\n"
+      "           [--mask PATH] --logits PATH [--threads N]\n"
       "\n"
       "Runs the model's forward pass once on one batch given as raw\n"
       "little-endian files, writes the logits and prints the loss as one\n"
@@ -271,6 +298,7 @@ void printForwardHelp() {
       "                  keys out of attention, lm models ignore it)\n"
       "  --logits PATH   where to write the float32 logits: lm [B, S, V],\n"
       "                  classify [B, O] (written to PATH.tmp, then renamed)\n"
+      "  --threads N     worker threads of the generated code\n"
       "\n"
       "The file sizes must match the shapes exactly. Exits with status 1 if\n"
       "the loss is not finite (it is then printed as null).\n",
@@ -550,16 +578,21 @@ int main(int argc, char **argv) {
   else if (command == "eval")
     allowed = {"--weights", "--data", "--split", "--batches", "--threads"};
   else if (command == "train")
-    allowed = {"--steps",        "--batch",    "--lr",
-               "--threads",      "--seed",     "--data",
-               "--val",          "--test",     "--out",
-               "--resume",       "--weights",  "--eval-every",
-               "--eval-batches", "--patience", "--checkpoint-every"};
+    allowed = {"--steps",        "--minutes",
+               "--batch",        "--lr",
+               "--threads",      "--seed",
+               "--data",         "--val",
+               "--test",         "--out",
+               "--resume",       "--weights",
+               "--eval-every",   "--eval-batches",
+               "--test-batches", "--checkpoint-every",
+               "--patience"};
   else if (command == "generate")
     allowed = {"--weights", "--prompt", "--tokens", "--temperature",
                "--top-k",   "--seed",   "--threads"};
   else if (command == "forward")
-    allowed = {"--weights", "--tokens", "--targets", "--mask", "--logits"};
+    allowed = {"--weights", "--tokens", "--targets",
+               "--mask",    "--logits", "--threads"};
   else
     return fail("unknown command '" + command + "' (see '" + programName +
                 " --help')");
@@ -582,9 +615,13 @@ int main(int argc, char **argv) {
       printEvalHelp();
     return 0;
   }
-  // The generated code's worker threads (OpenMP) read this when they start.
-  if (options.threads > 0)
+  // The worker threads of the generated code (OpenMP): the environment for
+  // an OpenMP runtime that starts later, the call for one already linked.
+  if (options.threads > 0) {
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+    if (omp_set_num_threads)
+      omp_set_num_threads(int(options.threads));
+  }
   Manifest manifest;
   if (!parseManifest(tfc_model_manifest, manifest, err))
     return fail(err);

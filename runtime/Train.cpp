@@ -14,6 +14,8 @@
 ///   tfc_optimizer_step(params, grads, m, v, t) -> params, m, v   (in place)
 ///   every eval_every steps: validation, best checkpoint, early stopping
 ///   every checkpoint_every steps and at the end: DIR/last.safetensors
+///   --minutes M: the end is the first step that ends M minutes or more
+///   after the loop started (elapsed_s >= 60 M); --resume continues
 ///
 /// The model's math, the optimizer and its learning-rate schedule are all
 /// generated code; this file only moves data and keeps the books.
@@ -28,7 +30,8 @@
 ///                        {"step", "loss", "lr", "grad_norm", "tokens_per_s",
 ///                         "elapsed_s"[, "val": {eval metrics}]}
 ///                      and per event: {"step", "event": "early_stop" |
-///                      "interrupted", ...}; at the end {"step", "test": {...},
+///                      "time_limit" | "interrupted", ...}; at the end
+///                      {"step", "test": {...},
 ///                      "weights": "best" | "last", "weights_step"}
 ///   curves.svg         training and validation loss, redrawn at each
 ///                      evaluation and at the end
@@ -236,6 +239,8 @@ struct Progress {
   bool terminal = false;
   bool barShown = false;
   int64_t logEvery = 1;
+  double logSeconds = 60; ///< Plain lines: at least one per logSeconds.
+  double lastLine = 0;
 
   void clearBar() {
     if (barShown) {
@@ -250,7 +255,7 @@ struct Progress {
     fflush(stdout);
   }
   void step(int64_t t, int64_t total, double loss, double lr, double gradNorm,
-            double tokensPerSecond, double eta) {
+            double tokensPerSecond, double eta, double now) {
     std::string stats =
         format("loss %.4f | lr %.2e | grad %.3f | %s tok/s | "
                "ETA %s",
@@ -258,8 +263,11 @@ struct Progress {
                duration(eta).c_str());
     std::string count = format("%lld/%lld", (long long)t, (long long)total);
     if (!terminal) {
-      if (t % logEvery == 0 || t == total || t == 1)
+      if (t % logEvery == 0 || t == total || t == 1 ||
+          now - lastLine >= logSeconds) {
         printf("step %s | %s\n", count.c_str(), stats.c_str());
+        lastLine = now;
+      }
       fflush(stdout);
       return;
     }
@@ -320,6 +328,12 @@ void printTrainHelp() {
       "                    directory of --resume)\n"
       "  --steps N         optimizer updates in the run (resumed runs: the\n"
       "                    total, counting the steps already done)\n"
+      "  --minutes M       time budget (M may be fractional): the first step\n"
+      "                    that ends M minutes or more after training\n"
+      "                    started (wall time, validations included) ends\n"
+      "                    the run as its last step would: DIR/last.\n"
+      "                    safetensors, then the test; --resume continues\n"
+      "                    towards --steps\n"
       "  --seed S          run seed: initialisation, batches, dropout,\n"
       "                    feature redraws\n"
       "  --resume PATH     continue from a training checkpoint\n"
@@ -329,11 +343,13 @@ void printTrainHelp() {
       "                    state instead of a seeded initialisation\n"
       "  --eval-every N    validate every N steps (0: never)\n"
       "  --eval-batches N  batches per validation (0: all)\n"
+      "  --test-batches N  batches of the final test (0: all, the default)\n"
       "  --patience N      stop after N validations without a better loss\n"
       "                    (0: never stop early)\n"
       "  --checkpoint-every N  save DIR/last.safetensors every N steps\n"
       "                    (0: only at the end)\n"
-      "  --threads N       worker threads of the generated code\n"
+      "  --threads N       worker threads of the generated code (default:\n"
+      "                    one per core, or OMP_NUM_THREADS)\n"
       "  --batch N         must equal the compiled batch size; to change it,\n"
       "                    recompile ('tfc compile --batch N')\n"
       "  --lr              not accepted: the learning rate is compiled in\n"
@@ -410,6 +426,8 @@ int runTrain(const Manifest &m, const Options &o) {
       setting(o.evalEvery, state.evalEvery, m.evalEvery);
   const int64_t evalBatches = state.evalBatches =
       setting(o.evalBatches, state.evalBatches, m.evalBatches);
+  const int64_t testBatches = state.testBatches =
+      setting(o.testBatches, state.testBatches, 0);
   const int64_t patience = state.patience =
       setting(o.patience, state.patience, m.patience);
   const int64_t checkpointEvery = state.checkpointEvery =
@@ -515,6 +533,10 @@ int runTrain(const Manifest &m, const Options &o) {
          evalBatches > 0 ? std::to_string(evalBatches).c_str() : "all",
          (long long)checkpointEvery, (long long)patience,
          (unsigned long long)seed);
+  const double budget = o.minutes * 60; // Seconds; 0: no time limit.
+  if (budget > 0)
+    printf("time limit %s (--minutes %g)\n", duration(budget).c_str(),
+           o.minutes);
   if (resuming)
     printf("resuming %s at step %lld\n", o.resume.c_str(),
            (long long)state.step);
@@ -533,6 +555,8 @@ int runTrain(const Manifest &m, const Options &o) {
   Progress progress;
   progress.terminal = isatty(STDOUT_FILENO);
   progress.logEvery = std::max<int64_t>(1, steps / 100);
+  if (budget > 0)
+    progress.logSeconds = std::max(1.0, budget / 20);
   BatchBuffers io(m);
   EpochSampler sampler(int64_t(data.trainLines.size()), seed);
   std::vector<int64_t> rows;
@@ -547,6 +571,7 @@ int runTrain(const Manifest &m, const Options &o) {
                          "validations without improvement); nothing to train",
                          (long long)state.step, (long long)state.badEvals));
   const double start = seconds();
+  progress.lastLine = start;
   const int64_t firstStep = state.step + 1;
   double stepTime = 0;
   auto checkpointNote = [&]() {
@@ -608,9 +633,11 @@ int runTrain(const Manifest &m, const Options &o) {
     // (evaluations and checkpoints included).
     stepTime += stepSeconds;
     double done = double(t - firstStep + 1);
+    double eta = (now - start) / done * double(steps - t);
+    if (budget > 0)
+      eta = std::min(eta, std::max(0.0, budget - (now - start)));
     progress.step(t, steps, loss, stats[1], stats[0],
-                  double(B * S) * done / std::max(stepTime, 1e-9),
-                  (now - start) / done * double(steps - t));
+                  double(B * S) * done / std::max(stepTime, 1e-9), eta, now);
 
     // Validation, the best checkpoint and early stopping.
     bool evaluated = evalEvery > 0 && t % evalEvery == 0;
@@ -662,10 +689,15 @@ int runTrain(const Manifest &m, const Options &o) {
     if (evaluated)
       writeCurves();
 
+    // The time limit: this step ends the run (not when it is the last
+    // step anyway, or early stopping ended it).
+    double elapsed = seconds() - start;
+    bool timeUp = budget > 0 && elapsed >= budget && t < steps && !stoppedEarly;
+
     // The last checkpoint.
     int signal = stopSignal;
     if ((checkpointEvery > 0 && t % checkpointEvery == 0) || t == steps ||
-        stoppedEarly || signal) {
+        stoppedEarly || timeUp || signal) {
       if (!saveTrainCheckpoint(lastPath, m, params.data(), adamM.data(),
                                adamV.data(), state, runVocab, err)) {
         progress.clearBar();
@@ -695,6 +727,18 @@ int runTrain(const Manifest &m, const Options &o) {
                            (long long)t, (long long)patience, state.bestValLoss,
                            (long long)state.bestStep));
     }
+    if (timeUp) {
+      logLine(format("{\"step\":%lld,\"event\":\"time_limit\",\"minutes\":%s,"
+                     "\"elapsed_s\":%.3f}",
+                     (long long)t, jsonNumber(o.minutes).c_str(), elapsed));
+      progress.line(format("time limit: stopping at step %lld of %lld after "
+                           "%s (--minutes %g); continue with '%s train "
+                           "--resume %s'",
+                           (long long)t, (long long)steps,
+                           duration(elapsed).c_str(), o.minutes,
+                           programName.c_str(), lastPath.c_str()));
+      break;
+    }
   }
   progress.clearBar();
   sigaction(SIGINT, &oldInt, nullptr);
@@ -715,7 +759,7 @@ int runTrain(const Manifest &m, const Options &o) {
   std::string testJson;
   if (lm) {
     LmMetrics metrics;
-    if (evaluateLm(m, params.data(), data.test, 0, metrics)) {
+    if (evaluateLm(m, params.data(), data.test, testBatches, metrics)) {
       testJson = lmMetricsJson(metrics, "test");
       printf("test (%s weights, step %lld, %s): loss %.4f, %.4f bits/byte, "
              "perplexity %.3f\n",
@@ -728,7 +772,8 @@ int runTrain(const Manifest &m, const Options &o) {
   } else if (!data.testLines.empty()) {
     ClassificationReport report;
     double loss = 0;
-    evaluateClassify(m, vocab, params.data(), data.testLines, 0, report, loss);
+    evaluateClassify(m, vocab, params.data(), data.testLines, testBatches,
+                     report, loss);
     testJson = classifyMetricsJson(report, loss);
     printf("test (%s weights, step %lld, %s): loss %.4f\n\n%s",
            weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),

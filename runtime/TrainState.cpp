@@ -33,6 +33,7 @@ Metadata trainStateMetadata(const TrainState &s) {
       {"tfc.data_test", s.dataTest},
       {"tfc.eval_every", std::to_string(s.evalEvery)},
       {"tfc.eval_batches", std::to_string(s.evalBatches)},
+      {"tfc.test_batches", std::to_string(s.testBatches)},
       {"tfc.patience", std::to_string(s.patience)},
       {"tfc.checkpoint_every", std::to_string(s.checkpointEvery)}};
 }
@@ -85,6 +86,7 @@ bool readTrainState(const SafetensorsFile &file, TrainState &s,
   for (auto [key, value] :
        {std::pair<const char *, int64_t *>{"tfc.eval_every", &s.evalEvery},
         {"tfc.eval_batches", &s.evalBatches},
+        {"tfc.test_batches", &s.testBatches},
         {"tfc.patience", &s.patience},
         {"tfc.checkpoint_every", &s.checkpointEvery}}) {
     const std::string *text = get(key);

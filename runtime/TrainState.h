@@ -36,7 +36,8 @@
 ///   tfc.tokens        training tokens seen (B * S per step)
 ///   tfc.data_train, tfc.data_val, tfc.data_test
 ///                     the run's data files ("" = none)
-///   tfc.eval_every, tfc.eval_batches, tfc.patience, tfc.checkpoint_every
+///   tfc.eval_every, tfc.eval_batches, tfc.test_batches, tfc.patience,
+///   tfc.checkpoint_every
 ///                     the run's settings
 /// A resumed run keeps the data files and settings of the run unless the
 /// command line overrides them.
@@ -71,6 +72,7 @@ struct TrainState {
   std::string dataTrain, dataVal, dataTest;
   int64_t evalEvery = -1; ///< -1: not recorded.
   int64_t evalBatches = -1;
+  int64_t testBatches = -1;
   int64_t patience = -1;
   int64_t checkpointEvery = -1;
 };

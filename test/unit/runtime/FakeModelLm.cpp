@@ -19,14 +19,26 @@
 /// the bias; the optimizer is Adam. Built with TFC_FAKE_NO_TRAIN it has no
 /// training functions, as a model compiled without them.
 ///
+/// It also defines omp_set_num_threads, as the OpenMP runtime that a
+/// generated model links; with TFC_FAKE_OMP_LOG set in the environment the
+/// call is reported on stderr. FakeModelClassify.cpp has none, as a model
+/// without OpenMP.
+///
 //===----------------------------------------------------------------------===//
 
 #include "FakeModelTrain.h"
 #include "runtime/ModelABI.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 extern "C" {
+
+void omp_set_num_threads(int threads) {
+  if (getenv("TFC_FAKE_OMP_LOG"))
+    fprintf(stderr, "omp_set_num_threads(%d)\n", threads);
+}
 
 const char tfc_model_manifest[] =
     "tfc-manifest 1\n"

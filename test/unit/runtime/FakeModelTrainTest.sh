@@ -9,8 +9,9 @@
 # (FakeModelLm.cpp, FakeModelClassify.cpp, whose training functions are in
 # FakeModelTrain.h): a run lowers the loss; a resumed run repeats an
 # uninterrupted one exactly; kill -9 loses nothing that was saved; Ctrl-C
-# and SIGTERM save and exit; a NaN loss stops with the step and leaves the
-# last checkpoint untouched; early stopping; classification; sampling.
+# and SIGTERM save and exit; a time limit (--minutes) saves and tests; a NaN
+# loss stops with the step and leaves the last checkpoint untouched; early
+# stopping; classification; sampling; --threads.
 #
 # usage: FakeModelTrainTest.sh LM_EXE CLASSIFY_EXE LM_NOTRAIN_EXE WORK_DIR
 #
@@ -130,6 +131,19 @@ run "$lm" train --batch 4 --data "$dir/corpus.txt"
 check "--batch must match" error "--batch 4: the batch size is compiled into the model (batch 2)"
 run "$lm" train --steps 0 --data "$dir/corpus.txt"
 check "--steps 0" error "--steps: expected a positive integer, got '0'"
+for bad in 0 -1 0x nan inf ""; do
+  run "$lm" train --data "$dir/corpus.txt" --out "$dir/x" --minutes "$bad"
+  check "--minutes '$bad'" error "train: --minutes: expected a positive number of minutes, got '$bad'"
+done
+for command in train eval generate forward; do
+  for bad in 0 -3 2.5 many; do
+    run "$lm" $command --threads "$bad"
+    check "$command --threads '$bad'" error "$command: --threads: expected a positive integer, got '$bad'"
+  done
+  run "$lm" $command --threads 4097
+  check "$command --threads 4097" error "$command: --threads: expected at most 4096 threads, got '4097'"
+done
+check "refused options write nothing" test ! -e "$dir/x"
 run "$lm" train --out "$dir/x"
 check "no training data" error "no training data"
 run "$lm" train --data "$dir/missing.txt" --out "$dir/x"
@@ -162,6 +176,14 @@ check "short run: checkpoint state" test "$(meta "$dir/short/last.safetensors" t
   "$(meta "$dir/short/best.safetensors" tfc.best_step)" = 40
 run "$lm" eval --weights "$dir/short/last.safetensors" --data "$dir/corpus.txt"
 check "short run: the checkpoint evaluates" out '"split":"val"'
+
+run "$lm" train --data "$dir/corpus.txt" --out "$dir/tb" --steps 4 --test-batches 3
+check "--test-batches: a shorter test" out '"split":"test"' '"tokens":48,"batches":3}'
+check "--test-batches: recorded for a resumed run" test "$(meta "$dir/tb/last.safetensors" tfc.test_batches)" = 3
+run "$lm" train --resume "$dir/tb/last.safetensors" --steps 6
+check "--test-batches: kept by a resumed run" out '"tokens":48,"batches":3}'
+run "$lm" train --data "$dir/corpus.txt" --out "$dir/x" --test-batches -1
+check "--test-batches -1" error "train: --test-batches: expected a non-negative integer, got '-1'"
 
 #===--- Resume is exact ---===#
 
@@ -227,6 +249,30 @@ run "$lm" train --resume "$dir/sigINT/last.safetensors" --checkpoint-every 5
 check "SIGINT: resume" ok
 check "SIGINT: the run ends as an uninterrupted one" same_losses "$dir/calm/metrics.jsonl" "$dir/sigINT/metrics.jsonl"
 
+#===--- A time limit saves, tests and resumes ---===#
+
+# 0.01 minutes = 0.6 s at 15 ms a step: some 40 of the 60 steps.
+run env TFC_FAKE_SLEEP_MS=15 "$lm" train --data "$dir/corpus.txt" --out "$dir/timed" --steps 60 \
+  --checkpoint-every 5 --minutes 0.01
+check "time limit: exit status 0" ok
+last=$(grep -o '^{"step":[0-9]*,"loss"' "$dir/timed/metrics.jsonl" | tail -1 | tr -dc 0-9)
+check "time limit: stopped before the end ($last)" test "${last:-60}" -lt 60
+check "time limit: message" out "time limit 1s (--minutes 0.01)" \
+  "time limit: stopping at step $last of 60 after" "trained to step $last in" "test (best weights"
+check "time limit: the checkpoint holds the last step" test "$(meta "$dir/timed/last.safetensors" tfc.step)" = "$last"
+check "time limit: event logged" grep -q "^{\"step\":$last,\"event\":\"time_limit\",\"minutes\":0.01,\"elapsed_s\":" "$dir/timed/metrics.jsonl"
+elapsed=$(grep -o '"event":"time_limit".*"elapsed_s":[0-9.]*' "$dir/timed/metrics.jsonl" | sed 's/.*://')
+check "time limit: after 0.6 s ($elapsed)" awk "BEGIN { exit !($elapsed >= 0.6) }"
+check "time limit: tested" grep -q '"test":{"task":"lm"' "$dir/timed/metrics.jsonl"
+check "time limit: no temporaries" no_tmp "$dir/timed"
+run "$lm" train --resume "$dir/timed/last.safetensors"
+check "time limit: resume" ok
+check "time limit: resume from the saved step" out "at step $last"
+check "time limit: the run ends as an uninterrupted one" same_losses "$dir/calm/metrics.jsonl" "$dir/timed/metrics.jsonl"
+run env TFC_FAKE_SLEEP_MS=15 "$lm" train --data "$dir/corpus.txt" --out "$dir/timed-long" --steps 5 --minutes 5
+check "time limit not reached" out "trained to step 5 in"
+check "time limit not reached: no event" test -z "$(grep time_limit "$dir/timed-long/metrics.jsonl")"
+
 #===--- A NaN loss stops the run and keeps the checkpoint ---===#
 
 run "$lm" train --data "$dir/corpus.txt" --out "$dir/nan" --steps 10
@@ -291,6 +337,14 @@ check "classify: resume" ok
 check "classify: resume is exact across epochs" same_losses "$dir/cls/metrics.jsonl" "$dir/cls-halves/metrics.jsonl"
 run "$cls" generate --weights "$dir/cls/last.safetensors" --prompt hi
 check "classify: no generation" error "a classify model has no next-token distribution"
+
+#===--- --threads ---===#
+
+run env TFC_FAKE_OMP_LOG=1 "$lm" eval --weights "$dir/short/last.safetensors" --data "$dir/corpus.txt" --threads 3
+check "--threads: set in the OpenMP runtime" test "$(head -1 "$dir/err")" = "omp_set_num_threads(3)"
+check "--threads: eval runs" out '"split":"val"'
+run "$cls" eval --weights "$dir/cls/best.safetensors" --data "$dir/train.jsonl" --threads 2
+check "--threads without an OpenMP runtime" ok
 
 #===--- Generation ---===#
 

@@ -145,6 +145,7 @@ TEST(TrainState, MetadataRoundTrip) {
   s.tokens = 491520;
   s.dataTrain = "/data/train file.txt";
   s.evalEvery = 250;
+  s.testBatches = 8;
   s.patience = 0;
   float w[4] = {1, 2, 3, 4};
   std::string path = dir.file("ckpt.safetensors");
@@ -165,6 +166,7 @@ TEST(TrainState, MetadataRoundTrip) {
   EXPECT_EQ(r.dataVal, "");
   EXPECT_EQ(r.evalEvery, 250);
   EXPECT_EQ(r.evalBatches, -1);
+  EXPECT_EQ(r.testBatches, 8);
   EXPECT_EQ(r.patience, 0);
 
   // Weights only: not a training checkpoint.
