@@ -1,31 +1,82 @@
 #!/usr/bin/env bash
-# The first run: builds tfc, prints the tfc IR of the hourglass language
-# model, compiles it to a native executable, initialises its weights and
-# evaluates the untrained model on a real corpus.
+# The first run: builds tfc, fetches the corpus (scripts/fetch-data.sh, which
+# links the files of ../shared/data when they are there), prints the tfc IR
+# of the hourglass language model, compiles it to a native executable,
+# evaluates the untrained model, trains it for a few minutes on every core
+# with validation and a final test, evaluates the trained model on the same
+# validation batches and samples text from it.
+#
+# Environment:
+#   TFC_BUILD_DIR     the build directory (default <project>/build)
+#   TFC_DEMO_DIR      where the executable and the run go (default
+#                     <project>/out/demo); a run already there is continued
+#   TFC_DATA_DIR      where fetch-data.sh puts the corpora (default
+#                     <project>/data)
+#   TFC_CORPUS        a byte file to use instead of sotu.txt (no fetch)
+#   TFC_DEMO_MINUTES  the training time budget in minutes (default 3)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TFC_BUILD_DIR:-$root/build}"
 out="${TFC_DEMO_DIR:-$root/out/demo}"
 spec="$root/specs/hourglass_lm.toml"
-corpus="${TFC_CORPUS:-$root/../shared/data/sotu.txt}"
+minutes="${TFC_DEMO_MINUTES:-3}"
+threads="$(nproc 2>/dev/null || echo 1)"
+# The spec trains batches of 8 x 512 bytes; the demo compiles 4 x 256, so
+# that a few minutes on a small machine take a useful number of steps and a
+# sampled byte (one forward pass each) takes well under a second.
+shape=(--batch 4 --seq-len 256)
 
+if [[ ! "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk "BEGIN { exit !($minutes > 0) }"; then
+  echo "demo: TFC_DEMO_MINUTES: expected a positive number of minutes, got '$minutes'" >&2
+  exit 1
+fi
 if [[ ! -x "$build/bin/tfc" ]]; then
   TFC_BUILD_DIR="$build" "$root/scripts/test.sh"
+fi
+if [[ -n "${TFC_CORPUS:-}" ]]; then
+  corpus="$TFC_CORPUS"
+else
+  data="${TFC_DATA_DIR:-$root/data}"
+  echo "== corpus"
+  "$root/scripts/fetch-data.sh" "$data"
+  corpus="$data/sotu.txt"
 fi
 if [[ ! -f "$corpus" ]]; then
   echo "demo: corpus $corpus not found (set TFC_CORPUS to a text file)" >&2
   exit 1
 fi
 
-echo "== tfc IR of $spec (first lines)"
-"$build/bin/tfc" compile "$spec" --emit=tfc | head -n 40
-
 mkdir -p "$out"
-echo "== compiling $spec to $out/hourglass_lm"
-"$build/bin/tfc" compile "$spec" -o "$out/hourglass_lm"
-"$out/hourglass_lm" info | tail -n 8
-"$out/hourglass_lm" init --seed 0 -o "$out/hourglass_lm.safetensors"
+model="$out/hourglass_lm"
+run="$out/run"
+echo "== tfc IR of $spec (first lines; all of it in $model.tfc.mlir)"
+"$build/bin/tfc" compile "$spec" "${shape[@]}" --emit=tfc >"$model.tfc.mlir"
+head -n 40 "$model.tfc.mlir"
+echo "== compiling $spec to $model (${shape[*]})"
+"$build/bin/tfc" compile "$spec" "${shape[@]}" -o "$model"
+"$model" info | tail -n 8
+"$model" init --seed 0 -o "$out/hourglass_lm.safetensors"
 echo "== evaluating the untrained model on $corpus (ln 256 = 5.545 nats)"
-"$out/hourglass_lm" eval --weights "$out/hourglass_lm.safetensors" \
-  --data "$corpus" --split val --batches 4
+"$model" eval --weights "$out/hourglass_lm.safetensors" \
+  --data "$corpus" --split val --batches 4 --threads "$threads"
+
+if [[ -f "$run/last.safetensors" ]]; then
+  echo "== continuing the run in $run for $minutes min on $threads threads (remove $run to start afresh)"
+  "$model" train --resume "$run/last.safetensors" --minutes "$minutes" --threads "$threads"
+else
+  echo "== training on $corpus for $minutes min on $threads threads"
+  "$model" train --data "$corpus" --out "$run" --minutes "$minutes" --threads "$threads" \
+    --eval-every 20 --eval-batches 4 --test-batches 16
+fi
+
+weights="$run/best.safetensors"
+[[ -f "$weights" ]] || weights="$run/last.safetensors"
+echo "== evaluating $weights on the same validation batches"
+"$model" eval --weights "$weights" --data "$corpus" --split val --batches 4 --threads "$threads"
+
+echo "== sampling from $weights"
+"$model" generate --weights "$weights" --prompt "Fellow-Citizens of the Senate and House of Representatives: " \
+  --tokens 120 --temperature 0.8 --top-k 40 --seed 0 --threads "$threads"
+echo "== $run holds the checkpoints, metrics.jsonl and curves.svg;"
+echo "   run the demo again to train on from where it stopped"
