@@ -26,6 +26,9 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -48,6 +51,7 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
                   linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                   tensor::TensorDialect, bufferization::BufferizationDialect,
                   memref::MemRefDialect, cf::ControlFlowDialect,
+                  vector::VectorDialect, omp::OpenMPDialect,
                   LLVM::LLVMDialect>();
   func::registerInlinerExtension(registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
@@ -59,6 +63,7 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm, bool train) {
@@ -96,21 +101,31 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(mlir::tfc::createTfcVectorizeContractions());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(mlir::tfc::createTfcParallelOuterLoops());
   pm.addPass(mlir::tfc::createTfcFastMath());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // Inlines the memref.alloca_scope that wraps each parallel body (the
+  // kernels allocate nothing on the stack).
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // LLVM intrinsics first (fma, sqrt, exp...: inline code or vector
+  // instructions); what has none (f64 tanh, erf) becomes a libm call.
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -151,7 +166,10 @@ std::string emitObjectFile(ModuleOp module, const std::string &cpu,
   }
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, features, options, llvm::Reloc::PIC_, std::nullopt,
+      triple, cpuName, features, options, llvm::Reloc::PIC_,
+      // The static activation buffers of a large model exceed the 2 GiB
+      // that the small code model can address.
+      llvm::CodeModel::Medium,
       optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
@@ -199,8 +217,13 @@ std::string linkExecutable(const std::string &object,
     linker = llvm::sys::findProgramByName("clang++-19");
   if (!linker)
     return "no C++ linker (c++, g++ or clang++-19) on PATH";
-  std::vector<llvm::StringRef> args = {*linker, object, runtimeMain, runtime,
-                                       "-lm", "-lpthread", "-o", output};
+  // The generated kernels fork threads through OpenMP (libomp of LLVM).
+  std::string ompDir = TFC_OPENMP_LIB_DIR;
+  std::string ompSearch = "-L" + ompDir, ompRpath = "-Wl,-rpath," + ompDir;
+  std::vector<llvm::StringRef> args = {*linker,   object,    runtimeMain,
+                                       runtime,   ompSearch, ompRpath,
+                                       "-lomp",   "-lm",     "-lpthread",
+                                       "-o",      output};
   std::string error;
   int status = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
                                          &error);

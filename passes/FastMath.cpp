@@ -7,6 +7,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFASTMATH
@@ -19,6 +21,13 @@ using namespace mlir::tfc;
 namespace {
 struct TfcFastMathPass : public tfc::impl::TfcFastMathBase<TfcFastMathPass> {
   void runOnOperation() override {
+    // Polynomial forms of exp, tanh, log, erf... on f32, which LLVM
+    // vectorises, instead of scalar calls into libm. f64 keeps libm.
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns))))
+      return signalPassFailure();
     auto flags = arith::FastMathFlagsAttr::get(
         &getContext(), arith::FastMathFlags::reassoc |
                            arith::FastMathFlags::contract);

@@ -114,16 +114,22 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
 }
 
 def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
-  let summary = "Allows reassociation and contraction of float arithmetic";
+  let summary = "Fast float arithmetic: polynomial f32 math, reassociation";
   let description = [{
-    Marks every floating-point arith operation with the `reassoc` and
+    Replaces the f32 transcendental functions (`math.exp`, `tanh`, `log`,
+    `erf`, ...) by MLIR's polynomial approximations (a few ulp), which
+    vectorise, where libm would be called one element at a time; f64 math
+    is left to libm. Then marks every floating-point arith operation with the `reassoc` and
     `contract` fast-math flags, so that LLVM vectorises the reductions of
     the generated loops (dot products, row sums) and fuses multiply-adds.
     Results may differ from the sequential order in the last bits; NaN and
     infinity semantics are kept (no `nnan`/`ninf`), so a diverging loss is
     still detected.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
@@ -136,6 +142,48 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     compile times of deep models short.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def TfcVectorizeContractions
+    : Pass<"tfc-vectorize-contractions", "mlir::ModuleOp"> {
+  let summary = "Register-tiled vector kernels for linalg contractions";
+  let description = [{
+    Rewrites every linalg op on buffers whose body is `out + a * b` with a
+    reduction dimension shared by both inputs (matmuls, batched and
+    transposed ones, attention scores and values, their gradients) into a
+    BLAS-like loop nest: the input that carries C's innermost dimension is
+    packed panel by panel (256 deep) into a zero-padded contiguous buffer,
+    and register tiles of 8 rows x 2 vectors (12 x 1 for narrow outputs)
+    accumulate vector FMAs over each panel, masked at the edge of N. The
+    loop over row blocks is an `scf.parallel` when the contraction has at
+    least 65536 multiply-adds. Every output element sums its products in
+    order, so the result does not depend on how rows are split. Other
+    linalg ops are left alone.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def TfcParallelOuterLoops : Pass<"tfc-parallel-outer-loops", "mlir::ModuleOp"> {
+  let summary = "Keeps the outermost scf.parallel of a nest when it is worth threads";
+  let description = [{
+    An `scf.parallel` nested in another one, or one whose loop nest runs
+    fewer than `min-work` innermost iterations (counted from constant loop
+    bounds; loops with vector code always count as enough), becomes a nest
+    of `scf.for`. Of the others, only the leading dimensions that make at
+    least 16 iterations stay parallel; the rest become inner `scf.for`
+    loops, which LLVM vectorises (a collapsed OpenMP loop recomputes every
+    index with divisions and does not vectorise). What is left parallel is
+    one loop per kernel, which `convert-scf-to-openmp` turns into a single
+    fork and join.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"8192",
+           "Innermost iterations below which a loop nest runs on one thread">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
 #endif // TFC_PASSES_TD

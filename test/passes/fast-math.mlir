@@ -13,3 +13,20 @@ func.func @dot(%a: f32, %b: f32, %c: f32, %i: i32) -> (f32, i32) {
   %j = arith.addi %i, %i : i32
   return %s, %j : f32, i32
 }
+
+// -----
+
+// f32 transcendental functions become polynomials (no libm call left);
+// f64 ones stay for libm.
+
+// CHECK-LABEL: func.func @transcendental
+// CHECK-NOT: math.tanh %{{.*}} : f32
+// CHECK-NOT: math.exp %{{.*}} : f32
+// CHECK: math.fma
+// CHECK: math.tanh %{{.*}} : f64
+func.func @transcendental(%x: f32, %y: f64) -> (f32, f32, f64) {
+  %t = math.tanh %x : f32
+  %e = math.exp %x : f32
+  %d = math.tanh %y : f64
+  return %t, %e, %d : f32, f32, f64
+}

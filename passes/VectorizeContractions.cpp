@@ -1,0 +1,420 @@
+//===- VectorizeContractions.cpp - The tfc-vectorize-contractions pass ----===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites every linalg contraction on buffers (`C += A * B` summed over one
+// or more reduction dimensions: the matmuls of linear layers and their
+// gradients, attention scores and values, Performer feature maps) into a
+// register-tiled loop nest of vector FMAs, the structure of a BLAS kernel:
+//
+//   for each outer index (batch dims, other row dims, other reductions)
+//     for kc in [0, K) step KC                  // K panel in cache
+//       pack B[kc:kc+KC, :] into a contiguous, zero-padded [KC][Npad] panel
+//       scf.parallel mb over row blocks of MR   // the threads split rows
+//         for n0 in [0, Npad) step NR
+//           acc[MR][NR] = C[m0:m0+MR, n0:n0+NR]  (masked at the N edge)
+//           for k in [0, KC): acc[r] += broadcast(A[m0+r, k]) * Bpanel[k, n0:]
+//           C[m0:m0+MR, n0:n0+NR] = acc
+//
+// N is the innermost dimension of C (unit stride), M a row dimension of A
+// and C, K a reduction dimension of A and B. Rows at the M edge run one at a
+// time. Nothing is reassociated across k, so results do not depend on the
+// number of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCVECTORIZECONTRACTIONS
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+/// Bits of the vector registers the kernels are written for (AVX-512).
+constexpr int64_t kVectorBits = 512;
+/// Depth of the K panel that is packed and kept in cache.
+constexpr int64_t kPanelDepth = 256;
+/// Contractions with fewer multiply-adds than this do not fork threads.
+constexpr int64_t kParallelMacs = 1 << 16;
+
+/// How one contraction maps onto the tiled kernel. Dimensions are indices of
+/// the op's iteration space; `m` is -1 when C has no row dimension of A.
+struct ContractionPlan {
+  linalg::LinalgOp op;
+  Value a, b, c;
+  AffineMap aMap, bMap, cMap;
+  int64_t m = -1, n = -1, k = -1;
+  SmallVector<int64_t> outer;
+  SmallVector<int64_t> sizes;
+  FloatType elementType;
+};
+
+/// True when the body of `op` is `out + in0 * in1` (in any operand order).
+bool isMulAddBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      yield ? yield.getOperand(0).getDefiningOp() : nullptr);
+  if (!add)
+    return false;
+  Value out = body->getArgument(2);
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == out) == (add.getRhs() == out))
+    return false;
+  auto mul = dyn_cast_or_null<arith::MulFOp>(product.getDefiningOp());
+  if (!mul)
+    return false;
+  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
+  return (mul.getLhs() == in0 && mul.getRhs() == in1) ||
+         (mul.getLhs() == in1 && mul.getRhs() == in0);
+}
+
+bool usesDim(AffineMap map, int64_t dim) {
+  return map.isFunctionOfDim(dim);
+}
+
+/// The plan for `op`, or nothing when it is not a contraction the kernel
+/// handles (those stay linalg ops and become plain loops).
+std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !isMulAddBody(op))
+    return std::nullopt;
+  ContractionPlan plan;
+  plan.op = op;
+  plan.a = op.getDpsInputOperand(0)->get();
+  plan.b = op.getDpsInputOperand(1)->get();
+  plan.c = op.getDpsInitOperand(0)->get();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  plan.aMap = maps[0];
+  plan.bMap = maps[1];
+  plan.cMap = maps[2];
+  for (AffineMap map : maps)
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  auto cType = dyn_cast<MemRefType>(plan.c.getType());
+  if (!cType || cType.getRank() == 0)
+    return std::nullopt;
+  for (Value v : {plan.a, plan.b, plan.c}) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || type.getElementType() != cType.getElementType())
+      return std::nullopt;
+  }
+  plan.elementType = dyn_cast<FloatType>(cType.getElementType());
+  if (!plan.elementType ||
+      (plan.elementType.getWidth() != 32 && plan.elementType.getWidth() != 64))
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(cType, strides, offset)) ||
+      strides.back() != 1)
+    return std::nullopt;
+  plan.sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(plan.sizes, ShapedType::isDynamic))
+    return std::nullopt;
+
+  // N: the innermost dimension of C; it must come from exactly one input,
+  // which then plays B.
+  plan.n = cast<AffineDimExpr>(plan.cMap.getResults().back()).getPosition();
+  bool inA = usesDim(plan.aMap, plan.n), inB = usesDim(plan.bMap, plan.n);
+  if (inA == inB)
+    return std::nullopt;
+  if (inA) {
+    std::swap(plan.a, plan.b);
+    std::swap(plan.aMap, plan.bMap);
+  }
+  if (plan.sizes[plan.n] < 4)
+    return std::nullopt;
+
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (int64_t d = 0, e = op.getNumLoops(); d < e; ++d) {
+    if (d == plan.n)
+      continue;
+    bool a = usesDim(plan.aMap, d), b = usesDim(plan.bMap, d);
+    if (iterators[d] == utils::IteratorType::reduction) {
+      if (a && b && (plan.k < 0 || plan.sizes[d] > plan.sizes[plan.k]))
+        plan.k = d;
+    } else if (a && !b && usesDim(plan.cMap, d)) {
+      if (plan.m < 0 || plan.sizes[d] > plan.sizes[plan.m])
+        plan.m = d;
+    }
+  }
+  if (plan.k < 0)
+    return std::nullopt;
+  for (int64_t d = 0, e = op.getNumLoops(); d < e; ++d)
+    if (d != plan.n && d != plan.k && d != plan.m)
+      plan.outer.push_back(d);
+  return plan;
+}
+
+/// Builds the tiled kernel of one contraction in place of its linalg op.
+class ContractionEmitter {
+public:
+  ContractionEmitter(ContractionPlan contraction, Value panel,
+                     int64_t panelStride)
+      : plan(contraction), panel(panel), npad(panelStride),
+        builder(contraction.op), loc(contraction.op.getLoc()),
+        dims(contraction.sizes.size()) {
+    lanes = kVectorBits / plan.elementType.getWidth();
+    vectorsPerRow = plan.sizes[plan.n] >= 2 * lanes ? 2 : 1;
+    rowsPerBlock = vectorsPerRow == 2 ? 8 : 12;
+    if (plan.m < 0)
+      rowsPerBlock = 1;
+    vectorType = VectorType::get({lanes}, plan.elementType);
+  }
+
+  void emit() {
+    emitOuter(0);
+    plan.op->erase();
+  }
+
+private:
+  Value index(int64_t v) {
+    return builder.create<arith::ConstantIndexOp>(loc, v);
+  }
+
+  /// Loops over the dimensions that are neither M, N nor K.
+  void emitOuter(size_t i) {
+    if (i == plan.outer.size())
+      return emitPanels();
+    int64_t d = plan.outer[i];
+    auto loop = builder.create<scf::ForOp>(loc, index(0),
+                                           index(plan.sizes[d]), index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(loop.getBody());
+    dims[d] = loop.getInductionVar();
+    emitOuter(i + 1);
+  }
+
+  SmallVector<Value> indices(AffineMap map) {
+    SmallVector<Value> result;
+    for (AffineExpr expr : map.getResults())
+      result.push_back(dims[cast<AffineDimExpr>(expr).getPosition()]);
+    return result;
+  }
+
+  /// Loops over K panels: pack B, then run the row blocks.
+  void emitPanels() {
+    int64_t kSize = plan.sizes[plan.k];
+    auto loop = builder.create<scf::ForOp>(loc, index(0), index(kSize),
+                                           index(kPanelDepth));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(loop.getBody());
+    Value kc = loop.getInductionVar();
+    Value depth = builder.create<arith::MinSIOp>(
+        loc, index(kPanelDepth),
+        builder.create<arith::SubIOp>(loc, index(kSize), kc));
+    emitPack(kc, depth);
+    emitRowBlocks(kc, depth);
+  }
+
+  /// panel[kk * npad + n] = B[.., kc + kk, .., n] for n < N, zero above.
+  void emitPack(Value kc, Value depth) {
+    int64_t nSize = plan.sizes[plan.n];
+    auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+    Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
+    auto nLoop = builder.create<scf::ForOp>(loc, index(0), index(nSize),
+                                            index(1));
+    {
+      OpBuilder::InsertionGuard inner(builder);
+      builder.setInsertionPointToStart(nLoop.getBody());
+      dims[plan.n] = nLoop.getInductionVar();
+      Value value =
+          builder.create<memref::LoadOp>(loc, plan.b, indices(plan.bMap));
+      Value at = builder.create<arith::AddIOp>(loc, rowStart,
+                                               nLoop.getInductionVar());
+      builder.create<memref::StoreOp>(loc, value, panel, ValueRange{at});
+    }
+    if (nSize == npad)
+      return;
+    auto zLoop = builder.create<scf::ForOp>(loc, index(nSize), index(npad),
+                                            index(1));
+    builder.setInsertionPointToStart(zLoop.getBody());
+    Value zero = builder.create<arith::ConstantOp>(
+        loc, builder.getFloatAttr(plan.elementType, 0.0));
+    Value at =
+        builder.create<arith::AddIOp>(loc, rowStart, zLoop.getInductionVar());
+    builder.create<memref::StoreOp>(loc, zero, panel, ValueRange{at});
+  }
+
+  /// The row blocks, split between threads when the contraction is big.
+  void emitRowBlocks(Value kc, Value depth) {
+    int64_t mSize = plan.m < 0 ? 1 : plan.sizes[plan.m];
+    int64_t blocks = (mSize + rowsPerBlock - 1) / rowsPerBlock;
+    int64_t macs = mSize * plan.sizes[plan.n] * plan.sizes[plan.k];
+    OpBuilder::InsertionGuard guard(builder);
+    Value block;
+    if (macs >= kParallelMacs && blocks > 1) {
+      auto loop = builder.create<scf::ParallelOp>(
+          loc, ValueRange{index(0)}, ValueRange{index(blocks)},
+          ValueRange{index(1)});
+      builder.setInsertionPointToStart(loop.getBody());
+      block = loop.getInductionVars()[0];
+    } else {
+      auto loop =
+          builder.create<scf::ForOp>(loc, index(0), index(blocks), index(1));
+      builder.setInsertionPointToStart(loop.getBody());
+      block = loop.getInductionVar();
+    }
+    Value m0 = builder.create<arith::MulIOp>(loc, block, index(rowsPerBlock));
+    auto nLoop = builder.create<scf::ForOp>(
+        loc, index(0), index(npad), index(lanes * vectorsPerRow));
+    builder.setInsertionPointToStart(nLoop.getBody());
+    Value n0 = nLoop.getInductionVar();
+    if (mSize % rowsPerBlock == 0) {
+      emitTile(m0, rowsPerBlock, n0, kc, depth);
+      return;
+    }
+    // Full blocks take the wide kernel; the last rows go one at a time.
+    Value full = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::sle,
+        builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
+        index(mSize));
+    auto branch = builder.create<scf::IfOp>(loc, full, /*withElse=*/true);
+    builder.setInsertionPointToStart(&branch.getThenRegion().front());
+    emitTile(m0, rowsPerBlock, n0, kc, depth);
+    builder.setInsertionPointToStart(&branch.getElseRegion().front());
+    auto rows = builder.create<scf::ForOp>(loc, m0, index(mSize), index(1));
+    builder.setInsertionPointToStart(rows.getBody());
+    emitTile(rows.getInductionVar(), 1, n0, kc, depth);
+  }
+
+  /// acc[rows][vectorsPerRow] over one K panel, from and back to C.
+  void emitTile(Value m0, int64_t rows, Value n0, Value kc, Value depth) {
+    int64_t nSize = plan.sizes[plan.n];
+    auto maskType = VectorType::get({lanes}, builder.getI1Type());
+    SmallVector<Value> columns, masks;
+    for (int64_t v = 0; v < vectorsPerRow; ++v) {
+      Value column = builder.create<arith::AddIOp>(loc, n0, index(v * lanes));
+      columns.push_back(column);
+      Value left = builder.create<arith::SubIOp>(loc, index(nSize), column);
+      masks.push_back(
+          builder.create<vector::CreateMaskOp>(loc, maskType, left));
+    }
+    Value zeros = builder.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 vectorType, builder.getFloatAttr(plan.elementType, 0.0)));
+    auto rowIndex = [&](int64_t r) -> Value {
+      return r == 0 ? m0 : builder.create<arith::AddIOp>(loc, m0, index(r));
+    };
+    SmallVector<Value> init;
+    SmallVector<SmallVector<Value>> cIndices;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (plan.m >= 0)
+        dims[plan.m] = rowIndex(r);
+      for (int64_t v = 0; v < vectorsPerRow; ++v) {
+        dims[plan.n] = columns[v];
+        cIndices.push_back(indices(plan.cMap));
+        init.push_back(builder.create<vector::MaskedLoadOp>(
+            loc, vectorType, plan.c, cIndices.back(), masks[v], zeros));
+      }
+    }
+    auto kLoop =
+        builder.create<scf::ForOp>(loc, index(0), depth, index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(kLoop.getBody());
+      Value kk = kLoop.getInductionVar();
+      dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+      Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
+      SmallVector<Value> panelVectors;
+      for (int64_t v = 0; v < vectorsPerRow; ++v) {
+        Value at = builder.create<arith::AddIOp>(loc, rowStart, columns[v]);
+        panelVectors.push_back(builder.create<vector::LoadOp>(
+            loc, vectorType, panel, ValueRange{at}));
+      }
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (plan.m >= 0)
+          dims[plan.m] = rowIndex(r);
+        Value scalar =
+            builder.create<memref::LoadOp>(loc, plan.a, indices(plan.aMap));
+        Value broadcast =
+            builder.create<vector::BroadcastOp>(loc, vectorType, scalar);
+        for (int64_t v = 0; v < vectorsPerRow; ++v)
+          next.push_back(builder.create<vector::FMAOp>(
+              loc, broadcast, panelVectors[v],
+              kLoop.getRegionIterArgs()[r * vectorsPerRow + v]));
+      }
+      builder.create<scf::YieldOp>(loc, next);
+    }
+    for (int64_t i = 0, e = init.size(); i < e; ++i)
+      builder.create<vector::MaskedStoreOp>(loc, plan.c, cIndices[i],
+                                            masks[i % vectorsPerRow],
+                                            kLoop.getResult(i));
+  }
+
+  ContractionPlan plan;
+  Value panel;
+  int64_t npad;
+  OpBuilder builder;
+  Location loc;
+  SmallVector<Value> dims;
+  int64_t lanes, vectorsPerRow, rowsPerBlock;
+  VectorType vectorType;
+};
+
+/// Width of the padded B panel of `plan`: N rounded up to whole tiles.
+int64_t panelWidth(ContractionPlan plan) {
+  int64_t lanes = kVectorBits / plan.elementType.getWidth();
+  int64_t tile = plan.sizes[plan.n] >= 2 * lanes ? 2 * lanes : lanes;
+  return (plan.sizes[plan.n] + tile - 1) / tile * tile;
+}
+
+struct TfcVectorizeContractionsPass
+    : public tfc::impl::TfcVectorizeContractionsBase<
+          TfcVectorizeContractionsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<ContractionPlan> plans;
+    module.walk([&](linalg::LinalgOp op) {
+      if (auto plan = planContraction(op))
+        plans.push_back(*plan);
+    });
+    // One packing panel per element type, as large as the largest use;
+    // contractions run one after another, so they share it.
+    llvm::DenseMap<Type, int64_t> panelSizes;
+    for (ContractionPlan &plan : plans) {
+      int64_t depth = std::min(plan.sizes[plan.k], kPanelDepth);
+      int64_t &size = panelSizes[plan.elementType];
+      size = std::max(size, depth * panelWidth(plan));
+    }
+    llvm::DenseMap<Type, memref::GlobalOp> panels;
+    OpBuilder builder(&getContext());
+    builder.setInsertionPointToStart(module.getBody());
+    for (auto [type, size] : panelSizes) {
+      auto memrefType = MemRefType::get({size}, type);
+      std::string name =
+          "__tfc_panel_f" + std::to_string(type.getIntOrFloatBitWidth());
+      panels[type] = builder.create<memref::GlobalOp>(
+          module.getLoc(), name, builder.getStringAttr("private"), memrefType,
+          builder.getUnitAttr(), /*constant=*/false,
+          builder.getI64IntegerAttr(64));
+    }
+    for (ContractionPlan &plan : plans) {
+      memref::GlobalOp global = panels[plan.elementType];
+      OpBuilder at(plan.op);
+      Value panel = at.create<memref::GetGlobalOp>(
+          plan.op.getLoc(), global.getType(), global.getSymName());
+      ContractionEmitter(plan, panel, panelWidth(plan)).emit();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,116 @@
+// RUN: tfc-opt %s -split-input-file --tfc-vectorize-contractions | FileCheck %s
+
+// A linear layer's matmul (y = x W^T): W carries C's innermost dimension,
+// so it is packed into the shared panel; 8 x 2 tiles of vector<16xf32>
+// accumulate FMAs; 256 rows x 64 x 32 is big enough for threads.
+
+// CHECK: memref.global "private" @__tfc_panel_f32 : memref<2048xf32>
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[PANEL:.*]] = memref.get_global @__tfc_panel_f32
+// CHECK: scf.for %[[KC:.*]] = %{{.*}} to %{{.*}} step %c256
+// CHECK: memref.load %{{.*}} : memref<64x32xf32>
+// CHECK: memref.store %{{.*}}, %[[PANEL]]
+// CHECK: scf.parallel
+// CHECK: vector.create_mask
+// CHECK-COUNT-16: vector.maskedload
+// CHECK: scf.for
+// CHECK-COUNT-2: vector.load %[[PANEL]]
+// CHECK: vector.broadcast
+// CHECK: vector.fma
+// CHECK-COUNT-16: vector.maskedstore
+// CHECK-NOT: linalg.matmul_transpose_b
+func.func @linear(%x: memref<256x32xf32>, %w: memref<64x32xf32>,
+                  %y: memref<256x64xf32>) {
+  linalg.matmul_transpose_b ins(%x, %w : memref<256x32xf32>, memref<64x32xf32>)
+                            outs(%y : memref<256x64xf32>)
+  return
+}
+
+// -----
+
+// Attention scores in a generic: batch and head dims are outer loops; rows
+// that do not fill a tile of 8 (M = 10) run one at a time; narrow N (20)
+// uses single-vector tiles of 12 rows. Too small for threads.
+
+#q = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+// CHECK-LABEL: func.func @scores
+// CHECK-NOT: scf.parallel
+// CHECK: scf.if
+// CHECK-COUNT-12: vector.maskedload
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: vector.maskedload
+// CHECK-NOT: linalg.generic
+func.func @scores(%q: memref<2x10x2x4xf32>, %k: memref<2x20x2x4xf32>,
+                  %s: memref<2x2x10x20xf32>) {
+  linalg.generic {indexing_maps = [#q, #k, #s],
+                  iterator_types = ["parallel", "parallel", "parallel",
+                                    "parallel", "reduction"]}
+      ins(%q, %k : memref<2x10x2x4xf32>, memref<2x20x2x4xf32>)
+      outs(%s : memref<2x2x10x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// f64 uses vector<8xf64>; when the first input carries N the operands swap.
+
+// CHECK-LABEL: func.func @swapped
+// CHECK: memref.load %{{.*}} : memref<16x32xf64>
+// CHECK: vector.fma %{{.*}} : vector<8xf64>
+func.func @swapped(%b: memref<16x32xf64>, %a: memref<40x16xf64>,
+                   %c: memref<40x32xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, n)>,
+                                   affine_map<(m, n, k) -> (m, k)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %a : memref<16x32xf64>, memref<40x16xf64>)
+      outs(%c : memref<40x32xf64>) {
+  ^bb0(%x: f64, %y: f64, %z: f64):
+    %p = arith.mulf %x, %y : f64
+    %r = arith.addf %p, %z : f64
+    linalg.yield %r : f64
+  }
+  return
+}
+
+// -----
+
+// Not contractions: a sum of squares (the body is not out + a * b), and an
+// outer product (no reduction). Both stay.
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @left_alone(%a: memref<8x32xf32>, %r: memref<8xf32>,
+                      %u: memref<8xf32>, %v: memref<32xf32>,
+                      %o: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x32xf32>) outs(%r : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %p = arith.mulf %x, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>,
+                                   affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%u, %v : memref<8xf32>, memref<32xf32>) outs(%o : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
