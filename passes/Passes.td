@@ -100,17 +100,23 @@ def TfcExportAbi : Pass<"tfc-export-abi", "mlir::ModuleOp"> {
 }
 
 def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
-  let summary = "Turns every static allocation into a buffer allocated once";
+  let summary = "Places every static allocation in one arena per function, reusing memory";
   let description = [{
     After bufferization, replaces each `memref.alloc` of static shape that is
-    not inside a loop by a module-level `memref.global` (uninitialised,
-    64-byte aligned) read with `memref.get_global`, and erases the matching
-    `memref.dealloc`s. The generated entry points are not re-entrant, so a
-    step reuses the same memory as the step before: no allocator calls and
-    no fresh pages after the first step. An allocation left inside a loop
-    (one whose buffer escapes an iteration) is an error.
+    not inside a loop by a `memref.view` at a fixed offset of a module-level
+    byte arena (`memref.global`, uninitialised, 64-byte aligned), one arena
+    per function, and erases the matching `memref.dealloc`s. A buffer is
+    live from its allocation to the last top-level operation that uses it
+    or a view of it (to the end when it is returned); buffers whose live
+    ranges do not overlap share bytes (largest first, each at the lowest
+    free offset), so the arena holds the peak of live activations, not
+    their sum. The generated entry points are not re-entrant, so a step
+    reuses the same memory as the step before: no allocator calls and no
+    fresh pages after the first step. An allocation left inside a loop (one
+    whose buffer escapes an iteration) is an error.
   }];
-  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {

@@ -6,6 +6,8 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -18,41 +20,156 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
+/// One allocation of a function and the top-level operations between which
+/// its buffer (or a view of it) is used.
+struct Allocation {
+  memref::AllocOp op;
+  int64_t bytes;
+  int64_t first, last;
+  int64_t offset = 0;
+};
+
+constexpr int64_t kAlignment = 64;
+constexpr int64_t kLiveToEnd = std::numeric_limits<int64_t>::max();
+
+/// The position in `block` of the operation that holds `op`.
+int64_t positionIn(Block &block, Operation *op,
+                   const llvm::DenseMap<Operation *, int64_t> &positions) {
+  Operation *top = block.findAncestorOpInBlock(*op);
+  return top ? positions.lookup(top) : kLiveToEnd;
+}
+
+/// The last top-level position at which `value` or a memref derived from
+/// it is used; kLiveToEnd when it is returned or escapes the block.
+int64_t lastUse(Value value, Block &block,
+                const llvm::DenseMap<Operation *, int64_t> &positions) {
+  int64_t last = 0;
+  SmallVector<Value> worklist = {value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::DeallocOp>(user))
+        continue;
+      if (user->hasTrait<OpTrait::ReturnLike>() &&
+          user->getParentOp() == block.getParentOp())
+        return kLiveToEnd;
+      last = std::max(last, positionIn(block, user, positions));
+      // Views, casts, reshapes and calls may hand out aliases.
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          worklist.push_back(result);
+    }
+  }
+  return last;
+}
+
+/// Places every allocation at an offset of one arena so that two buffers
+/// share bytes only when their live ranges do not overlap (largest first,
+/// each at the lowest offset free over its range). Returns the arena size.
+int64_t assignOffsets(SmallVectorImpl<Allocation> &allocations) {
+  SmallVector<Allocation *> order;
+  for (Allocation &a : allocations)
+    order.push_back(&a);
+  llvm::stable_sort(order, [](Allocation *a, Allocation *b) {
+    return a->bytes > b->bytes;
+  });
+  SmallVector<Allocation *> placed;
+  int64_t size = 0;
+  for (Allocation *a : order) {
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (Allocation *p : placed)
+      if (!(p->last < a->first || a->last < p->first))
+        busy.push_back({p->offset, p->offset + p->bytes});
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + a->bytes <= begin)
+        break;
+      offset = std::max(offset, (end + kAlignment - 1) / kAlignment * kAlignment);
+    }
+    a->offset = offset;
+    size = std::max(size, offset + a->bytes);
+    placed.push_back(a);
+  }
+  return size;
+}
+
 struct TfcStaticBuffersPass
     : public tfc::impl::TfcStaticBuffersBase<TfcStaticBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder builder(&getContext());
-    SmallVector<memref::AllocOp> allocs;
-    module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
     unsigned counter = 0;
-    for (memref::AllocOp alloc : allocs) {
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (failed(placeBuffers(func, builder, counter)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult placeBuffers(func::FuncOp func, OpBuilder &builder,
+                             unsigned &counter) {
+    Block &block = func.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> positions;
+    int64_t position = 0;
+    for (Operation &op : block)
+      positions[&op] = position++;
+
+    SmallVector<Allocation> allocations;
+    WalkResult walk = func.walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
         alloc.emitOpError() << "has a dynamic shape or a non-identity layout; "
                                "tfc needs static buffers";
-        return signalPassFailure();
+        return WalkResult::interrupt();
       }
       if (alloc->getParentOfType<LoopLikeOpInterface>()) {
         alloc.emitOpError() << "is inside a loop and cannot become a static "
                                "buffer";
-        return signalPassFailure();
+        return WalkResult::interrupt();
       }
-      std::string name = "__tfc_buffer_" + std::to_string(counter++);
-      builder.setInsertionPointToStart(module.getBody());
-      builder.create<memref::GlobalOp>(
-          alloc.getLoc(), name, builder.getStringAttr("private"), type,
-          builder.getUnitAttr(), /*constant=*/false,
-          builder.getI64IntegerAttr(64));
-      builder.setInsertionPoint(alloc);
-      Value global =
-          builder.create<memref::GetGlobalOp>(alloc.getLoc(), type, name);
-      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      int64_t bits = type.getNumElements() *
+                     type.getElementType().getIntOrFloatBitWidth();
+      int64_t bytes = std::max<int64_t>((bits + 7) / 8, 1);
+      allocations.push_back({alloc, bytes,
+                             positionIn(block, alloc, positions),
+                             lastUse(alloc, block, positions)});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (allocations.empty())
+      return success();
+
+    int64_t arenaBytes = assignOffsets(allocations);
+    auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
+    std::string name = "__tfc_arena_" + std::to_string(counter++);
+    ModuleOp module = func->getParentOfType<ModuleOp>();
+    builder.setInsertionPointToStart(module.getBody());
+    builder.create<memref::GlobalOp>(
+        func.getLoc(), name, builder.getStringAttr("private"), arenaType,
+        builder.getUnitAttr(), /*constant=*/false,
+        builder.getI64IntegerAttr(kAlignment));
+    builder.setInsertionPointToStart(&block);
+    Value arena =
+        builder.create<memref::GetGlobalOp>(func.getLoc(), arenaType, name);
+    for (Allocation &a : allocations) {
+      builder.setInsertionPoint(a.op);
+      Value offset =
+          builder.create<arith::ConstantIndexOp>(a.op.getLoc(), a.offset);
+      Value view = builder.create<memref::ViewOp>(
+          a.op.getLoc(), a.op.getType(), arena, offset, ValueRange{});
+      for (Operation *user : llvm::make_early_inc_range(a.op->getUsers()))
         if (isa<memref::DeallocOp>(user))
           user->erase();
-      alloc.getResult().replaceAllUsesWith(global);
-      alloc.erase();
+      a.op.getResult().replaceAllUsesWith(view);
+      a.op.erase();
     }
+    return success();
   }
 };
 } // namespace

@@ -1,0 +1,56 @@
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect --tfc-static-buffers | FileCheck %s
+
+// Three 4 KiB buffers in a chain: %a dies when %c is written, so %c reuses
+// %a's bytes; %b is live across both and gets its own. The arena holds
+// 8 KiB, not 12.
+
+// CHECK: memref.global "private" @__tfc_arena_0 : memref<8192xi8> = uninitialized {alignment = 64 : i64}
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[ARENA:.*]] = memref.get_global @__tfc_arena_0
+// CHECK: arith.constant 0 : index
+// CHECK: memref.view %[[ARENA]]{{.*}} : memref<8192xi8> to memref<1024xf32>
+// CHECK: arith.constant 4096 : index
+// CHECK: memref.view %[[ARENA]]{{.*}} : memref<8192xi8> to memref<1024xf32>
+// CHECK: arith.constant 0 : index
+// CHECK: memref.view %[[ARENA]]{{.*}} : memref<8192xi8> to memref<1024xf32>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.dealloc
+func.func @chain(%x: memref<1024xf32>, %y: memref<1024xf32>) {
+  %a = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%x : memref<1024xf32>) outs(%a : memref<1024xf32>)
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%a : memref<1024xf32>) outs(%b : memref<1024xf32>)
+  %c = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%b : memref<1024xf32>) outs(%c : memref<1024xf32>)
+  linalg.add ins(%b, %c : memref<1024xf32>, memref<1024xf32>) outs(%y : memref<1024xf32>)
+  memref.dealloc %a : memref<1024xf32>
+  return
+}
+
+// -----
+
+// A use through a view keeps the buffer alive; a returned buffer lives to
+// the end. Nothing can share, so the arena is the sum (2 x 256 + 1024).
+
+// CHECK: memref.global "private" @__tfc_arena_0 : memref<1536xi8>
+// CHECK-LABEL: func.func @aliases
+func.func @aliases(%x: memref<8x8xf32>) -> memref<256xf32> {
+  %a = memref.alloc() : memref<64xf32>
+  %v = memref.expand_shape %a [[0, 1]] output_shape [8, 8] : memref<64xf32> into memref<8x8xf32>
+  linalg.copy ins(%x : memref<8x8xf32>) outs(%v : memref<8x8xf32>)
+  %b = memref.alloc() : memref<64xf32>
+  linalg.copy ins(%a : memref<64xf32>) outs(%b : memref<64xf32>)
+  %r = memref.alloc() : memref<256xf32>
+  %cst = arith.constant 0.0 : f32
+  linalg.fill ins(%cst : f32) outs(%r : memref<256xf32>)
+  "test.use"(%v, %b) : (memref<8x8xf32>, memref<64xf32>) -> ()
+  return %r : memref<256xf32>
+}
+
+// -----
+
+func.func @dynamic(%n: index) {
+  // expected-error @+1 {{has a dynamic shape or a non-identity layout}}
+  %a = memref.alloc(%n) : memref<?xf32>
+  return
+}
