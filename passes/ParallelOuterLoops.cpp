@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -30,12 +31,7 @@ using namespace mlir::tfc;
 namespace {
 /// Trip count of a loop dimension with constant bounds, else 1.
 int64_t tripCount(Value lower, Value upper, Value step) {
-  std::optional<int64_t> lo = getConstantIntValue(lower);
-  std::optional<int64_t> hi = getConstantIntValue(upper);
-  std::optional<int64_t> st = getConstantIntValue(step);
-  if (!lo || !hi || !st || *st <= 0)
-    return 1;
-  return std::max<int64_t>(0, (*hi - *lo + *st - 1) / *st);
+  return constantTripCount(lower, upper, step).value_or(1);
 }
 
 /// Scalar iterations of the innermost statements of `op`'s loop nest, as far

@@ -59,6 +59,9 @@ struct ContractionPlan {
   SmallVector<int64_t> outer;
   SmallVector<int64_t> sizes;
   FloatType elementType;
+  /// The register tile: `rowsPerBlock` rows of `vectorsPerRow` vectors of
+  /// `lanes` elements; B's panel rows are N rounded up to whole tiles.
+  int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
 };
 
 /// True when the body of `op` is `out + in0 * in1` (in any operand order).
@@ -81,10 +84,6 @@ bool isMulAddBody(linalg::LinalgOp op) {
   Value in0 = body->getArgument(0), in1 = body->getArgument(1);
   return (mul.getLhs() == in0 && mul.getRhs() == in1) ||
          (mul.getLhs() == in1 && mul.getRhs() == in0);
-}
-
-bool usesDim(AffineMap map, int64_t dim) {
-  return map.isFunctionOfDim(dim);
 }
 
 /// The plan for `op`, or nothing when it is not a contraction the kernel
@@ -129,7 +128,7 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   // N: the innermost dimension of C; it must come from exactly one input,
   // which then plays B.
   plan.n = cast<AffineDimExpr>(plan.cMap.getResults().back()).getPosition();
-  bool inA = usesDim(plan.aMap, plan.n), inB = usesDim(plan.bMap, plan.n);
+  bool inA = plan.aMap.isFunctionOfDim(plan.n), inB = plan.bMap.isFunctionOfDim(plan.n);
   if (inA == inB)
     return std::nullopt;
   if (inA) {
@@ -143,11 +142,11 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   for (int64_t d = 0, e = op.getNumLoops(); d < e; ++d) {
     if (d == plan.n)
       continue;
-    bool a = usesDim(plan.aMap, d), b = usesDim(plan.bMap, d);
+    bool a = plan.aMap.isFunctionOfDim(d), b = plan.bMap.isFunctionOfDim(d);
     if (iterators[d] == utils::IteratorType::reduction) {
       if (a && b && (plan.k < 0 || plan.sizes[d] > plan.sizes[plan.k]))
         plan.k = d;
-    } else if (a && !b && usesDim(plan.cMap, d)) {
+    } else if (a && !b && plan.cMap.isFunctionOfDim(d)) {
       if (plan.m < 0 || plan.sizes[d] > plan.sizes[plan.m])
         plan.m = d;
     }
@@ -157,24 +156,23 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   for (int64_t d = 0, e = op.getNumLoops(); d < e; ++d)
     if (d != plan.n && d != plan.k && d != plan.m)
       plan.outer.push_back(d);
+  plan.lanes = kVectorBits / plan.elementType.getWidth();
+  plan.vectorsPerRow = plan.sizes[plan.n] >= 2 * plan.lanes ? 2 : 1;
+  plan.rowsPerBlock = plan.m < 0 ? 1 : plan.vectorsPerRow == 2 ? 8 : 12;
+  int64_t tile = plan.lanes * plan.vectorsPerRow;
+  plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
   return plan;
 }
 
 /// Builds the tiled kernel of one contraction in place of its linalg op.
 class ContractionEmitter {
 public:
-  ContractionEmitter(ContractionPlan contraction, Value panel,
-                     int64_t panelStride)
-      : plan(contraction), panel(panel), npad(panelStride),
-        builder(contraction.op), loc(contraction.op.getLoc()),
-        dims(contraction.sizes.size()) {
-    lanes = kVectorBits / plan.elementType.getWidth();
-    vectorsPerRow = plan.sizes[plan.n] >= 2 * lanes ? 2 : 1;
-    rowsPerBlock = vectorsPerRow == 2 ? 8 : 12;
-    if (plan.m < 0)
-      rowsPerBlock = 1;
-    vectorType = VectorType::get({lanes}, plan.elementType);
-  }
+  ContractionEmitter(ContractionPlan contraction, Value panel)
+      : plan(contraction), panel(panel), npad(contraction.panelWidth),
+        lanes(contraction.lanes), vectorsPerRow(contraction.vectorsPerRow),
+        rowsPerBlock(contraction.rowsPerBlock), builder(contraction.op),
+        loc(contraction.op.getLoc()), dims(contraction.sizes.size()),
+        vectorType(VectorType::get({lanes}, contraction.elementType)) {}
 
   void emit() {
     emitOuter(0);
@@ -363,20 +361,12 @@ private:
 
   ContractionPlan plan;
   Value panel;
-  int64_t npad;
+  int64_t npad, lanes, vectorsPerRow, rowsPerBlock;
   OpBuilder builder;
   Location loc;
   SmallVector<Value> dims;
-  int64_t lanes, vectorsPerRow, rowsPerBlock;
   VectorType vectorType;
 };
-
-/// Width of the padded B panel of `plan`: N rounded up to whole tiles.
-int64_t panelWidth(ContractionPlan plan) {
-  int64_t lanes = kVectorBits / plan.elementType.getWidth();
-  int64_t tile = plan.sizes[plan.n] >= 2 * lanes ? 2 * lanes : lanes;
-  return (plan.sizes[plan.n] + tile - 1) / tile * tile;
-}
 
 struct TfcVectorizeContractionsPass
     : public tfc::impl::TfcVectorizeContractionsBase<
@@ -394,7 +384,7 @@ struct TfcVectorizeContractionsPass
     for (ContractionPlan &plan : plans) {
       int64_t depth = std::min(plan.sizes[plan.k], kPanelDepth);
       int64_t &size = panelSizes[plan.elementType];
-      size = std::max(size, depth * panelWidth(plan));
+      size = std::max(size, depth * plan.panelWidth);
     }
     llvm::DenseMap<Type, memref::GlobalOp> panels;
     OpBuilder builder(&getContext());
@@ -413,7 +403,7 @@ struct TfcVectorizeContractionsPass
       OpBuilder at(plan.op);
       Value panel = at.create<memref::GetGlobalOp>(
           plan.op.getLoc(), global.getType(), global.getSymName());
-      ContractionEmitter(plan, panel, panelWidth(plan)).emit();
+      ContractionEmitter(plan, panel).emit();
     }
   }
 };
