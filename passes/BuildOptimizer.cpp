@@ -8,6 +8,8 @@
 /// Generates the optimizer step over the flat parameter, gradient and Adam
 /// moment buffers: gradient norm and clipping, the learning-rate schedule
 /// and the Adam/AdamW update, from the module's `tfc.training` settings.
+/// The base learning rate and the schedule's length are inputs, so that a
+/// run may override the spec's `lr` and `steps` without recompiling.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +33,10 @@ namespace {
 /// The optimizer settings read from `tfc.training`.
 struct OptimizerSettings {
   bool decoupledDecay = false; ///< AdamW.
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0, clip = 0;
   std::string schedule = "constant";
-  int64_t warmup = 0, steps = 1;
+  int64_t warmup = 0;
 };
 
 /// A half-open range of the flat buffer holding trained tensors.
@@ -56,14 +58,12 @@ OptimizerSettings readSettings(DictionaryAttr dict) {
     s.decoupledDecay = opt.getValue() == "adamw";
   if (auto schedule = dict.getAs<StringAttr>("schedule"))
     s.schedule = schedule.getValue().str();
-  real("lr", s.lr);
   real("beta1", s.beta1);
   real("beta2", s.beta2);
   real("eps", s.eps);
   real("weight_decay", s.weightDecay);
   real("clip", s.clip);
   integer("warmup", s.warmup);
-  integer("steps", s.steps);
   return s;
 }
 
@@ -98,9 +98,10 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   return floatConstant(b, loc, type, value);
 }
 
-/// The learning rate at (1-based, float) step `t`.
+/// The learning rate at (1-based, float) step `t` of a run of `steps`
+/// updates whose base rate is `baseRate` (both scalars of `type`).
 Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
-                   Value t, Type type) {
+                   Value t, Value baseRate, Value steps, Type type) {
   auto c = [&](double v) { return scalarConstant(b, loc, type, v); };
   Value one = c(1.0);
   Value factor = one;
@@ -108,9 +109,10 @@ Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
   if (s.warmup > 0)
     factor = b.create<arith::MinimumFOp>(
         loc, one, b.create<arith::DivFOp>(loc, t, c(warmup)));
-  double span = std::max(1.0, static_cast<double>(s.steps) - warmup);
+  Value span = b.create<arith::MaximumFOp>(
+      loc, one, b.create<arith::SubFOp>(loc, steps, c(warmup)));
   Value progress = b.create<arith::DivFOp>(
-      loc, b.create<arith::SubFOp>(loc, t, c(warmup)), c(span));
+      loc, b.create<arith::SubFOp>(loc, t, c(warmup)), span);
   progress = b.create<arith::MaximumFOp>(loc, progress, c(0.0));
   progress = b.create<arith::MinimumFOp>(loc, progress, one);
   Value decay = one;
@@ -127,7 +129,7 @@ Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
     decay = b.create<math::SqrtOp>(loc,
                                    b.create<arith::DivFOp>(loc, c(floor), tt));
   }
-  return b.create<arith::MulFOp>(loc, c(s.lr),
+  return b.create<arith::MulFOp>(loc, baseRate,
                                  b.create<arith::MulFOp>(loc, factor, decay));
 }
 
@@ -172,11 +174,12 @@ struct TfcBuildOptimizerPass
                     .getElementType();
     auto flatType = RankedTensorType::get({count.getInt()}, element);
     auto stepType = RankedTensorType::get({}, b.getI64Type());
-    auto statsType = RankedTensorType::get({2}, element);
+    auto pairType = RankedTensorType::get({2}, element);
     auto func = b.create<func::FuncOp>(
         loc, "optimizer_step",
-        b.getFunctionType({flatType, flatType, flatType, flatType, stepType},
-                          {flatType, flatType, flatType, statsType}));
+        b.getFunctionType(
+            {flatType, flatType, flatType, flatType, stepType, pairType},
+            {flatType, flatType, flatType, pairType}));
     Block *body = func.addEntryBlock();
     b.setInsertionPointToStart(body);
     Value params = body->getArgument(0), grads = body->getArgument(1);
@@ -203,7 +206,13 @@ struct TfcBuildOptimizerPass
     Value step = b.create<tensor::ExtractOp>(loc, body->getArgument(4),
                                              ValueRange{});
     Value t = b.create<arith::SIToFPOp>(loc, element, step);
-    Value lr = learningRate(b, loc, s, t, element);
+    Value schedule = body->getArgument(5);
+    auto scheduleEntry = [&](int64_t i) -> Value {
+      Value index = b.create<arith::ConstantIndexOp>(loc, i);
+      return b.create<tensor::ExtractOp>(loc, schedule, ValueRange{index});
+    };
+    Value lr = learningRate(b, loc, s, t, scheduleEntry(0), scheduleEntry(1),
+                            element);
     Value correction1 = b.create<arith::SubFOp>(
         loc, c(1.0), b.create<math::PowFOp>(loc, c(s.beta1), t));
     Value correction2 = b.create<arith::SubFOp>(
@@ -253,7 +262,7 @@ struct TfcBuildOptimizerPass
       newMoment1 = insertInto(b, loc, update.getResult(1), newMoment1, run);
       newMoment2 = insertInto(b, loc, update.getResult(2), newMoment2, run);
     }
-    Value stats = b.create<tensor::FromElementsOp>(loc, statsType,
+    Value stats = b.create<tensor::FromElementsOp>(loc, pairType,
                                                    ValueRange{norm, lr});
     b.create<func::ReturnOp>(
         loc, ValueRange{newParams, newMoment1, newMoment2, stats});

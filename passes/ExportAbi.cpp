@@ -17,6 +17,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfc {
@@ -40,7 +41,7 @@ static std::string manifestText(ModuleOp module, func::FuncOp forward) {
       else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
         os << i.getInt();
       else if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
-        os << f.getValueAsDouble();
+        os << llvm::format("%.17g", f.getValueAsDouble());
       os << "\n";
     }
   }
@@ -144,9 +145,10 @@ struct TfcExportAbiPass
     // tfc_train_step(params, tokens, targets, mask, seed, grads, loss).
     if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
       exportEntry(builder, step, "tfc_train_step", 5, {1, 0});
-    // tfc_optimizer_step(params, grads, m, v, step, params', m', v', stats).
+    // tfc_optimizer_step(params, grads, m, v, step, schedule, params', m',
+    //                    v', stats).
     if (auto opt = module.lookupSymbol<func::FuncOp>("optimizer_step"))
-      exportEntry(builder, opt, "tfc_optimizer_step", 5, {0, 1, 2, 3});
+      exportEntry(builder, opt, "tfc_optimizer_step", 6, {0, 1, 2, 3});
 
     // The manifest, NUL-terminated, as an external constant.
     manifest.push_back('\0');

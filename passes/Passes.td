@@ -49,16 +49,21 @@ def TfcFlattenParams : Pass<"tfc-flatten-params", "mlir::ModuleOp"> {
 def TfcBuildOptimizer : Pass<"tfc-build-optimizer", "mlir::ModuleOp"> {
   let summary = "Generates @optimizer_step from the spec's training settings";
   let description = [{
-    Builds `@optimizer_step(params, grads, m, v, step) -> (params, m, v,
-    stats)` over the flat buffers, in linalg on tensors: the global gradient
-    norm, clipping, the learning-rate schedule (constant, linear, cosine,
-    inverse square root, after linear warm-up) and the Adam or AdamW update
-    with bias correction, fused into one element-wise kernel per run of
-    trainable tensors (buffers such as Performer features are left as they
-    are). Reads the module attributes `tfc.training` and `tfc.manifest`.
+    Builds `@optimizer_step(params, grads, m, v, step, schedule) -> (params,
+    m, v, stats)` over the flat buffers, in linalg on tensors: the global
+    gradient norm, clipping, the learning-rate schedule (constant, linear,
+    cosine, inverse square root, after linear warm-up) and the Adam or AdamW
+    update with bias correction, fused into one element-wise kernel per run
+    of trainable tensors (buffers such as Performer features are left as
+    they are). `schedule` holds the base learning rate and the run's number
+    of steps (where linear and cosine decay reach zero); `stats` returns the
+    gradient norm before clipping and the rate used. Reads the module
+    attributes `tfc.training` (optimizer, betas, eps, weight decay, clip,
+    schedule kind, warm-up) and `tfc.manifest`.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
     "mlir::tensor::TensorDialect",

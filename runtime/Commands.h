@@ -63,6 +63,7 @@ struct Options {
   int64_t topK = -1;
   double temperature = 1.0;
   double minutes = 0; ///< train: the wall-time budget; 0 = none.
+  double lr = 0;      ///< train: the base learning rate; 0 = the spec's.
 };
 
 /// Buffers of one batch for tfc_forward (and tfc_train_step).

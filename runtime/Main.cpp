@@ -144,10 +144,12 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
     } else if (flag == "--prompt") {
       options.prompt = value;
     } else if (flag == "--lr") {
-      err = where + "--lr: the learning rate and its schedule are compiled "
-                    "into the model (training.lr in the spec); change the "
-                    "spec and recompile with 'tfc compile'";
-      return false;
+      if (!parseDouble(value, options.lr) || !(options.lr > 0) ||
+          !std::isfinite(options.lr)) {
+        err = where + "--lr: expected a positive learning rate, got '" +
+              value + "'";
+        return false;
+      }
     } else if (flag == "--minutes") {
       if (!parseDouble(value, options.minutes) || options.minutes <= 0) {
         err = where +

@@ -280,6 +280,12 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
                     "got '" +
                     f[1] + "'");
       manifest.holdoutFraction = fraction;
+    } else if (key == "lr") {
+      if (!needArgs(1))
+        return false;
+      if (!parseDouble(f[1], manifest.lr) || !(manifest.lr > 0))
+        return fail("record 'lr': expected a positive number, got '" + f[1] +
+                    "'");
     } else if (key == "train_steps") {
       if (!intValue(manifest.trainSteps, 0))
         return false;

@@ -66,6 +66,7 @@ struct Manifest {
 
   // The training loop's settings ([training] and [data] of the spec); each
   // can be overridden on the command line of `train`.
+  double lr = 0;               ///< Base learning rate of the schedule.
   int64_t trainSteps = 0;      ///< Optimizer updates of a run.
   int64_t evalEvery = 0;       ///< Validate every N steps; 0 = never.
   int64_t evalBatches = 0;     ///< Batches per validation; 0 = all.

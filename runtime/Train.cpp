@@ -11,7 +11,8 @@
 ///   fill the batch of step t            (TrainState.h: a function of seed, t)
 ///   tfc_train_step(params, batch, dropoutSeed(seed, t)) -> grads, loss
 ///   stop if the loss is not finite      (nothing is saved)
-///   tfc_optimizer_step(params, grads, m, v, t) -> params, m, v   (in place)
+///   tfc_optimizer_step(params, grads, m, v, t, {lr, steps}) -> params, m, v
+///                                       (in place)
 ///   every eval_every steps: validation, best checkpoint, early stopping
 ///   every checkpoint_every steps and at the end: DIR/last.safetensors
 ///   --minutes M: the end is the first step that ends M minutes or more
@@ -352,7 +353,9 @@ void printTrainHelp() {
       "                    one per core, or OMP_NUM_THREADS)\n"
       "  --batch N         must equal the compiled batch size; to change it,\n"
       "                    recompile ('tfc compile --batch N')\n"
-      "  --lr              not accepted: the learning rate is compiled in\n"
+      "  --lr R            base learning rate of the compiled schedule\n"
+      "                    (warm-up and decay keep the spec's shape;\n"
+      "                    linear and cosine decay reach 0 at --steps)\n"
       "\n"
       "Writes DIR/last.safetensors (with optimizer state), DIR/best.\n"
       "safetensors (best validation loss), DIR/metrics.jsonl and\n"
@@ -418,6 +421,11 @@ int runTrain(const Manifest &m, const Options &o) {
     return fail("train: the model records no number of training steps; pass "
                 "--steps N");
   state.totalSteps = steps;
+  // The base learning rate: the command line, else the run being resumed,
+  // else the spec.
+  state.lr = o.lr > 0 ? o.lr : resuming && state.lr > 0 ? state.lr : m.lr;
+  if (!(state.lr > 0))
+    return fail("train: the model records no learning rate; pass --lr R");
   // Settings: the command line, else the run being resumed, else the spec.
   auto setting = [](int64_t given, int64_t resumed, int64_t spec) {
     return given >= 0 ? given : resumed >= 0 ? resumed : spec;
@@ -527,9 +535,9 @@ int runTrain(const Manifest &m, const Options &o) {
     printf("train: %s (%zu lines), vocabulary %lld words\nval: %s\n",
            data.trainPath.c_str(), data.trainLines.size(),
            (long long)vocab.size(), data.valWhat.c_str());
-  printf("steps %lld, eval every %lld (%s batches), checkpoint every %lld, "
-         "patience %lld, seed %llu\n",
-         (long long)steps, (long long)evalEvery,
+  printf("steps %lld, lr %g, eval every %lld (%s batches), checkpoint every "
+         "%lld, patience %lld, seed %llu\n",
+         (long long)steps, state.lr, (long long)evalEvery,
          evalBatches > 0 ? std::to_string(evalBatches).c_str() : "all",
          (long long)checkpointEvery, (long long)patience,
          (unsigned long long)seed);
@@ -606,9 +614,10 @@ int runTrain(const Manifest &m, const Options &o) {
     }
     int64_t update = t;
     float stats[2] = {0, 0};
+    float schedule[2] = {float(state.lr), float(steps)};
     tfc_optimizer_step(params.data(), grads.data(), adamM.data(), adamV.data(),
-                       &update, params.data(), adamM.data(), adamV.data(),
-                       stats);
+                       &update, schedule, params.data(), adamM.data(),
+                       adamV.data(), stats);
     if (!std::isfinite(stats[0])) {
       progress.clearBar();
       fclose(log);

@@ -23,6 +23,7 @@ Metadata trainStateMetadata(const TrainState &s) {
   return {
       {"tfc.step", std::to_string(s.step)},
       {"tfc.steps", std::to_string(s.totalSteps)},
+      {"tfc.lr", s.lr > 0 ? format("%.17g", s.lr) : ""},
       {"tfc.seed", std::to_string(s.seed)},
       {"tfc.best_val_loss", s.hasBest ? format("%.17g", s.bestValLoss) : ""},
       {"tfc.best_step", std::to_string(s.bestStep)},
@@ -75,6 +76,10 @@ bool readTrainState(const SafetensorsFile &file, TrainState &s,
     return bad("tfc.bad_evals");
   if (!readInt("tfc.tokens", s.tokens))
     return bad("tfc.tokens");
+  // Optional: the base learning rate.
+  if (const std::string *lr = get("tfc.lr"); lr && !lr->empty())
+    if (!parseDouble(*lr, s.lr) || !(s.lr > 0))
+      return bad("tfc.lr");
   // Optional: the data files.
   if (const std::string *path = get("tfc.data_train"))
     s.dataTrain = *path;

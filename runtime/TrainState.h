@@ -28,6 +28,8 @@
 /// tfc.model, tfc.task, tfc.params), every value a decimal string:
 ///   tfc.step          optimizer updates done
 ///   tfc.steps         the run's planned number of updates
+///   tfc.lr            the run's base learning rate (17 significant digits;
+///                     "" = not recorded)
 ///   tfc.seed          the run seed
 ///   tfc.best_val_loss the best validation loss so far ("" = none yet),
 ///                     written with 17 significant digits (exact for a double)
@@ -63,6 +65,7 @@ namespace tfc::rt {
 struct TrainState {
   int64_t step = 0;
   int64_t totalSteps = 0;
+  double lr = 0; ///< Base learning rate; 0: not recorded.
   uint64_t seed = 0;
   bool hasBest = false;
   double bestValLoss = 0;

@@ -365,6 +365,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
                                builder.getI64IntegerAttr(spec.data.minFreq)),
           // Training-loop settings for the runtime (the optimizer itself is
           // generated from `tfc.training`).
+          builder.getNamedAttr("lr", builder.getF64FloatAttr(spec.training.lr)),
           builder.getNamedAttr("train_steps",
                                builder.getI64IntegerAttr(spec.training.steps)),
           builder.getNamedAttr(

@@ -38,6 +38,7 @@ const char tfc_model_manifest[] =
     "flops_per_token 96\n"
     "activation_bytes 0\n"
     "min_freq 1\n"
+    "lr 0.05\n"
     "train_steps 20\n"
     "eval_every 5\n"
     "eval_batches 0\n"
@@ -100,8 +101,10 @@ void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
 }
 
 void tfc_optimizer_step(float *params, float *grads, float *adam_m,
-                        float *adam_v, int64_t *step, float *params_out,
-                        float *adam_m_out, float *adam_v_out, float *stats) {
-  fake::adam(64, params_out, grads, adam_m_out, adam_v_out, *step, stats);
+                        float *adam_v, int64_t *step, float *schedule,
+                        float *params_out, float *adam_m_out,
+                        float *adam_v_out, float *stats) {
+  fake::adam(64, params_out, grads, adam_m_out, adam_v_out, *step,
+             schedule[0], stats);
 }
 }

@@ -54,6 +54,7 @@ const char tfc_model_manifest[] =
     "flops_per_token 2048\n"
     "activation_bytes 16384\n"
     "split 0.9 0.05\n"
+    "lr 0.05\n"
     "train_steps 30\n"
     "eval_every 10\n"
     "eval_batches 2\n"
@@ -135,14 +136,15 @@ void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
 }
 
 void tfc_optimizer_step(float *params, float *grads, float *adam_m,
-                        float *adam_v, int64_t *step, float *params_out,
-                        float *adam_m_out, float *adam_v_out, float *stats) {
+                        float *adam_v, int64_t *step, float *schedule,
+                        float *params_out, float *adam_m_out,
+                        float *adam_v_out, float *stats) {
   // In place only, as the runtime calls it.
   if (params_out != params || adam_m_out != adam_m || adam_v_out != adam_v) {
     stats[0] = NAN;
     return;
   }
-  fake::adam(1296, params, grads, adam_m, adam_v, *step, stats);
+  fake::adam(1296, params, grads, adam_m, adam_v, *step, schedule[0], stats);
 }
 #endif
 }

@@ -7,7 +7,7 @@
 /// \file
 /// Test only: what the fake models share to stand in for generated
 /// tfc_train_step / tfc_optimizer_step: plain Adam over the flat buffers
-/// (constant learning rate 0.05, betas 0.9 and 0.999, eps 1e-8, no
+/// (the constant learning rate it is given, betas 0.9 and 0.999, eps 1e-8, no
 /// clipping) and two hooks that the command-line tests drive through the
 /// environment:
 ///   TFC_FAKE_SLEEP_MS=N   every train step sleeps N ms (so a test can
@@ -40,8 +40,8 @@ inline bool trainStepHooks() {
 
 /// One Adam update of every float of the buffers, in place.
 inline void adam(int64_t n, float *params, const float *grads, float *m,
-                 float *v, int64_t step, float *stats) {
-  const float lr = 0.05f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+                 float *v, int64_t step, float lr, float *stats) {
+  const float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   double norm = 0;
   for (int64_t i = 0; i < n; ++i)
     norm += double(grads[i]) * double(grads[i]);

@@ -125,8 +125,8 @@ run "$lm" train --help
 check "train --help" out "usage:" "--resume" "--patience" "--checkpoint-every"
 run "$lm" generate --help
 check "generate --help" out "usage:" "--temperature" "--top-k"
-run "$lm" train --lr 0.1 --data "$dir/corpus.txt"
-check "--lr is compiled in" error "--lr: the learning rate and its schedule are compiled into the model"
+run "$lm" train --lr -0.1 --data "$dir/corpus.txt"
+check "--lr must be positive" error "--lr: expected a positive learning rate, got '-0.1'"
 run "$lm" train --batch 4 --data "$dir/corpus.txt"
 check "--batch must match" error "--batch 4: the batch size is compiled into the model (batch 2)"
 run "$lm" train --steps 0 --data "$dir/corpus.txt"

@@ -137,6 +137,7 @@ TEST(TrainState, MetadataRoundTrip) {
   TrainState s;
   s.step = 120;
   s.totalSteps = 5000;
+  s.lr = 3e-4;
   s.seed = UINT64_MAX;
   s.hasBest = true;
   s.bestValLoss = 1.0 / 3.0;
@@ -156,6 +157,7 @@ TEST(TrainState, MetadataRoundTrip) {
   ASSERT_TRUE(readTrainState(file, r, err)) << err;
   EXPECT_EQ(r.step, 120);
   EXPECT_EQ(r.totalSteps, 5000);
+  EXPECT_EQ(r.lr, 3e-4);
   EXPECT_EQ(r.seed, UINT64_MAX);
   EXPECT_TRUE(r.hasBest);
   EXPECT_EQ(r.bestValLoss, 1.0 / 3.0); // Exact.
