@@ -133,6 +133,15 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  // `--help` lists tfc's own options; LLVM's and MLIR's (such as
+  // --mlir-print-ir-after-all) stay accepted and are listed by
+  // `--help-hidden`.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    if (!llvm::is_contained(option->Categories, &compileCategory) &&
+        entry.first() != "help" && entry.first() != "help-hidden")
+      option->setHiddenFlag(cl::Hidden);
+  }
   cl::ParseCommandLineOptions(argc, argv, "tfc compile\n");
 
   ::tfc::spec::Diagnostic diag;
