@@ -119,8 +119,15 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     reuses the same memory as the step before: no allocator calls and no
     fresh pages after the first step. An allocation left inside a loop (one
     whose buffer escapes an iteration) is an error.
+
+    When the module holds the manifest (`tfc_model_manifest`, from
+    tfc-export-abi), its `activation_bytes` record becomes the arena bytes
+    of `tfc_forward` (and of the functions it calls), and a
+    `train_activation_bytes` record gives those of `tfc_train_step` and
+    `tfc_optimizer_step`.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect"];
 }
 

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -97,22 +98,86 @@ int64_t assignOffsets(SmallVectorImpl<Allocation> &allocations) {
   return size;
 }
 
+/// The arena bytes that a call of `func` uses: its own and those of every
+/// function it calls, each counted once.
+int64_t reachableArenaBytes(func::FuncOp func,
+                            const llvm::DenseMap<Operation *, int64_t> &arenas,
+                            llvm::DenseSet<Operation *> &seen) {
+  if (!func || !seen.insert(func).second)
+    return 0;
+  int64_t bytes = arenas.lookup(func);
+  func.walk([&](func::CallOp call) {
+    bytes += reachableArenaBytes(
+        SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr()),
+        arenas, seen);
+  });
+  return bytes;
+}
+
+/// Rewrites the `activation_bytes` record of the manifest text (ExportAbi's
+/// upper bound, the sum of every intermediate tensor) with the arena bytes
+/// of `tfc_forward`, and records those of the training entry points as
+/// `train_activation_bytes`.
+void recordArenaSizes(ModuleOp module,
+                      const llvm::DenseMap<Operation *, int64_t> &arenas) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
+  auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
+                     : StringAttr();
+  if (!text)
+    return;
+  auto entryBytes = [&](ArrayRef<StringRef> names) {
+    llvm::DenseSet<Operation *> seen;
+    int64_t bytes = 0;
+    for (StringRef name : names)
+      bytes += reachableArenaBytes(module.lookupSymbol<func::FuncOp>(name),
+                                   arenas, seen);
+    return bytes;
+  };
+  bool training = module.lookupSymbol("tfc_train_step");
+  // The text is NUL-terminated; every piece but the last ends a line.
+  SmallVector<StringRef> lines;
+  text.getValue().split(lines, '\n');
+  std::string updated;
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    if (i > 0)
+      updated += "\n";
+    if (!line.starts_with("activation_bytes ")) {
+      updated += line.str();
+      continue;
+    }
+    updated += "activation_bytes " + std::to_string(entryBytes({"tfc_forward"}));
+    if (training)
+      updated += "\ntrain_activation_bytes " +
+                 std::to_string(
+                     entryBytes({"tfc_train_step", "tfc_optimizer_step"}));
+  }
+  OpBuilder builder(global);
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), updated.size());
+  builder.create<LLVM::GlobalOp>(global.getLoc(), type, global.getConstant(),
+                                 global.getLinkage(), global.getSymName(),
+                                 builder.getStringAttr(updated));
+  global.erase();
+}
+
 struct TfcStaticBuffersPass
     : public tfc::impl::TfcStaticBuffersBase<TfcStaticBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder builder(&getContext());
     unsigned counter = 0;
+    llvm::DenseMap<Operation *, int64_t> arenas;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (failed(placeBuffers(func, builder, counter)))
+      if (failed(placeBuffers(func, builder, counter, arenas[func])))
         return signalPassFailure();
     }
+    recordArenaSizes(module, arenas);
   }
 
   LogicalResult placeBuffers(func::FuncOp func, OpBuilder &builder,
-                             unsigned &counter) {
+                             unsigned &counter, int64_t &arenaSize) {
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> positions;
     int64_t position = 0;
@@ -146,6 +211,7 @@ struct TfcStaticBuffersPass
       return success();
 
     int64_t arenaBytes = assignOffsets(allocations);
+    arenaSize = arenaBytes;
     auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
     std::string name = "__tfc_arena_" + std::to_string(counter++);
     ModuleOp module = func->getParentOfType<ModuleOp>();

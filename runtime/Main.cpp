@@ -371,16 +371,31 @@ int runInfo(const Manifest &m) {
                    double(m.batch * m.seqLen) * sizeof(float) +
                    double(m.logitsCount()) * sizeof(float);
   double activationBytes = double(m.activationBytes);
+  double trainBytes = double(m.trainActivationBytes);
   printf("\nmemory plan:\n");
   printf("  parameters   %14.0f bytes  %s (%lld floats)\n", paramBytes,
          humanBytes(paramBytes).c_str(), (long long)m.params);
-  printf("  activations  %14.0f bytes  %s\n", activationBytes,
+  printf("  activations  %14.0f bytes  %s (forward)\n", activationBytes,
          humanBytes(activationBytes).c_str());
   printf("  batch i/o    %14.0f bytes  %s (tokens, targets, mask, logits)\n",
          ioBytes, humanBytes(ioBytes).c_str());
   double allBytes = paramBytes + activationBytes + ioBytes;
-  printf("  total        %14.0f bytes  %s\n", allBytes,
+  printf("  total        %14.0f bytes  %s (eval, generate)\n", allBytes,
          humanBytes(allBytes).c_str());
+  if (trainBytes > 0) {
+    // Training adds its own working memory and three more flat buffers:
+    // gradients and the two Adam moments.
+    double stateBytes = 3 * paramBytes;
+    printf("  training     %14.0f bytes  %s (train step and optimizer)\n",
+           trainBytes, humanBytes(trainBytes).c_str());
+    printf("  train state  %14.0f bytes  %s (gradients, Adam m and v)\n",
+           stateBytes, humanBytes(stateBytes).c_str());
+    // Validation runs the forward pass, so a training run holds both.
+    double trainTotal = allBytes + trainBytes + stateBytes;
+    printf("  total        %14.0f bytes  %s (train, validation included)\n",
+           trainTotal,
+           humanBytes(trainTotal).c_str());
+  }
   return 0;
 }
 

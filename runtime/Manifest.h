@@ -56,7 +56,8 @@ struct Manifest {
   int64_t heads = 0;
   int64_t params = 0; ///< Floats in the flat parameter buffer.
   double flopsPerToken = 0;
-  int64_t activationBytes = 0;
+  int64_t activationBytes = 0;      ///< Working memory of tfc_forward.
+  int64_t trainActivationBytes = 0; ///< Of the training entry points.
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;

@@ -22,7 +22,9 @@
 ///   layers <L>           heads <H>
 ///   params <total number of f32 in the flat buffer>
 ///   flops_per_token <forward FLOPs per token>
-///   activation_bytes <bytes of the generated code's working memory>
+///   activation_bytes <bytes of tfc_forward's working memory>
+///   train_activation_bytes <bytes of the training entry points' working
+///                  memory>         optional (absent: no training functions)
 ///   min_freq <n>                   optional, classify: word vocabulary
 ///                                  keeps words seen >= n times (default 1)
 ///   split <train> <val>            optional, lm: byte split fractions of
@@ -38,7 +40,8 @@
 ///     appear at most once; `end` is required. Records this runtime does not
 ///     know are ignored (the compiler may record more configuration).
 ///   - `model task batch seq_len d_model layers heads params` are required;
-///     `flops_per_token` and `activation_bytes` default to 0 (not known).
+///     `flops_per_token`, `activation_bytes` and `train_activation_bytes`
+///     default to 0 (not known).
 ///     `vocab` is required for classify (the word vocabulary size including
 ///     PAD, UNK, CLS, so >= 4) and defaults to 256 (bytes) for lm.
 ///     `classes` (number of labels) is required for classify and ignored for

@@ -54,3 +54,35 @@ func.func @dynamic(%n: index) {
   %a = memref.alloc(%n) : memref<?xf32>
   return
 }
+
+// -----
+
+// The manifest's activation_bytes (tfc-export-abi's upper bound) becomes
+// tfc_forward's arena, counting the functions it calls; the training entry
+// points' arenas are recorded as train_activation_bytes.
+
+// CHECK-LABEL: llvm.mlir.global external constant @tfc_model_manifest
+// CHECK-SAME: "tfc-manifest 1\0Aparams 16\0Aactivation_bytes 1536\0Atrain_activation_bytes 2048\0Aend\0A\00"
+llvm.mlir.global external constant @tfc_model_manifest("tfc-manifest 1\0Aparams 16\0Aactivation_bytes 999999\0Aend\0A\00") {addr_space = 0 : i32}
+func.func private @helper() {
+  %a = memref.alloc() : memref<128xf32>
+  "test.use"(%a) : (memref<128xf32>) -> ()
+  return
+}
+func.func @tfc_forward() {
+  %a = memref.alloc() : memref<256xf32>
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  func.call @helper() : () -> ()
+  func.call @helper() : () -> ()
+  return
+}
+func.func @tfc_train_step() {
+  %a = memref.alloc() : memref<256xf32>
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  return
+}
+func.func @tfc_optimizer_step() {
+  %a = memref.alloc() : memref<256xf32>
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  return
+}

@@ -137,7 +137,23 @@ TEST(Manifest, OptionalAndUnknownRecords) {
   ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
   EXPECT_EQ(m.flopsPerToken, 0.0);
   EXPECT_EQ(m.activationBytes, 0);
+  EXPECT_EQ(m.trainActivationBytes, 0);
   EXPECT_EQ(m.tensors.size(), 5u);
+}
+
+TEST(Manifest, TrainingWorkingMemory) {
+  std::string text = edited("activation_bytes 4096\n",
+                            "activation_bytes 4096\n"
+                            "train_activation_bytes 12288\n");
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
+  EXPECT_EQ(m.activationBytes, 4096);
+  EXPECT_EQ(m.trainActivationBytes, 12288);
+  EXPECT_EQ(parseError(edited("activation_bytes 4096\n",
+                              "train_activation_bytes -1\n")),
+            "manifest:12: record 'train_activation_bytes': expected an "
+            "integer >= 0, got '-1'");
 }
 
 TEST(Manifest, ErrorsNameTheLine) {
