@@ -21,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -133,6 +134,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   // `--help` lists tfc's own options; LLVM's and MLIR's (such as
   // --mlir-print-ir-after-all) stay accepted and are listed by
   // `--help-hidden`.
@@ -177,9 +179,14 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::SpecIR)
     return printModule(*module, output);
 
+  // -mlir-timing reports the passes and, for binary output, the LLVM stage.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope rootTiming = timing.getRootScope();
   PassManager pm(&ctx);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
+  pm.enableTiming(rootTiming);
   if (stage == Stage::Tfc) {
     if (evalOnly)
       pm.addPass(mlir::tfc::createTfcStripDropout());
@@ -212,8 +219,10 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     llvm::errs() << "tfc: error: -O" << optLevel << ": expected 0 to 3\n";
     return 1;
   }
+  TimingScope llvmTiming = rootTiming.nest("LLVM: translate, optimise, emit");
   std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
                                             stage == Stage::LLVMIR, optLevel);
+  llvmTiming.stop();
   if (error.empty() && stage == Stage::Exe) {
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
     if (!parent.empty())
