@@ -85,6 +85,10 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
+  // The packed gradients are written slice by slice into the output buffer
+  // (One-Shot Bufferize's analysis of a long insert_slice chain is cubic).
+  pm.addPass(mlir::tfc::createTfcMaterializeInsertChains());
+
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(

@@ -104,6 +104,28 @@ def TfcExportAbi : Pass<"tfc-export-abi", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcMaterializeInsertChains
+    : Pass<"tfc-materialize-insert-chains", "mlir::ModuleOp"> {
+  let summary = "Writes insert_slice chains that end in a buffer straight into it";
+  let description = [{
+    Where `bufferization.materialize_in_destination ... in restrict writable
+    %out` (a buffer nothing else uses) writes a chain of `tensor.insert_slice`
+    ops into a `linalg.fill` of a `tensor.empty`, each link used only by the
+    next, the chain becomes a `linalg.fill` of `%out` and one
+    `materialize_in_destination` per slice into a `memref.subview` of `%out`.
+    When the slices have constant bounds and do not overlap, each is written
+    right after its source is computed (its temporary dies early); otherwise
+    all are written in the chain's order where the chain was materialized.
+    The flat gradient buffer of `@train_step` is such a chain, one link per
+    parameter; One-Shot Bufferize's conflict analysis of a chain takes time
+    cubic in its length, while the per-slice writes leave it nothing to check.
+    Runs after inlining, before bufferization.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let summary = "Places every static allocation in one arena per function, reusing memory";
   let description = [{
