@@ -179,7 +179,10 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     of a function becomes a private `noinline` function (a kernel) called
     with the buffers and values it uses. LLVM then optimises many small
     functions instead of one function of thousands of loops, which keeps
-    compile times of deep models short.
+    compile times of deep models short. A loop nest whose kernel would be
+    equivalent to an earlier one (same signature, same operations and
+    attributes, locations aside; repeated layers of one shape) calls that
+    kernel instead, so each distinct kernel is compiled once.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
