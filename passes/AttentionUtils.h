@@ -153,32 +153,53 @@ Value longformerLocalFilter(OpBuilder &b, Location loc, LongformerAttr kind,
 /// The FAVOR+ denominator's regulariser.
 inline constexpr double kPerformerEpsilon = 1e-6;
 
-/// The random-feature exponents of head-split `x [B, S, H, Dh]` with
-/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
+/// `features [M, Dh]` times the input scale `Dh^(-1/4)`, so that the
+/// projections below are plain multiply-add contractions.
+Value scaledFeatures(OpBuilder &b, Location loc, Value features);
+
+/// The random projections of head-split `x [B, S, H, Dh]` by `scaled =
+/// features * Dh^(-1/4)` (scaledFeatures): with `x' = x / Dh^(1/4)`,
 ///
-///   exponent[b, s, h, m] = W_m . x' - |x'|^2 / 2.
-Value featureExponents(OpBuilder &b, Location loc, Value x, Value features);
+///   projection[b, s, h, m] = W_m . x'.
+Value featureProjection(OpBuilder &b, Location loc, Value x, Value scaled);
 
-/// The max over the last dimension of `exponent [B, S, H, M]`, `[B, S, H]`.
-Value rowMaximum(OpBuilder &b, Location loc, Value exponent);
+/// `|x'|^2 / 2` of head-split `x [B, S, H, Dh]`, `[B, S, H]`.
+Value halfSquaredNorm(OpBuilder &b, Location loc, Value x);
 
-/// `phi = exp(exponent - stabiliser) / sqrt(M) * mask` for `exponent
-/// [B, S, H, M]`, where `stabiliser [B, S, H]` (0 when null) and `mask
-/// [B, S]` (1 when null) broadcast.
-Value exponentialFeatures(OpBuilder &b, Location loc, Value exponent,
-                          Value stabiliser, Value mask);
+/// The max over the last dimension of `projection [B, S, H, M]`,
+/// `[B, S, H]`.
+Value rowMaximum(OpBuilder &b, Location loc, Value projection);
+
+/// `phi = exp(projection - offset) / sqrt(M) * mask` for `projection
+/// [B, S, H, M]`, where `offset [B, S, H]` and `mask [B, S]` (1 when null)
+/// broadcast.
+Value exponentialFeatures(OpBuilder &b, Location loc, Value projection,
+                          Value offset, Value mask);
+
+/// The FAVOR+ feature map of one input with the quantities its gradient
+/// needs.
+struct FeatureMap {
+  /// `W_m . x'`, `[B, S, H, M]`.
+  Value projection;
+  /// The per-row constant subtracted before the exponential, `[B, S, H]`.
+  Value offset;
+  /// The features, `[B, S, H, M]`.
+  Value phi;
+};
 
 /// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
-/// `features [M, Dh]`: with `x' = x / Dh^(1/4)`,
+/// `scaled = features * Dh^(-1/4)` (scaledFeatures): with `x' = x / Dh^(1/4)`,
 ///
 ///   phi[b, s, h, m] = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M).
 ///
 /// For queries (`stabilise`), `c` is the max over m of the exponent, which
-/// cancels between numerator and denominator; for keys `c = 0`, so that no
-/// constant depending on other positions enters a causal prefix. `mask
-/// [B, S]`, when given, multiplies the features (padding keys vanish).
-Value randomFeatures(OpBuilder &b, Location loc, Value x, Value features,
-                     bool stabilise, Value mask);
+/// cancels between numerator and denominator; then `|x'|^2 / 2 + c` is the
+/// max over m of the projection, the offset. For keys `c = 0` (the offset
+/// is `|x'|^2 / 2`), so that no constant depending on other positions
+/// enters a causal prefix. `mask [B, S]`, when given, multiplies the
+/// features (padding keys vanish).
+FeatureMap randomFeatures(OpBuilder &b, Location loc, Value x, Value scaled,
+                          bool stabilise, Value mask);
 
 /// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
 /// `v [B, J, H, Dh]` to the running state:
@@ -201,6 +222,73 @@ Value performerNumerator(OpBuilder &b, Location loc, Value queryFeatures,
 /// `queryFeatures [B, I, H, M]` and `z [B, H, M]`.
 Value performerDenominator(OpBuilder &b, Location loc, Value queryFeatures,
                            Value z);
+
+//===----------------------------------------------------------------------===//
+// Causal FAVOR+ by chunks
+//===----------------------------------------------------------------------===//
+//
+// The causal form splits the sequence into NC chunks of C positions (the
+// last zero-padded when C does not divide S) and works on chunked views
+// `[B, NC, C, H, D]`. Within a chunk, the pairs `j <= i` are summed densely
+// through masked scores `A = phi_q phi_k^T` (`[B, NC, H, C, C]`); across
+// chunks, each chunk reads the prefix state of the keys of all earlier
+// chunks (`[B, NC, H, M, Dh]` and `[B, NC, H, M]`), an exclusive scan of
+// per-chunk states. Every sum is a contraction over a whole chunk or
+// feature dimension, which tfc-vectorize-contractions turns into FMA
+// kernels; only the scan runs over chunks in an `scf.for`.
+
+/// Chunk count and size of a causal sequence.
+struct Chunking {
+  int64_t count, size;
+  /// The padded length `count * size`.
+  int64_t padded() const { return count * size; }
+};
+
+/// The chunking of a causal sequence of `length` positions: chunks of at
+/// most 64 positions, at least two chunks when the sequence has two
+/// positions, as few padded positions as possible.
+Chunking performerChunking(int64_t length);
+
+/// `x [B, S, H, D] -> [B, NC, C, H, D]`, zero-padded at the end.
+Value toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks);
+
+/// `x [B, NC, C, H, D] -> [B, S, H, D]`, dropping the padding.
+Value fromChunks(OpBuilder &b, Location loc, Value x, int64_t length);
+
+/// The exclusive scan of `x [B, NC, ...]` over chunks:
+/// `out[:, n] = sum_{n' < n} x[:, n']`, or over `n' > n` when `reverse`.
+Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse);
+
+/// Per-chunk key/value states of chunked `keyFeatures [B, NC, C, H, M]` and
+/// `v [B, NC, C, H, Dh]`:
+///
+///   kv[b, n, h, m, e] = sum_c keyFeatures[b, n, c, h, m] * v[b, n, c, h, e]
+///   z[b, n, h, m]     = sum_c keyFeatures[b, n, c, h, m].
+std::pair<Value, Value> chunkStates(OpBuilder &b, Location loc,
+                                    Value keyFeatures, Value v);
+
+/// The causal scores within each chunk, `[B, NC, H, C, C]`:
+///
+///   A[b, n, h, i, j] = [j <= i] sum_m phiQ[b, n, i, h, m] phiK[b, n, j, h, m].
+Value chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
+                  Value keyFeatures);
+
+/// `x [B, NC, H, C, C]` with the pairs `j > i` set to zero.
+Value causalChunkMask(OpBuilder &b, Location loc, Value x);
+
+/// The numerator `[B, NC, C, H, Dh]` and denominator `[B, NC, C, H]` of
+/// causal FAVOR+ in chunks, from the chunked query features, values, the
+/// masked scores and the exclusive prefix states `kv [B, NC, H, M, Dh]`,
+/// `z [B, NC, H, M]`:
+///
+///   num[b, n, i, h, e] = sum_j A[b, n, h, i, j] v[b, n, j, h, e]
+///                        + sum_m phiQ[b, n, i, h, m] kv[b, n, h, m, e]
+///   den[b, n, i, h]    = sum_j A[b, n, h, i, j]
+///                        + sum_m phiQ[b, n, i, h, m] z[b, n, h, m] + 1e-6.
+std::pair<Value, Value> chunkNumeratorDenominator(OpBuilder &b, Location loc,
+                                                  Value queryFeatures, Value v,
+                                                  Value scores, Value kv,
+                                                  Value z);
 
 } // namespace mlir::tfc::attention
 

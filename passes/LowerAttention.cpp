@@ -13,8 +13,9 @@
 ///   plus global tokens with their own projections, written as dense
 ///   attention over a structured mask.
 /// - `#tfc.performer`: FAVOR+ positive random features; the non-causal form
-///   contracts keys and values once, the causal form runs prefix sums in an
-///   `scf.for` over positions.
+///   contracts keys and values once, the causal form works by chunks:
+///   masked dense sums within a chunk, an exclusive scan of per-chunk
+///   key/value states across chunks.
 ///
 /// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
 /// `c = h * Dh + e` belongs to head `h`. Every builder works on the
@@ -439,63 +440,64 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
 // #tfc.performer
 //===----------------------------------------------------------------------===//
 
-Value attention::featureExponents(OpBuilder &b, Location loc, Value x,
-                                  Value features) {
-  ArrayRef<int64_t> xShape = shapeOf(x);
-  int64_t count = shapeOf(features)[0];
-  Type element = elementOf(x);
-  double inputScale = std::pow(static_cast<double>(xShape[3]), -0.25);
-  SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
-
-  // projection[b, s, h, m] = sum_e W[m, e] * x'[b, s, h, e]; loops
-  // (b, s, h, m, e).
-  Value projection = buildGeneric(
-      b, loc, ValueRange{x, features},
-      filledTensor(b, loc, shape, element, 0.0),
-      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {3, 4})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value scaled = nb.create<arith::MulFOp>(
-            nloc, args[0], floatConstant(nb, nloc, element, inputScale));
-        return multiplyAdd(nb, nloc, args[2], args[1], scaled);
-      });
-  // halfNorm[b, s, h] = |x'|^2 / 2.
-  Value halfNorm = reduceLastDim(
-      b, loc, x, 0.0,
-      [&](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
-        Value scaled = nb.create<arith::MulFOp>(
-            nloc, value, floatConstant(nb, nloc, element, inputScale));
-        Value square = nb.create<arith::MulFOp>(nloc, scaled, scaled);
-        Value half = nb.create<arith::MulFOp>(
-            nloc, square, floatConstant(nb, nloc, element, 0.5));
-        return nb.create<arith::AddFOp>(nloc, acc, half);
-      });
+Value attention::scaledFeatures(OpBuilder &b, Location loc, Value features) {
+  Type element = elementOf(features);
+  double inputScale =
+      std::pow(static_cast<double>(shapeOf(features)[1]), -0.25);
   return elementwise(
-      b, loc, shape, element, ValueRange{projection, halfNorm},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-      },
-      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})});
+      b, loc, shapeOf(features), element, ValueRange{features},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(
+            nloc, args[0], floatConstant(nb, nloc, element, inputScale));
+      });
 }
 
-Value attention::rowMaximum(OpBuilder &b, Location loc, Value exponent) {
+Value attention::featureProjection(OpBuilder &b, Location loc, Value x,
+                                   Value scaled) {
+  ArrayRef<int64_t> xShape = shapeOf(x);
+  int64_t count = shapeOf(scaled)[0];
+  SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
+  // Loops (b, s, h, m, e); e is reduced.
+  return buildGeneric(
+      b, loc, ValueRange{x, scaled},
+      filledTensor(b, loc, shape, elementOf(x), 0.0),
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {3, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+Value attention::halfSquaredNorm(OpBuilder &b, Location loc, Value x) {
+  Type element = elementOf(x);
+  // |x'|^2 / 2 = |x|^2 / (2 sqrt(Dh)).
+  double scale = 0.5 / std::sqrt(static_cast<double>(shapeOf(x)[3]));
   return reduceLastDim(
-      b, loc, exponent, -std::numeric_limits<double>::infinity(),
+      b, loc, x, 0.0,
+      [&](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
+        Value square = nb.create<arith::MulFOp>(nloc, value, value);
+        Value term = nb.create<arith::MulFOp>(
+            nloc, square, floatConstant(nb, nloc, element, scale));
+        return nb.create<arith::AddFOp>(nloc, acc, term);
+      });
+}
+
+Value attention::rowMaximum(OpBuilder &b, Location loc, Value projection) {
+  return reduceLastDim(
+      b, loc, projection, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
         return nb.create<arith::MaximumFOp>(nloc, acc, value);
       });
 }
 
-Value attention::exponentialFeatures(OpBuilder &b, Location loc, Value exponent,
-                                     Value stabiliser, Value mask) {
-  ArrayRef<int64_t> shape = shapeOf(exponent);
-  Type element = elementOf(exponent);
-  SmallVector<Value> inputs = {exponent};
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
-  if (stabiliser) {
-    inputs.push_back(stabiliser);
-    maps.push_back(loopDims(b, 4, {0, 1, 2}));
-  }
+Value attention::exponentialFeatures(OpBuilder &b, Location loc,
+                                     Value projection, Value offset,
+                                     Value mask) {
+  ArrayRef<int64_t> shape = shapeOf(projection);
+  Type element = elementOf(projection);
+  SmallVector<Value> inputs = {projection, offset};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4),
+                                 loopDims(b, 4, {0, 1, 2})};
   if (mask) {
     inputs.push_back(mask);
     maps.push_back(loopDims(b, 4, {0, 1}));
@@ -504,25 +506,26 @@ Value attention::exponentialFeatures(OpBuilder &b, Location loc, Value exponent,
   return elementwise(
       b, loc, shape, element, inputs,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value value = args[0];
-        if (stabiliser)
-          value = nb.create<arith::SubFOp>(nloc, value, args[1]);
+        Value value = nb.create<arith::SubFOp>(nloc, args[0], args[1]);
         value = nb.create<math::ExpOp>(nloc, value);
         value = nb.create<arith::MulFOp>(
             nloc, value, floatConstant(nb, nloc, element, outputScale));
         if (mask)
-          value =
-              nb.create<arith::MulFOp>(nloc, value, args[stabiliser ? 2 : 1]);
+          value = nb.create<arith::MulFOp>(nloc, value, args[2]);
         return value;
       },
       maps);
 }
 
-Value attention::randomFeatures(OpBuilder &b, Location loc, Value x,
-                                Value features, bool stabilise, Value mask) {
-  Value exponent = featureExponents(b, loc, x, features);
-  Value stabiliser = stabilise ? rowMaximum(b, loc, exponent) : Value();
-  return exponentialFeatures(b, loc, exponent, stabiliser, mask);
+FeatureMap attention::randomFeatures(OpBuilder &b, Location loc, Value x,
+                                     Value scaled, bool stabilise,
+                                     Value mask) {
+  FeatureMap map;
+  map.projection = featureProjection(b, loc, x, scaled);
+  map.offset = stabilise ? rowMaximum(b, loc, map.projection)
+                         : halfSquaredNorm(b, loc, x);
+  map.phi = exponentialFeatures(b, loc, map.projection, map.offset, mask);
+  return map;
 }
 
 std::pair<Value, Value>
@@ -536,10 +539,10 @@ attention::accumulateKeyValues(OpBuilder &b, Location loc, Value keyFeatures,
                    [](OpBuilder &nb, Location nloc, ValueRange args) {
                      return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
                    });
-  // Loops (b, h, m, j); j is reduced.
+  // Loops (b, h, j, m); j is reduced, m innermost (unit stride).
   Value newZ =
       buildGeneric(b, loc, ValueRange{keyFeatures}, z,
-                   {loopDims(b, 4, {0, 3, 1, 2})}, loopDims(b, 4, {0, 1, 2}),
+                   {loopDims(b, 4, {0, 2, 1, 3})}, loopDims(b, 4, {0, 1, 3}),
                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                      return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
                    });
@@ -583,17 +586,13 @@ Value attention::performerDenominator(OpBuilder &b, Location loc,
 ///
 ///   out[b, i, h, e] = sum_m phi_q[b, i, h, m] * kv[b, h, m, e]
 ///                     / (sum_m phi_q[b, i, h, m] * z[b, h, m] + 1e-6).
-///
-/// The result is written into `dest` (`[B, I, H, Dh]`) when given, so that
-/// a slice of a larger tensor can be updated in place.
 static Value readOutput(OpBuilder &b, Location loc, Value queryFeatures,
-                        Value kv, Value z, Value dest = Value()) {
+                        Value kv, Value z) {
   Value numerator = performerNumerator(b, loc, queryFeatures, kv);
   Value denominator = performerDenominator(b, loc, queryFeatures, z);
-  if (!dest)
-    dest = emptyTensor(b, loc, shapeOf(numerator), elementOf(numerator));
   return buildGeneric(
-      b, loc, ValueRange{numerator, denominator}, dest,
+      b, loc, ValueRange{numerator, denominator},
+      emptyTensor(b, loc, shapeOf(numerator), elementOf(numerator)),
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})},
       b.getMultiDimIdentityMap(4),
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
@@ -601,55 +600,236 @@ static Value readOutput(OpBuilder &b, Location loc, Value queryFeatures,
       });
 }
 
+//===----------------------------------------------------------------------===//
+// Causal FAVOR+ by chunks
+//===----------------------------------------------------------------------===//
+
+Chunking attention::performerChunking(int64_t length) {
+  constexpr int64_t kMaxChunk = 64;
+  int64_t count = std::max<int64_t>((length + kMaxChunk - 1) / kMaxChunk,
+                                    length >= 2 ? 2 : 1);
+  return {count, (length + count - 1) / count};
+}
+
+Value attention::toChunks(OpBuilder &b, Location loc, Value x,
+                          Chunking chunks) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  if (chunks.padded() != shape[1]) {
+    Value zeros = filledTensor(
+        b, loc, {shape[0], chunks.padded(), shape[2], shape[3]}, element, 0.0);
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t extent : shape)
+      sizes.push_back(b.getIndexAttr(extent));
+    x = b.create<tensor::InsertSliceOp>(loc, x, zeros, offsets, sizes,
+                                        strides);
+  }
+  auto type = RankedTensorType::get(
+      {shape[0], chunks.count, chunks.size, shape[2], shape[3]}, element);
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+  return b.create<tensor::ExpandShapeOp>(loc, type, x, groups);
+}
+
+Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
+                            int64_t length) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t padded = shape[1] * shape[2];
+  auto type =
+      RankedTensorType::get({shape[0], padded, shape[3], shape[4]}, element);
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
+  Value flat = b.create<tensor::CollapseShapeOp>(loc, type, x, groups);
+  if (padded == length)
+    return flat;
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(shape[0]), b.getIndexAttr(length),
+      b.getIndexAttr(shape[3]), b.getIndexAttr(shape[4])};
+  return b.create<tensor::ExtractSliceOp>(loc, flat, offsets, sizes, strides);
+}
+
+Value attention::exclusiveChunkScan(OpBuilder &b, Location loc, Value x,
+                                    bool reverse) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t count = shape[1];
+  SmallVector<int64_t> rowShape(shape);
+  rowShape[1] = 1;
+  // The running sum is carried as its own tensor and copied into chunk n
+  // before chunk n is added to it, so that no iteration reads the result
+  // it writes.
+  Value running = filledTensor(b, loc, rowShape, element, 0.0);
+  Value init = emptyTensor(b, loc, shape, element);
+  Value last = indexConstant(b, loc, count - 1);
+  auto loop = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, count),
+      indexConstant(b, loc, 1), ValueRange{running, init},
+      [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
+        Value n = reverse ? nb.create<arith::SubIOp>(nloc, last, t) : t;
+        Value result = insertRow(nb, nloc, state[0], state[1], n);
+        Value chunk = extractRow(nb, nloc, x, n);
+        unsigned rank = rowShape.size();
+        AffineMap identity = nb.getMultiDimIdentityMap(rank);
+        auto add = nb.create<linalg::GenericOp>(
+            nloc, TypeRange{state[0].getType()}, ValueRange{chunk},
+            ValueRange{state[0]}, ArrayRef<AffineMap>{identity, identity},
+            parallelIterators(rank),
+            [&](OpBuilder &bb, Location bloc, ValueRange args) {
+              bb.create<linalg::YieldOp>(
+                  bloc, ValueRange{bb.create<arith::AddFOp>(bloc, args[1],
+                                                            args[0])});
+            });
+        nb.create<scf::YieldOp>(nloc, ValueRange{add.getResult(0), result});
+      });
+  return loop.getResult(1);
+}
+
+std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
+                                               Value keyFeatures, Value v) {
+  ArrayRef<int64_t> fShape = shapeOf(keyFeatures), vShape = shapeOf(v);
+  Type element = elementOf(v);
+  int64_t batch = fShape[0], count = fShape[1], heads = fShape[3],
+          features = fShape[4], headDim = vShape[4];
+  // Loops (b, n, h, m, e, c); c is reduced.
+  Value kv = buildGeneric(
+      b, loc, ValueRange{keyFeatures, v},
+      filledTensor(b, loc, {batch, count, heads, features, headDim}, element,
+                   0.0),
+      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
+      loopDims(b, 6, {0, 1, 2, 3, 4}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  // Loops (b, n, h, c, m); c is reduced, m innermost (unit stride).
+  Value z = buildGeneric(
+      b, loc, ValueRange{keyFeatures},
+      filledTensor(b, loc, {batch, count, heads, features}, element, 0.0),
+      {loopDims(b, 5, {0, 1, 3, 2, 4})}, loopDims(b, 5, {0, 1, 2, 4}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+      });
+  return {kv, z};
+}
+
+Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x) {
+  Type element = elementOf(x);
+  return elementwise(
+      b, loc, shapeOf(x), element, ValueRange{x},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value i = nb.create<linalg::IndexOp>(nloc, 3);
+        Value j = nb.create<linalg::IndexOp>(nloc, 4);
+        Value allowed =
+            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        return nb.create<arith::SelectOp>(
+            nloc, allowed, args[0], floatConstant(nb, nloc, element, 0.0));
+      });
+}
+
+Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
+                             Value keyFeatures) {
+  ArrayRef<int64_t> shape = shapeOf(queryFeatures);
+  Type element = elementOf(queryFeatures);
+  // Loops (b, n, h, i, j, m); m is reduced.
+  Value scores = buildGeneric(
+      b, loc, ValueRange{queryFeatures, keyFeatures},
+      filledTensor(b, loc, {shape[0], shape[1], shape[3], shape[2], shape[2]},
+                   element, 0.0),
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})},
+      loopDims(b, 6, {0, 1, 2, 3, 4}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  return causalChunkMask(b, loc, scores);
+}
+
+std::pair<Value, Value> attention::chunkNumeratorDenominator(
+    OpBuilder &b, Location loc, Value queryFeatures, Value v, Value scores,
+    Value kv, Value z) {
+  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
+  Type element = elementOf(v);
+  auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
+    return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+  };
+  // Across chunks; loops (b, n, i, h, e, m), m is reduced.
+  Value num = buildGeneric(
+      b, loc, ValueRange{queryFeatures, kv},
+      filledTensor(b, loc, shapeOf(v), element, 0.0),
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
+      loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
+  // Within the chunk; loops (b, n, i, h, e, j), j is reduced.
+  num = buildGeneric(
+      b, loc, ValueRange{scores, v}, num,
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
+      loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
+  // Loops (b, n, i, h, m); m is reduced.
+  Value den = buildGeneric(
+      b, loc, ValueRange{queryFeatures, z},
+      filledTensor(b, loc, qShape.drop_back(), element, kPerformerEpsilon),
+      {loopDims(b, 5, {0, 1, 2, 3, 4}), loopDims(b, 5, {0, 1, 3, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}), mulAdd);
+  // Loops (b, n, i, h, j); j is reduced.
+  den = buildGeneric(
+      b, loc, ValueRange{scores}, den, {loopDims(b, 5, {0, 1, 3, 2, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+      });
+  return {num, den};
+}
+
 /// FAVOR+ linear attention.
 ///
 /// Non-causal: the key/value state is summed over all keys once and read by
-/// every query. Causal: an `scf.for` over positions `i` carries the state
-/// (prefix sums over keys `j <= i`) as tensor iter_args, adds key `i` to it,
-/// reads output row `i` and inserts it into the result; later keys never
-/// reach row `i`.
+/// every query. Causal: by chunks (see AttentionUtils.h), the masked dense
+/// form within a chunk plus the exclusive prefix state of earlier chunks;
+/// later keys never reach row `i`.
 static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
                             PerformerAttr kind) {
   int64_t heads = op.getHeads();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
-  Value features = op.getFeatures();
+  Value scaled = scaledFeatures(b, loc, op.getFeatures());
   Value queryFeatures =
-      randomFeatures(b, loc, q, features, /*stabilise=*/true, Value());
+      randomFeatures(b, loc, q, scaled, /*stabilise=*/true, Value()).phi;
   Value keyFeatures =
-      randomFeatures(b, loc, k, features, /*stabilise=*/false, op.getMask());
+      randomFeatures(b, loc, k, scaled, /*stabilise=*/false, op.getMask())
+          .phi;
 
   ArrayRef<int64_t> vShape = shapeOf(v);
   int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
-  int64_t count = shapeOf(features)[0];
+  int64_t count = shapeOf(scaled)[0];
   Type element = elementOf(v);
-  Value kv = filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
-  Value z = filledTensor(b, loc, {batch, heads, count}, element, 0.0);
 
   if (!kind.getCausal()) {
+    Value kv =
+        filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
+    Value z = filledTensor(b, loc, {batch, heads, count}, element, 0.0);
     std::tie(kv, z) = accumulateKeyValues(b, loc, keyFeatures, v, kv, z);
     return mergeHeads(b, loc, readOutput(b, loc, queryFeatures, kv, z));
   }
 
-  Value init = emptyTensor(b, loc, shapeOf(q), element);
-  Value begin = indexConstant(b, loc, 0);
-  Value end = indexConstant(b, loc, length);
-  Value step = indexConstant(b, loc, 1);
-  auto loop = b.create<scf::ForOp>(
-      loc, begin, end, step, ValueRange{kv, z, init},
-      [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
-        Value keyRow = extractRow(nb, nloc, keyFeatures, i);
-        Value valueRow = extractRow(nb, nloc, v, i);
-        auto [newKv, newZ] =
-            accumulateKeyValues(nb, nloc, keyRow, valueRow, state[0], state[1]);
-        Value queryRow = extractRow(nb, nloc, queryFeatures, i);
-        Value dest = extractRow(nb, nloc, state[2], i);
-        Value row = readOutput(nb, nloc, queryRow, newKv, newZ, dest);
-        Value result = insertRow(nb, nloc, row, state[2], i);
-        nb.create<scf::YieldOp>(nloc, ValueRange{newKv, newZ, result});
+  Chunking chunks = performerChunking(length);
+  Value chunkQuery = toChunks(b, loc, queryFeatures, chunks);
+  Value chunkKey = toChunks(b, loc, keyFeatures, chunks);
+  Value chunkValue = toChunks(b, loc, v, chunks);
+  auto [kv, z] = chunkStates(b, loc, chunkKey, chunkValue);
+  Value prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
+  Value prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
+  Value scores = chunkScores(b, loc, chunkQuery, chunkKey);
+  auto [num, den] = chunkNumeratorDenominator(b, loc, chunkQuery, chunkValue,
+                                              scores, prefixKv, prefixZ);
+  Value out = buildGeneric(
+      b, loc, ValueRange{num, den}, emptyTensor(b, loc, shapeOf(num), element),
+      {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 2, 3})},
+      b.getMultiDimIdentityMap(5),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
       });
-  return mergeHeads(b, loc, loop.getResult(2));
+  return mergeHeads(b, loc, fromChunks(b, loc, out, length));
 }
 
 //===----------------------------------------------------------------------===//

@@ -26,9 +26,9 @@
 ///   attention through the global projections, whose gradients go to
 ///   `global_query` (that row only), `global_key` and `global_value`.
 /// - `#tfc.performer`: through `out = num / den`, the key/value state (sums
-///   over all keys, or prefix sums when causal, whose adjoints are suffix
-///   sums computed by an `scf.for` running backwards over positions) and
-///   the FAVOR+ feature map. The `features` buffer and the mask get no
+///   over all keys; when causal, by chunks: masked dense scores within a
+///   chunk and exclusive prefix states across chunks, whose adjoints are
+///   reverse exclusive scans) and the FAVOR+ feature map. The `features` buffer and the mask get no
 ///   gradient.
 ///
 //===----------------------------------------------------------------------===//
@@ -246,24 +246,25 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
 // #tfc.performer
 //===----------------------------------------------------------------------===//
 
-/// Gradients of `out = num / den` for `num [B, I, H, Dh]`, `den [B, I, H]`
-/// and the output gradient `gradOut [B, I, H, Dh]`:
+/// Gradients of `out = num / den` for `num [..., Dh]`, `den [...]` (any
+/// rank) and the output gradient `gradOut` (shaped as `num`):
 ///
-///   dNum[b, i, h, e] = dO[b, i, h, e] / den[b, i, h]
-///   dDen[b, i, h]    = -sum_e dO[b, i, h, e] * num[b, i, h, e] / den^2.
+///   dNum[..., e] = dO[..., e] / den[...]
+///   dDen[...]    = -sum_e dO[..., e] * num[..., e] / den^2.
 static std::pair<Value, Value>
 quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
   ArrayRef<int64_t> shape = shapeOf(gradOut);
+  unsigned rank = shape.size();
   Type element = elementOf(gradOut);
-  AffineMap identity = b.getMultiDimIdentityMap(4);
-  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap rowMap = identity.getMajorSubMap(rank - 1);
   Value numGrad =
       elementwise(b, loc, shape, element, ValueRange{gradOut, den},
                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                     return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
                   },
                   {identity, rowMap});
-  // Loops (b, i, h, e); e is reduced.
+  // The last loop (e) is reduced.
   Value denGrad = buildGeneric(
       b, loc, ValueRange{gradOut, num, den},
       filledTensor(b, loc, shape.drop_back(), element, 0.0),
@@ -368,83 +369,203 @@ static std::pair<Value, Value> keyValueGrads(OpBuilder &b, Location loc,
 }
 
 /// The gradient of head-split `x [B, S, H, Dh]` through the random feature
-/// map `phi = exp(exponent - c) / sqrt(M) * mask` (see randomFeatures),
-/// given `featureGrad = dPhi`, the features `phi`, the exponents and the
-/// stabiliser `c` (`[B, S, H]`, null for keys):
+/// map `phi = exp(W x' - offset) / sqrt(M) * mask` (see randomFeatures),
+/// given `featureGrad = dPhi`, the feature map `map` of `x` and `scaled =
+/// W * s`, `s = Dh^(-1/4)`. With `dE = dPhi * phi`, the gradient of the
+/// exponent:
 ///
-///   dE[m] = dPhi[m] * phi[m]
-///   dE[m] -= [exponent[m] == c] * sum_m' dE[m'] / #ties  (queries only)
-///   dx    = s * sum_m dE[m] * W[m] - s^2 * x * sum_m dE[m],  s = Dh^(-1/4).
-///
-/// The stabiliser is the row max of the exponents; its gradient (which the
-/// 1e-6 of the denominator makes nonzero, though tiny) goes to the
-/// exponent attaining the max, shared equally between ties.
+/// - keys (offset `|x'|^2 / 2`):
+///     dx = sum_m dE[m] * s W[m] - s^2 * x * sum_m dE[m];
+/// - queries (`stabilised`, offset `c = max_m W_m . x'`): the max's
+///   gradient goes to the projection attaining it, shared equally between
+///   ties, so `dE'[m] = dE[m] - [proj[m] == c] * sum_m' dE[m'] / #ties` and
+///   `dx = sum_m dE'[m] * s W[m]` (the `|x'|^2 / 2` terms of the exponent
+///   and of `c` cancel). The max's gradient is nonzero, though tiny, only
+///   through the 1e-6 of the denominator.
 static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
-                              Value phi, Value exponent, Value stabiliser,
-                              Value x, Value features) {
-  ArrayRef<int64_t> shape = shapeOf(phi);
-  Type element = elementOf(phi);
+                              const FeatureMap &map, bool stabilised, Value x,
+                              Value scaled) {
+  ArrayRef<int64_t> shape = shapeOf(map.phi);
+  Type element = elementOf(map.phi);
   AffineMap identity = b.getMultiDimIdentityMap(4);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
   auto sum = [](OpBuilder &nb, Location nloc, Value acc, Value value) {
     return nb.create<arith::AddFOp>(nloc, acc, value).getResult();
   };
-  Value exponentGrad =
-      elementwise(b, loc, shape, element, ValueRange{featureGrad, phi},
-                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                    return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-                  });
-  if (stabiliser) {
-    Value stabiliserGrad = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
-    // Loops (b, s, h, m); m is reduced.
-    Value ties = buildGeneric(
-        b, loc, ValueRange{exponent, stabiliser},
-        filledTensor(b, loc, shape.drop_back(), element, 0.0),
-        {identity, rowMap}, rowMap,
-        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+  Value exponentGrad, init;
+  if (stabilised) {
+    // One pass for sum_m dE[m] and the number of ties at the max.
+    SmallVector<int64_t> rowShape(shape.drop_back());
+    Value zeros = filledTensor(b, loc, rowShape, element, 0.0);
+    auto totals = b.create<linalg::GenericOp>(
+        loc, TypeRange{zeros.getType(), zeros.getType()},
+        ValueRange{featureGrad, map.phi, map.projection, map.offset},
+        ValueRange{zeros, zeros},
+        ArrayRef<AffineMap>{identity, identity, identity, rowMap, rowMap,
+                            rowMap},
+        ArrayRef<utils::IteratorType>{
+            utils::IteratorType::parallel, utils::IteratorType::parallel,
+            utils::IteratorType::parallel, utils::IteratorType::reduction},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value grad = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
           Value isMax = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+              nloc, arith::CmpFPredicate::OEQ, args[2], args[3]);
           Value one = nb.create<arith::SelectOp>(
               nloc, isMax, floatConstant(nb, nloc, element, 1.0),
               floatConstant(nb, nloc, element, 0.0));
-          return nb.create<arith::AddFOp>(nloc, args[2], one);
+          nb.create<linalg::YieldOp>(
+              nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[4], grad),
+                               nb.create<arith::AddFOp>(nloc, args[5], one)});
         });
     exponentGrad = elementwise(
         b, loc, shape, element,
-        ValueRange{exponentGrad, exponent, stabiliser, stabiliserGrad, ties},
+        ValueRange{featureGrad, map.phi, map.projection, map.offset,
+                   totals.getResult(0), totals.getResult(1)},
         [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value grad = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
           Value isMax = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::OEQ, args[1], args[2]);
-          Value share = nb.create<arith::DivFOp>(nloc, args[3], args[4]);
-          Value adjusted = nb.create<arith::SubFOp>(nloc, args[0], share);
-          return nb.create<arith::SelectOp>(nloc, isMax, adjusted, args[0]);
+              nloc, arith::CmpFPredicate::OEQ, args[2], args[3]);
+          Value share = nb.create<arith::DivFOp>(nloc, args[4], args[5]);
+          Value adjusted = nb.create<arith::SubFOp>(nloc, grad, share);
+          return nb.create<arith::SelectOp>(nloc, isMax, adjusted, grad);
         },
-        {identity, identity, rowMap, rowMap, rowMap});
+        {identity, identity, identity, rowMap, rowMap, rowMap});
+    init = filledTensor(b, loc, shapeOf(x), element, 0.0);
+  } else {
+    exponentGrad =
+        elementwise(b, loc, shape, element, ValueRange{featureGrad, map.phi},
+                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                      return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+                    });
+    double squaredScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(x)[3]));
+    Value rowSum = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
+    // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
+    init = elementwise(
+        b, loc, shapeOf(x), element, ValueRange{x, rowSum},
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+          return nb.create<arith::MulFOp>(
+              nloc, product, floatConstant(nb, nloc, element, -squaredScale));
+        },
+        {identity, rowMap});
   }
-
-  double headDim = static_cast<double>(shapeOf(x)[3]);
-  double inputScale = std::pow(headDim, -0.25);
-  double squaredScale = 1.0 / std::sqrt(headDim);
-  Value rowSum = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
-  // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
-  Value init = elementwise(
-      b, loc, shapeOf(x), element, ValueRange{x, rowSum},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-        return nb.create<arith::MulFOp>(
-            nloc, product, floatConstant(nb, nloc, element, -squaredScale));
-      },
-      {identity, rowMap});
   // The projection term; loops (b, s, h, e, m), m is reduced.
   return buildGeneric(
-      b, loc, ValueRange{exponentGrad, features}, init,
+      b, loc, ValueRange{exponentGrad, scaled}, init,
       {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {4, 3})},
       loopDims(b, 5, {0, 1, 2, 3}),
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value scaled = nb.create<arith::MulFOp>(
-            nloc, args[0], floatConstant(nb, nloc, element, inputScale));
-        return multiplyAdd(nb, nloc, args[2], scaled, args[1]);
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
       });
+}
+
+/// Gradients of causal FAVOR+ in chunks (see chunkNumeratorDenominator),
+/// from the chunked query and key features, values, the output gradient,
+/// the masked scores `A` and the exclusive prefix states `kv`, `z`. With
+/// `dNum`, `dDen` the gradients of the quotient:
+///
+///   dA[b, n, h, i, j]  = [j <= i] (dNum[i] . v[j] + dDen[i])
+///   dPhiQ[i]           = sum_j dA[i, j] phiK[j] + dNum[i] kv^T + dDen[i] z
+///   dKv[n]             = sum_{i in chunk n} phiQ[i]^T dNum[i]
+///   dZ[n]              = sum_{i in chunk n} phiQ[i] dDen[i]
+///   dS[n], dZs[n]      = the sums of dKv, dZ over the chunks after n
+///   dPhiK[j]           = sum_i dA[i, j] phiQ[i] + v[j] dS^T + dZs
+///   dV[j]              = sum_i A[i, j] dNum[i] + phiK[j] dS
+///
+/// (chunk indices and heads left out where they follow the row). Returns
+/// the chunked gradients of the query features, key features and values.
+static std::tuple<Value, Value, Value>
+chunkGrads(OpBuilder &b, Location loc, Value phiQ, Value phiK, Value v,
+           Value gradOut, Value scores, Value kv, Value z) {
+  Type element = elementOf(v);
+  auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
+    return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+  };
+  AffineMap out5 = loopDims(b, 6, {0, 1, 2, 3, 4});
+  auto [num, den] =
+      chunkNumeratorDenominator(b, loc, phiQ, v, scores, kv, z);
+  auto [numGrad, denGrad] = quotientGrads(b, loc, gradOut, num, den);
+
+  // dA; loops (b, n, h, i, j, e), e is reduced.
+  Value scoreGrad = buildGeneric(
+      b, loc, ValueRange{numGrad, v},
+      filledTensor(b, loc, shapeOf(scores), element, 0.0),
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})},
+      out5, mulAdd);
+  scoreGrad = elementwise(
+      b, loc, shapeOf(scores), element, ValueRange{scoreGrad, denGrad},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value i = nb.create<linalg::IndexOp>(nloc, 3);
+        Value j = nb.create<linalg::IndexOp>(nloc, 4);
+        Value allowed =
+            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        Value grad = nb.create<arith::AddFOp>(nloc, args[0], args[1]);
+        return nb.create<arith::SelectOp>(
+            nloc, allowed, grad, floatConstant(nb, nloc, element, 0.0));
+      },
+      {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 3, 2})});
+
+  // dPhiQ: dDen z, then dNum kv^T (loops (b, n, i, h, m, e), e reduced),
+  // then dA phiK (loops (b, n, i, h, m, j), j reduced).
+  Value queryGrad = elementwise(
+      b, loc, shapeOf(phiQ), element, ValueRange{denGrad, z},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+      },
+      {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
+  queryGrad = buildGeneric(
+      b, loc, ValueRange{numGrad, kv}, queryGrad,
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
+      out5, mulAdd);
+  queryGrad = buildGeneric(
+      b, loc, ValueRange{scoreGrad, phiK}, queryGrad,
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
+      out5, mulAdd);
+
+  // The state gradients of each chunk's queries; dKv loops
+  // (b, n, h, m, e, i), dZ loops (b, n, h, i, m), i reduced.
+  Value kvGrad = buildGeneric(
+      b, loc, ValueRange{phiQ, numGrad},
+      filledTensor(b, loc, shapeOf(kv), element, 0.0),
+      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
+      out5, mulAdd);
+  Value zGrad = buildGeneric(
+      b, loc, ValueRange{phiQ, denGrad},
+      filledTensor(b, loc, shapeOf(z), element, 0.0),
+      {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
+      loopDims(b, 5, {0, 1, 2, 4}), mulAdd);
+  // Chunk n's prefix state sums the keys of chunks n' < n, so the keys of
+  // chunk n' get the state gradients of the chunks after it.
+  Value suffixKvGrad = exclusiveChunkScan(b, loc, kvGrad, /*reverse=*/true);
+  Value suffixZGrad = exclusiveChunkScan(b, loc, zGrad, /*reverse=*/true);
+
+  // dPhiK: dZs, then v dS^T (loops (b, n, j, h, m, e), e reduced), then
+  // dA^T phiQ (loops (b, n, j, h, m, i), i reduced).
+  Value keyGrad = elementwise(
+      b, loc, shapeOf(phiK), element, ValueRange{suffixZGrad},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {loopDims(b, 5, {0, 1, 3, 4})});
+  keyGrad = buildGeneric(
+      b, loc, ValueRange{v, suffixKvGrad}, keyGrad,
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
+      out5, mulAdd);
+  keyGrad = buildGeneric(
+      b, loc, ValueRange{scoreGrad, phiQ}, keyGrad,
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
+      out5, mulAdd);
+
+  // dV: phiK dS (loops (b, n, j, h, e, m), m reduced), then A^T dNum
+  // (loops (b, n, j, h, e, i), i reduced).
+  Value valueGrad = buildGeneric(
+      b, loc, ValueRange{phiK, suffixKvGrad},
+      filledTensor(b, loc, shapeOf(v), element, 0.0),
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
+      out5, mulAdd);
+  valueGrad = buildGeneric(
+      b, loc, ValueRange{scores, numGrad}, valueGrad,
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
+      out5, mulAdd);
+  return {queryGrad, keyGrad, valueGrad};
 }
 
 /// Gradients of FAVOR+ linear attention (see lowerPerformer in
@@ -453,13 +574,8 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
 /// Non-causal: the state `kv`, `z` (sums over all keys) is recomputed once;
 /// the state gradient sums over all queries and is read by every key.
 ///
-/// Causal: a forward `scf.for` over positions `i` recomputes the prefix
-/// state, and from output row `i` the gradients `dNum`, `dDen` and the
-/// query-feature gradient of row `i` (which needs the state at `i`). A
-/// second `scf.for` runs backwards over positions `j = S - 1, ..., 0`,
-/// carrying the suffix sums over queries `i >= j` of the state gradient,
-/// from which key `j`'s feature and value gradients follow. Both loops
-/// carry their state and results as tensor iter_args.
+/// Causal: by chunks, as the forward (chunkGrads); the per-chunk state
+/// gradients run backwards through a reverse exclusive scan.
 static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
                                              AttentionGradOp op,
                                              PerformerAttr kind) {
@@ -468,30 +584,28 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
-  Value features = op.getFeatures();
+  Value scaled = scaledFeatures(b, loc, op.getFeatures());
 
-  // The forward's features, with their exponents and stabiliser.
-  Value queryExponent = featureExponents(b, loc, q, features);
-  Value queryStabiliser = rowMaximum(b, loc, queryExponent);
-  Value queryFeatures =
-      exponentialFeatures(b, loc, queryExponent, queryStabiliser, Value());
-  Value keyExponent = featureExponents(b, loc, k, features);
-  Value keyFeatures =
-      exponentialFeatures(b, loc, keyExponent, Value(), op.getMask());
+  // The forward's features, with their projections and offsets.
+  FeatureMap queryMap =
+      randomFeatures(b, loc, q, scaled, /*stabilise=*/true, Value());
+  FeatureMap keyMap =
+      randomFeatures(b, loc, k, scaled, /*stabilise=*/false, op.getMask());
+  Value queryFeatures = queryMap.phi, keyFeatures = keyMap.phi;
 
-  ArrayRef<int64_t> qShape = shapeOf(q), vShape = shapeOf(v);
+  ArrayRef<int64_t> vShape = shapeOf(v);
   int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
-  int64_t count = shapeOf(features)[0];
+  int64_t count = shapeOf(scaled)[0];
   Type element = elementOf(v);
-  SmallVector<int64_t> stateShape = {batch, heads, count, headDim};
-  SmallVector<int64_t> normShape = {batch, heads, count};
-  Value kv = filledTensor(b, loc, stateShape, element, 0.0);
-  Value z = filledTensor(b, loc, normShape, element, 0.0);
-  Value kvGrad = filledTensor(b, loc, stateShape, element, 0.0);
-  Value zGrad = filledTensor(b, loc, normShape, element, 0.0);
 
   Value queryFeatureGrad, keyFeatureGrad, valueGrad;
   if (!kind.getCausal()) {
+    SmallVector<int64_t> stateShape = {batch, heads, count, headDim};
+    SmallVector<int64_t> normShape = {batch, heads, count};
+    Value kv = filledTensor(b, loc, stateShape, element, 0.0);
+    Value z = filledTensor(b, loc, normShape, element, 0.0);
+    Value kvGrad = filledTensor(b, loc, stateShape, element, 0.0);
+    Value zGrad = filledTensor(b, loc, normShape, element, 0.0);
     std::tie(kv, z) = accumulateKeyValues(b, loc, keyFeatures, v, kv, z);
     Value num = performerNumerator(b, loc, queryFeatures, kv);
     Value den = performerDenominator(b, loc, queryFeatures, z);
@@ -502,71 +616,27 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
     std::tie(keyFeatureGrad, valueGrad) =
         keyValueGrads(b, loc, keyFeatures, v, kvGrad, zGrad);
   } else {
-    Value begin = indexConstant(b, loc, 0);
-    Value end = indexConstant(b, loc, length);
-    Value step = indexConstant(b, loc, 1);
-
-    // Forward over positions: prefix state, dNum, dDen and dPhiQ by row.
-    SmallVector<Value> forwardInit = {
-        kv, z, emptyTensor(b, loc, shapeOf(gradOut), element),
-        emptyTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element),
-        emptyTensor(b, loc, shapeOf(queryFeatures), element)};
-    auto forward = b.create<scf::ForOp>(
-        loc, begin, end, step, forwardInit,
-        [&](OpBuilder &nb, Location nloc, Value i, ValueRange state) {
-          Value keyRow = extractRow(nb, nloc, keyFeatures, i);
-          Value valueRow = extractRow(nb, nloc, v, i);
-          auto [newKv, newZ] = accumulateKeyValues(nb, nloc, keyRow, valueRow,
-                                                   state[0], state[1]);
-          Value queryRow = extractRow(nb, nloc, queryFeatures, i);
-          Value num = performerNumerator(nb, nloc, queryRow, newKv);
-          Value den = performerDenominator(nb, nloc, queryRow, newZ);
-          Value gradRow = extractRow(nb, nloc, gradOut, i);
-          auto [numGrad, denGrad] = quotientGrads(nb, nloc, gradRow, num, den);
-          Value featureGrad =
-              queryFeatureGrads(nb, nloc, numGrad, denGrad, newKv, newZ);
-          nb.create<scf::YieldOp>(
-              nloc,
-              ValueRange{newKv, newZ, insertRow(nb, nloc, numGrad, state[2], i),
-                         insertRow(nb, nloc, denGrad, state[3], i),
-                         insertRow(nb, nloc, featureGrad, state[4], i)});
-        });
-    Value numGrads = forward.getResult(2), denGrads = forward.getResult(3);
-    queryFeatureGrad = forward.getResult(4);
-
-    // Backward over positions j = S - 1 - t: suffix sums of the state
-    // gradient over queries i >= j, read by key j.
-    SmallVector<Value> backwardInit = {
-        kvGrad, zGrad, emptyTensor(b, loc, shapeOf(keyFeatures), element),
-        emptyTensor(b, loc, shapeOf(v), element)};
-    Value last = indexConstant(b, loc, length - 1);
-    auto backward = b.create<scf::ForOp>(
-        loc, begin, end, step, backwardInit,
-        [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
-          Value j = nb.create<arith::SubIOp>(nloc, last, t);
-          Value queryRow = extractRow(nb, nloc, queryFeatures, j);
-          Value numGradRow = extractRow(nb, nloc, numGrads, j);
-          Value denGradRow = extractRow(nb, nloc, denGrads, j);
-          auto [newKvGrad, newZGrad] = accumulateStateGrads(
-              nb, nloc, queryRow, numGradRow, denGradRow, state[0], state[1]);
-          Value keyRow = extractRow(nb, nloc, keyFeatures, j);
-          Value valueRow = extractRow(nb, nloc, v, j);
-          auto [featureGrad, rowValueGrad] =
-              keyValueGrads(nb, nloc, keyRow, valueRow, newKvGrad, newZGrad);
-          nb.create<scf::YieldOp>(
-              nloc, ValueRange{newKvGrad, newZGrad,
-                               insertRow(nb, nloc, featureGrad, state[2], j),
-                               insertRow(nb, nloc, rowValueGrad, state[3], j)});
-        });
-    keyFeatureGrad = backward.getResult(2);
-    valueGrad = backward.getResult(3);
+    Chunking chunks = performerChunking(length);
+    Value chunkQuery = toChunks(b, loc, queryFeatures, chunks);
+    Value chunkKey = toChunks(b, loc, keyFeatures, chunks);
+    Value chunkValue = toChunks(b, loc, v, chunks);
+    auto [kv, z] = chunkStates(b, loc, chunkKey, chunkValue);
+    Value prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
+    Value prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
+    Value scores = chunkScores(b, loc, chunkQuery, chunkKey);
+    auto [queryGrad, keyGrad, chunkValueGrad] =
+        chunkGrads(b, loc, chunkQuery, chunkKey, chunkValue,
+                   toChunks(b, loc, gradOut, chunks), scores, prefixKv,
+                   prefixZ);
+    queryFeatureGrad = fromChunks(b, loc, queryGrad, length);
+    keyFeatureGrad = fromChunks(b, loc, keyGrad, length);
+    valueGrad = fromChunks(b, loc, chunkValueGrad, length);
   }
 
-  Value queryGrad =
-      featureInputGrad(b, loc, queryFeatureGrad, queryFeatures, queryExponent,
-                       queryStabiliser, q, features);
-  Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyFeatures,
-                                   keyExponent, Value(), k, features);
+  Value queryGrad = featureInputGrad(b, loc, queryFeatureGrad, queryMap,
+                                     /*stabilised=*/true, q, scaled);
+  Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyMap,
+                                   /*stabilised=*/false, k, scaled);
   return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
           mergeHeads(b, loc, valueGrad)};
 }

@@ -116,12 +116,15 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 
 // -----
 
-// Non-causal Performer (f64): no loop. The state kv, z is recomputed over
-// all keys; dNum = dO / den, dDen = -sum dO * num / den^2; the query
-// features' gradient reads the state, the keys' reads the state gradient
-// summed over all queries. Through the feature map, the query stabiliser
-// (the row max of the exponents) passes its gradient to the maximal
-// exponent, and dx = s * dE W - s^2 * x * sum dE.
+// Non-causal Performer (f64): no loop. The features are recomputed as in
+// the forward (projections by the features scaled by Dh^(-1/4)); the state
+// kv, z is recomputed over all keys; dNum = dO / den,
+// dDen = -sum dO * num / den^2; the query features' gradient reads the
+// state, the keys' reads the state gradient summed over all queries.
+// Through the feature map, dE = dPhi * phi. Queries: one pass sums dE and
+// counts the ties at the max of the projections, whose gradient goes to
+// them (dE' = dE - [max] * sum dE / ties), and dx = dE' (s W), the
+// |x'|^2 / 2 terms cancelling. Keys: dx = dE (s W) - s^2 * x * sum dE.
 
 // CHECK-LABEL: func.func @performer
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf64>
@@ -131,15 +134,18 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK-DAG: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
 // CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]]
-// CHECK: %[[QEXP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[SW:[0-9]+]] = linalg.generic {{.*}}ins(%[[W]] : tensor<16x4xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[INSCALE]]
+// CHECK: %[[QP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
+// CHECK: arith.maximumf
+// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]], %[[QMAX]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>)
+// CHECK: math.exp
+// CHECK: %[[KP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%[[KP]], %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.subf
-// CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
-// CHECK: arith.maximumf
-// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]], %[[QMAX]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>)
-// CHECK: math.exp
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}} : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
-// CHECK-NEXT: ^bb0
 // CHECK-NEXT: math.exp
 // CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x2x16x4xf64>)
 // CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x2x16xf64>)
@@ -157,24 +163,21 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK: %[[DPHIK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZ]] : tensor<2x2x16xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK: %[[DPHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DKV]] : tensor<2x6x2x4xf64>, tensor<2x2x16x4xf64>) outs(%[[DPHIK0]] : tensor<2x6x2x16xf64>)
 // CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %[[DKV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>) outs(%{{.*}} : tensor<2x6x2x4xf64>)
-// CHECK: %[[DEQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]] :
-// CHECK: %[[DC:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]] : tensor<2x6x2x16xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
-// CHECK: %[[TIES:[0-9]+]] = linalg.generic {{.*}}ins(%[[QEXP]], %[[QMAX]] :
+// CHECK: %[[TOT:[0-9]+]]:2 = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]], %[[QP]], %[[QMAX]] : {{.*}}) outs(%{{.*}}, %{{.*}} : tensor<2x6x2xf64>, tensor<2x6x2xf64>)
 // CHECK: arith.cmpf oeq
 // CHECK: arith.select %{{.*}}, %[[ONE]]
-// CHECK: %[[DEQ2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]], %[[QEXP]], %[[QMAX]], %[[DC]], %[[TIES]] :
+// CHECK: %[[DEQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]], %[[QP]], %[[QMAX]], %[[TOT]]#0, %[[TOT]]#1 :
 // CHECK: %[[ISMAX:.*]] = arith.cmpf oeq
 // CHECK: %[[SHARE:.*]] = arith.divf
 // CHECK: %[[ADJ:.*]] = arith.subf %{{.*}}, %[[SHARE]]
 // CHECK: arith.select %[[ISMAX]], %[[ADJ]]
-// CHECK: %[[SUMQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ2]] :
-// CHECK: %[[NORMQ:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SUMQ]] :
-// CHECK: arith.mulf %{{.*}}, %[[NEGSQ]]
-// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ2]], %[[W]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%[[NORMQ]] : tensor<2x6x2x4xf64>)
-// CHECK: arith.mulf %{{.*}}, %[[INSCALE]]
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]], %[[SW]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x4xf64>)
 // CHECK: %[[DEK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIK]], %[[PHIK]] :
 // CHECK-NOT: arith.cmpf oeq
-// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEK]], %[[W]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>)
+// CHECK: %[[SUMK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEK]] :
+// CHECK: %[[NORMK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SUMK]] :
+// CHECK: arith.mulf %{{.*}}, %[[NEGSQ]]
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEK]], %[[SW]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%[[NORMK]] : tensor<2x6x2x4xf64>)
 // CHECK-DAG: %[[RQ:.*]] = tensor.collapse_shape %[[DQ]]
 // CHECK-DAG: %[[RK:.*]] = tensor.collapse_shape %[[DK]]
 // CHECK-DAG: %[[RV:.*]] = tensor.collapse_shape %[[DV]]
@@ -193,50 +196,54 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 
 // -----
 
-// Causal Performer with a padding mask: a forward scf.for over positions i
-// recomputes the prefix state (key i added first, its features multiplied
-// by the mask) and stores dNum, dDen and the query-feature gradient of row
-// i; a second scf.for runs backwards (j = S - 1 - t), adding query j's
-// contribution to the suffix sums of the state gradient before reading key
-// j's feature and value gradients.
+// Causal Performer with a padding mask, by chunks (2 chunks of 3): the
+// forward's chunk states, exclusive prefix scans and masked scores A are
+// recomputed, then num and den. From dNum and dDen: dA = dNum v^T + dDen
+// masked to j <= i; dPhiQ = dDen z + dNum kv^T + dA phiK; the per-chunk
+// state gradients (phiQ^T dNum, phiQ^T dDen) go through reverse exclusive
+// scans (chunk n gets the sums over the chunks after it, the scf.for
+// running n = NC - 1 - t); dPhiK = dZs + v dS^T + dA^T phiQ and
+// dV = phiK dS + A^T dNum.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf32>
 // CHECK-NOT: tfc.
-// CHECK-DAG: %[[LAST:[a-z0-9_]+]] = arith.constant 5 : index
+// CHECK-DAG: %[[LAST:[a-z0-9_]+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
-// CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
-// CHECK-DAG: %[[C6:[a-z0-9_]+]] = arith.constant 6 : index
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6xf32>)
-// CHECK: %[[FWD:[0-9]+]]:5 = scf.for %[[I:.*]] = %[[C0]] to %[[C6]] step %[[C1]] iter_args(%[[KV:.*]] = %{{.*}}, %[[Z:.*]] = %{{.*}}, %[[DNUMS:.*]] = %{{.*}}, %[[DDENS:.*]] = %{{.*}}, %[[DPHIQS:.*]] = %{{.*}}) -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x4xf32>, tensor<2x6x2xf32>, tensor<2x6x2x16xf32>)
-// CHECK: tensor.extract_slice %[[PHIK]][0, %[[I]], 0, 0] [2, 1, 2, 16]
-// CHECK: %[[NEWKV:[0-9]+]] = linalg.generic {{.*}}outs(%[[KV]] : tensor<2x2x16x4xf32>)
-// CHECK: %[[NEWZ:[0-9]+]] = linalg.generic {{.*}}outs(%[[Z]] : tensor<2x2x16xf32>)
-// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWKV]] : tensor<2x1x2x16xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
-// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWZ]] : tensor<2x1x2x16xf32>, tensor<2x2x16xf32>) outs(%{{.*}} : tensor<2x1x2xf32>)
-// CHECK: %[[ROWDNUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DEN]] : tensor<2x1x2x4xf32>, tensor<2x1x2xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
-// CHECK: arith.divf
-// CHECK: %[[ROWDDEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NUM]], %[[DEN]] : tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2xf32>) outs(%{{.*}} : tensor<2x1x2xf32>)
-// CHECK: %[[ROWDPHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[ROWDNUM]], %[[NEWKV]] :
-// CHECK: %[[S1:.*]] = tensor.insert_slice %[[ROWDNUM]] into %[[DNUMS]][0, %[[I]], 0, 0] [2, 1, 2, 4]
-// CHECK: %[[S2:.*]] = tensor.insert_slice %[[ROWDDEN]] into %[[DDENS]][0, %[[I]], 0] [2, 1, 2]
-// CHECK: %[[S3:.*]] = tensor.insert_slice %[[ROWDPHIQ]] into %[[DPHIQS]][0, %[[I]], 0, 0] [2, 1, 2, 16]
-// CHECK: scf.yield %[[NEWKV]], %[[NEWZ]], %[[S1]], %[[S2]], %[[S3]]
-// CHECK: %[[BWD:[0-9]+]]:4 = scf.for %[[T:.*]] = %[[C0]] to %[[C6]] step %[[C1]] iter_args(%[[DKV:.*]] = %{{.*}}, %[[DZ:.*]] = %{{.*}}, %[[DPHIKS:.*]] = %{{.*}}, %[[DVS:.*]] = %{{.*}}) -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x16xf32>, tensor<2x6x2x4xf32>)
-// CHECK: %[[J:.*]] = arith.subi %[[LAST]], %[[T]] : index
-// CHECK-DAG: tensor.extract_slice %[[FWD]]#2[0, %[[J]], 0, 0] [2, 1, 2, 4]
-// CHECK-DAG: tensor.extract_slice %[[FWD]]#3[0, %[[J]], 0] [2, 1, 2]
-// CHECK: %[[NEWDKV:[0-9]+]] = linalg.generic {{.*}}outs(%[[DKV]] : tensor<2x2x16x4xf32>)
-// CHECK: %[[NEWDZ:[0-9]+]] = linalg.generic {{.*}}outs(%[[DZ]] : tensor<2x2x16xf32>)
-// CHECK: tensor.extract_slice %[[PHIK]][0, %[[J]], 0, 0] [2, 1, 2, 16]
-// CHECK: %[[ROWDPHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWDKV]] : tensor<2x1x2x4xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x16xf32>)
-// CHECK: %[[ROWDV:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NEWDKV]] : tensor<2x1x2x16xf32>, tensor<2x2x16x4xf32>) outs(%{{.*}} : tensor<2x1x2x4xf32>)
-// CHECK: %[[S4:.*]] = tensor.insert_slice %[[ROWDPHIK]] into %[[DPHIKS]][0, %[[J]], 0, 0] [2, 1, 2, 16]
-// CHECK: %[[S5:.*]] = tensor.insert_slice %[[ROWDV]] into %[[DVS]][0, %[[J]], 0, 0] [2, 1, 2, 4]
-// CHECK: scf.yield %[[NEWDKV]], %[[NEWDZ]], %[[S4]], %[[S5]]
-// CHECK: linalg.generic {{.*}}ins(%[[FWD]]#4, %{{.*}} : tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>)
-// CHECK: linalg.generic {{.*}}ins(%[[BWD]]#2, %[[PHIK]] : tensor<2x6x2x16xf32>, tensor<2x6x2x16xf32>)
-// CHECK: tensor.collapse_shape %[[BWD]]#3
+// CHECK-DAG: %[[C2:[a-z0-9_]+]] = arith.constant 2 : index
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
+// CHECK: %[[KV:[0-9]+]]:2 = scf.for
+// CHECK: %[[Z:[0-9]+]]:2 = scf.for
+// CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]] : tensor<2x2x2x3x3xf32>)
+// CHECK: linalg.index 3
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2xf32>)
+// CHECK: %[[DNUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DEN]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
+// CHECK: %[[DDEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NUM]], %[[DEN]] :
+// CHECK: %[[DA0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %{{.*}} : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[DA:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA0]], %[[DDEN]] :
+// CHECK: arith.cmpi ule
+// CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[Z]]#1 :
+// CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[KV]]#1 : {{.*}}) outs(%[[DQ0]] :
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %[[CK]] : {{.*}}) outs(%[[DQ1]] :
+// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK: %[[DS:[0-9]+]]:2 = scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
+// CHECK: %[[N:.*]] = arith.subi %[[LAST]], %[[T]] : index
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
+// CHECK: tensor.extract_slice %[[DKV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
+// CHECK: %[[DZS:[0-9]+]]:2 = scf.for
+// CHECK: tensor.extract_slice %[[DZ]]
+// CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZS]]#1 :
+// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DS]]#1 : {{.*}}) outs(%[[DK0]] :
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %{{.*}} : {{.*}}) outs(%[[DK1]] :
+// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[DS]]#1 :
+// CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[DNUM]] : {{.*}}) outs(%[[DV0]] :
+// CHECK-DAG: tensor.collapse_shape %[[DQ]] {{\[}}[0], [1, 2], [3], [4]]
+// CHECK-DAG: tensor.collapse_shape %[[DK]] {{\[}}[0], [1, 2], [3], [4]]
+// CHECK-DAG: tensor.collapse_shape %[[DV]] {{\[}}[0], [1, 2], [3], [4]]
 // CHECK-NOT: tfc.
 // CHECK: return
 func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,

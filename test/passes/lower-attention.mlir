@@ -88,24 +88,40 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 
 // -----
 
-// Non-causal Performer (f64): random features of queries (stabilised by the
-// row max) and keys, the key/value state summed over all keys once, and the
-// normalised read-out. No loop.
+// Non-causal Performer (f64): the random features are scaled once by
+// Dh^(-1/4), so that both projections are plain multiply-add contractions;
+// queries are stabilised by the row max of their projections, keys offset
+// by |x'|^2 / 2; the key/value state is summed over all keys once (z with
+// the feature dimension innermost) and read by every query. No loop.
 
 // CHECK-LABEL: func.func @performer
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>
 // CHECK-NOT: tfc.
 // CHECK-NOT: scf.for
 // CHECK-DAG: %[[EPS:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-7 : f64
+// CHECK-DAG: %[[QUARTER:[a-z0-9_]+]] = arith.constant 2.500000e-01 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
-// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
-// CHECK: arith.mulf %{{.*}}, %[[INSCALE]]
+// CHECK: %[[SW:[0-9]+]] = linalg.generic {{.*}}ins(%[[W]] : tensor<16x4xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[INSCALE]]
+// CHECK: %[[QP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]] :
 // CHECK: arith.maximumf
-// CHECK: math.exp
-// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[W]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
-// CHECK: math.exp
+// CHECK: linalg.generic {{.*}}ins(%[[QP]], %[[QMAX]] :
+// CHECK: arith.subf
+// CHECK-NEXT: math.exp
+// CHECK: %[[KP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[HALF:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}} : tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
+// CHECK: arith.mulf %{{.*}}, %[[QUARTER]]
+// CHECK: linalg.generic {{.*}}ins(%[[KP]], %[[HALF]] :
+// CHECK: arith.subf
+// CHECK-NEXT: math.exp
 // CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<2x2x16x4xf64>)
-// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x16xf64>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<2x2x16xf64>)
 // CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[KV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>)
 // CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[EPS]] : f64)
 // CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[Z]] : tensor<2x6x2x16xf64>, tensor<2x2x16xf64>) outs(%[[DEN0]] : tensor<2x6x2xf64>)
@@ -123,44 +139,52 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 
 // -----
 
-// Causal Performer: an scf.for over positions carries the prefix-sum state
-// (kv [B, H, M, Dh], z [B, H, M]) and the result; each step adds key i
-// (features already multiplied by the padding mask), reads output row i
-// into its slice of the result and inserts it.
+// Causal Performer by chunks: 6 positions make 2 chunks of 3 (views
+// [B, NC, C, H, D]). The per-chunk key/value states (a contraction over the
+// chunk, z with the feature dimension innermost) go through an exclusive
+// scan over chunks, an scf.for that copies the running sum into chunk n
+// before adding chunk n to it; the scores within each chunk are a
+// contraction over features, masked to j <= i; numerator and denominator
+// add the within-chunk sums to the reads of the prefix state.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>
 // CHECK-NOT: tfc.
+// CHECK-DAG: %[[EPS:[a-z0-9_]+]] = arith.constant 9.99999997E-7 : f32
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
-// CHECK-DAG: %[[C6:[a-z0-9_]+]] = arith.constant 6 : index
+// CHECK-DAG: %[[C2:[a-z0-9_]+]] = arith.constant 2 : index
+// CHECK-DAG: %[[ZERO:[a-z0-9_]+]] = arith.constant 0.000000e+00 : f32
 // CHECK: arith.maximumf
 // CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6x2x16xf32>)
-// CHECK-NEXT: ^bb0
-// CHECK-NEXT: arith.subf
-// CHECK-NEXT: math.exp
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6xf32>)
-// CHECK-NEXT: ^bb0
-// CHECK-NEXT: math.exp
-// CHECK: %[[KV0:[0-9]+]] = linalg.fill {{.*}} -> tensor<2x2x16x4xf32>
-// CHECK: %[[Z0:[0-9]+]] = linalg.fill {{.*}} -> tensor<2x2x16xf32>
-// CHECK: %[[R0:[0-9]+]] = tensor.empty() : tensor<2x6x2x4xf32>
-// CHECK: %[[LOOP:[0-9]+]]:3 = scf.for %[[I:.*]] = %[[C0]] to %[[C6]] step %[[C1]]
-// CHECK-SAME: iter_args(%[[KV:.*]] = %[[KV0]], %[[Z:.*]] = %[[Z0]], %[[R:.*]] = %[[R0]])
-// CHECK-SAME: -> (tensor<2x2x16x4xf32>, tensor<2x2x16xf32>, tensor<2x6x2x4xf32>)
-// CHECK: %[[KROW:.*]] = tensor.extract_slice %[[PHIK]][0, %[[I]], 0, 0] [2, 1, 2, 16] [1, 1, 1, 1]
-// CHECK: %[[VROW:.*]] = tensor.extract_slice %{{.*}}[0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
-// CHECK: %[[NKV:.*]] = linalg.generic {{.*}}ins(%[[KROW]], %[[VROW]] : tensor<2x1x2x16xf32>, tensor<2x1x2x4xf32>) outs(%[[KV]] : tensor<2x2x16x4xf32>)
-// CHECK: %[[NZ:.*]] = linalg.generic {{.*}}ins(%[[KROW]] : tensor<2x1x2x16xf32>) outs(%[[Z]] : tensor<2x2x16xf32>)
-// CHECK: %[[QROW:.*]] = tensor.extract_slice %[[PHIQ]][0, %[[I]], 0, 0] [2, 1, 2, 16] [1, 1, 1, 1]
-// CHECK: %[[DEST:.*]] = tensor.extract_slice %[[R]][0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.*}}ins(%[[QROW]], %[[NKV]] :
-// CHECK: linalg.generic {{.*}}ins(%[[QROW]], %[[NZ]] :
-// CHECK: %[[ROW:.*]] = linalg.generic {{.*}}outs(%[[DEST]] : tensor<2x1x2x4xf32>)
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK-DAG: %[[CQ:.*]] = tensor.expand_shape %[[PHIQ]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
+// CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
+// CHECK-DAG: %[[CV:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 4]
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[CK]], %[[CV]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[CK]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK: %[[PKV:[0-9]+]]:2 = scf.for %[[N:.*]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (tensor<2x1x2x16x4xf32>, tensor<2x2x2x16x4xf32>)
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[ACC]] into %[[OUT]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
+// CHECK: %[[CHUNK:.*]] = tensor.extract_slice %[[KV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
+// CHECK: %[[ADD:[0-9]+]] = linalg.generic {{.*}}ins(%[[CHUNK]] : {{.*}}) outs(%[[ACC]] : tensor<2x1x2x16x4xf32>)
+// CHECK: scf.yield %[[ADD]], %[[INS]]
+// CHECK: %[[PZ:[0-9]+]]:2 = scf.for
+// CHECK: tensor.extract_slice %[[Z]]
+// CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[CK]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]] : tensor<2x2x2x3x3xf32>)
+// CHECK-DAG: %[[I:.*]] = linalg.index 3 : index
+// CHECK-DAG: %[[J:.*]] = linalg.index 4 : index
+// CHECK: %[[KEEP:.*]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[KEEP]], %{{.*}}, %[[ZERO]] : f32
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM0]] : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[EPS]] : f32)
+// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN1]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[O:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM]], %[[DEN]] :
 // CHECK: arith.divf
-// CHECK: %[[NR:.*]] = tensor.insert_slice %[[ROW]] into %[[R]][0, %[[I]], 0, 0] [2, 1, 2, 4] [1, 1, 1, 1]
-// CHECK: scf.yield %[[NKV]], %[[NZ]], %[[NR]]
-// CHECK: %[[RES:.*]] = tensor.collapse_shape %[[LOOP]]#2 {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf32> into tensor<2x6x8xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[O]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x3x2x4xf32> into tensor<2x6x2x4xf32>
+// CHECK: %[[RES:.*]] = tensor.collapse_shape %[[FLAT]] {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf32> into tensor<2x6x8xf32>
 // CHECK-NOT: tfc.
 // CHECK: return %[[RES]]
 func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
@@ -169,4 +193,26 @@ func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
       heads 2 %x, %x, %x mask(%m : tensor<2x6xf32>) features(%w : tensor<16x4xf32>)
       : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32> -> tensor<2x6x8xf32>
   return %a : tensor<2x6x8xf32>
+}
+
+// -----
+
+// Causal Performer whose length is no multiple of the chunk: 7 positions
+// make 2 chunks of 4; features and values are zero-padded to 8 positions
+// (a padding key adds nothing to any state) and the result drops the
+// padded row.
+
+// CHECK-LABEL: func.func @performer_causal_padded
+// CHECK: %[[PAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 7, 2, 16] [1, 1, 1, 1] : tensor<2x7x2x16xf32> into tensor<2x8x2x16xf32>
+// CHECK: tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 4, 2, 16]
+// CHECK: scf.for
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x4x2x4xf32> into tensor<2x8x2x4xf32>
+// CHECK: %[[CUT:.*]] = tensor.extract_slice %[[FLAT]][0, 0, 0, 0] [2, 7, 2, 4] [1, 1, 1, 1] : tensor<2x8x2x4xf32> to tensor<2x7x2x4xf32>
+// CHECK: tensor.collapse_shape %[[CUT]]
+func.func @performer_causal_padded(%x: tensor<2x7x8xf32>, %w: tensor<16x4xf32>)
+    -> tensor<2x7x8xf32> {
+  %a = tfc.attention #tfc.performer<features = 16, redraw = 0, causal>
+      heads 2 %x, %x, %x features(%w : tensor<16x4xf32>)
+      : tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x7x8xf32>
+  return %a : tensor<2x7x8xf32>
 }
