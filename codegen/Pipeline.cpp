@@ -111,8 +111,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcFastMath());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
   pm.addPass(createConvertSCFToOpenMPPass());
-  // Inlines the memref.alloca_scope that wraps each parallel body (the
-  // kernels allocate nothing on the stack).
+  // Inlines the memref.alloca_scope that wraps each parallel body, and
+  // hoists the contraction kernels' stack panels out of their scopes to
+  // one per thread at the start of the omp.parallel region.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());

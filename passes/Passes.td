@@ -197,11 +197,18 @@ def TfcVectorizeContractions
     BLAS-like loop nest: the input that carries C's innermost dimension is
     packed panel by panel (256 deep) into a zero-padded contiguous buffer,
     and register tiles of 8 rows x 2 vectors (12 x 1 for narrow outputs)
-    accumulate vector FMAs over each panel, masked at the edge of N. The
-    loop over row blocks is an `scf.parallel` when the contraction has at
-    least 65536 multiply-adds. Every output element sums its products in
-    order, so the result does not depend on how rows are split. Other
-    linalg ops are left alone.
+    accumulate vector FMAs over each panel, masked at the edge of N. A
+    contraction of at least 65536 multiply-adds forks threads: over its
+    leading parallel outer loops (batch, head, chunk) when they have at
+    least 8 iterations and the panel fits in 64 KiB, each iteration then
+    packing into a panel of its own on the stack (`memref.alloca` in a
+    `memref.alloca_scope`); else over its row blocks, with one shared
+    global panel. A `linalg.fill` of zeros into C right before the
+    contraction (nothing with memory effects in between, no outer loop
+    reducing into C) is erased; the first K panel's accumulators start
+    from zero instead of loading C. Every output element sums its products
+    in order, so the result does not depend on how the work is split.
+    Other linalg ops are left alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",

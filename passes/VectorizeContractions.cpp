@@ -23,6 +23,15 @@
 // time. Nothing is reassociated across k, so results do not depend on the
 // number of threads.
 //
+// A contraction with many independent outer iterations (the batch, chunk
+// and head loops of attention) forks once instead: the leading parallel
+// outer loops become one `scf.parallel`, each iteration packs into a panel
+// of its own on the stack (`memref.alloca` in a `memref.alloca_scope`), and
+// its row blocks run in order.
+//
+// When C is filled with zeros right before the contraction, the fill is
+// dropped and the accumulators of the first K panel start from zero.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -32,6 +41,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <vector>
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCVECTORIZECONTRACTIONS
@@ -48,6 +61,10 @@ constexpr int64_t kVectorBits = 512;
 constexpr int64_t kPanelDepth = 256;
 /// Contractions with fewer multiply-adds than this do not fork threads.
 constexpr int64_t kParallelMacs = 1 << 16;
+/// Independent outer iterations that are enough to share between threads.
+constexpr int64_t kParallelOuterIterations = 8;
+/// The largest packing panel (bytes) put on a thread's stack.
+constexpr int64_t kStackPanelBytes = 64 * 1024;
 
 /// How one contraction maps onto the tiled kernel. Dimensions are indices of
 /// the op's iteration space; `m` is -1 when C has no row dimension of A.
@@ -62,7 +79,34 @@ struct ContractionPlan {
   /// The register tile: `rowsPerBlock` rows of `vectorsPerRow` vectors of
   /// `lanes` elements; B's panel rows are N rounded up to whole tiles.
   int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
+  /// Elements of the packing panel.
+  int64_t panelElements = 0;
+  /// How many leading `outer` loops run as one `scf.parallel` with a stack
+  /// panel per iteration (0: the row blocks are split instead).
+  unsigned parallelOuter = 0;
+  /// The `linalg.fill` of zeros into C that the kernel makes redundant by
+  /// starting its accumulators from zero (erased with the op), or null.
+  linalg::FillOp zeroFill;
 };
+
+/// The `linalg.fill` of 0 into exactly `c` that comes right before `op`
+/// (only ops without memory effects in between), or null.
+linalg::FillOp precedingZeroFill(Operation *op, Value c) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (!fill.hasPureBufferSemantics() || fill.getOutputs()[0] != c)
+        return nullptr;
+      FloatAttr value;
+      if (!matchPattern(fill.getInputs()[0], m_Constant(&value)) ||
+          !value.getValue().isZero())
+        return nullptr;
+      return fill;
+    }
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
 
 /// True when the body of `op` is `out + in0 * in1` (in any operand order).
 bool isMulAddBody(linalg::LinalgOp op) {
@@ -161,6 +205,30 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   plan.rowsPerBlock = plan.m < 0 ? 1 : plan.vectorsPerRow == 2 ? 8 : 12;
   int64_t tile = plan.lanes * plan.vectorsPerRow;
   plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
+  plan.panelElements =
+      std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
+
+  // Fork over the leading outer loops that write disjoint parts of C.
+  int64_t macs = 1, iterations = 1;
+  for (int64_t size : plan.sizes)
+    macs *= size;
+  unsigned lead = 0;
+  for (int64_t d : plan.outer) {
+    if (iterators[d] != utils::IteratorType::parallel)
+      break;
+    iterations *= plan.sizes[d];
+    ++lead;
+  }
+  // C is written whole, once per K panel, unless an outer loop reduces
+  // into it too; then a zero fill right before is redundant.
+  if (llvm::all_of(plan.outer, [&](int64_t d) {
+        return iterators[d] == utils::IteratorType::parallel;
+      }))
+    plan.zeroFill = precedingZeroFill(op, plan.c);
+  int64_t panelBytes = plan.panelElements * plan.elementType.getWidth() / 8;
+  if (lead > 0 && iterations >= kParallelOuterIterations &&
+      macs >= kParallelMacs && panelBytes <= kStackPanelBytes)
+    plan.parallelOuter = lead;
   return plan;
 }
 
@@ -177,6 +245,8 @@ public:
   void emit() {
     emitOuter(0);
     plan.op->erase();
+    if (plan.zeroFill)
+      plan.zeroFill->erase();
   }
 
 private:
@@ -186,6 +256,8 @@ private:
 
   /// Loops over the dimensions that are neither M, N nor K.
   void emitOuter(size_t i) {
+    if (i == 0 && plan.parallelOuter > 0)
+      return emitParallelOuter();
     if (i == plan.outer.size())
       return emitPanels();
     int64_t d = plan.outer[i];
@@ -195,6 +267,45 @@ private:
     builder.setInsertionPointToStart(loop.getBody());
     dims[d] = loop.getInductionVar();
     emitOuter(i + 1);
+  }
+
+  /// The leading `parallelOuter` loops as one `scf.parallel` over their
+  /// linearised iteration space (one dimension, so that
+  /// tfc-parallel-outer-loops keeps it whole and puts no loop between the
+  /// fork and the panel); each iteration packs into its own panel on the
+  /// stack.
+  void emitParallelOuter() {
+    int64_t iterations = 1;
+    for (unsigned i = 0; i < plan.parallelOuter; ++i)
+      iterations *= plan.sizes[plan.outer[i]];
+    auto loop = builder.create<scf::ParallelOp>(
+        loc, ValueRange{index(0)}, ValueRange{index(iterations)},
+        ValueRange{index(1)});
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(loop.getBody());
+    Value rest = loop.getInductionVars()[0];
+    for (unsigned i = plan.parallelOuter; i-- > 0;) {
+      int64_t size = plan.sizes[plan.outer[i]];
+      if (i == 0) {
+        dims[plan.outer[i]] = rest;
+        break;
+      }
+      dims[plan.outer[i]] =
+          builder.create<arith::RemUIOp>(loc, rest, index(size));
+      rest = builder.create<arith::DivUIOp>(loc, rest, index(size));
+    }
+    // The scope frees the panel at the end of every iteration (or the
+    // panel is hoisted to one per thread).
+    auto scope = builder.create<memref::AllocaScopeOp>(loc, TypeRange{});
+    Block *body = new Block();
+    scope.getBodyRegion().push_back(body);
+    builder.setInsertionPointToStart(body);
+    builder.create<memref::AllocaScopeReturnOp>(loc, ValueRange{});
+    builder.setInsertionPointToStart(body);
+    panel = builder.create<memref::AllocaOp>(
+        loc, MemRefType::get({plan.panelElements}, plan.elementType),
+        builder.getI64IntegerAttr(64));
+    emitOuter(plan.parallelOuter);
   }
 
   SmallVector<Value> indices(AffineMap map) {
@@ -259,7 +370,7 @@ private:
     int64_t macs = mSize * plan.sizes[plan.n] * plan.sizes[plan.k];
     OpBuilder::InsertionGuard guard(builder);
     Value block;
-    if (macs >= kParallelMacs && blocks > 1) {
+    if (plan.parallelOuter == 0 && macs >= kParallelMacs && blocks > 1) {
       auto loop = builder.create<scf::ParallelOp>(
           loc, ValueRange{index(0)}, ValueRange{index(blocks)},
           ValueRange{index(1)});
@@ -312,7 +423,6 @@ private:
     auto rowIndex = [&](int64_t r) -> Value {
       return r == 0 ? m0 : builder.create<arith::AddIOp>(loc, m0, index(r));
     };
-    SmallVector<Value> init;
     SmallVector<SmallVector<Value>> cIndices;
     for (int64_t r = 0; r < rows; ++r) {
       if (plan.m >= 0)
@@ -320,9 +430,36 @@ private:
       for (int64_t v = 0; v < vectorsPerRow; ++v) {
         dims[plan.n] = columns[v];
         cIndices.push_back(indices(plan.cMap));
-        init.push_back(builder.create<vector::MaskedLoadOp>(
-            loc, vectorType, plan.c, cIndices.back(), masks[v], zeros));
       }
+    }
+    auto loadC = [&](OpBuilder &b) {
+      SmallVector<Value> loaded;
+      for (auto [i, at] : llvm::enumerate(cIndices))
+        loaded.push_back(b.create<vector::MaskedLoadOp>(
+            loc, vectorType, plan.c, at, masks[i % vectorsPerRow], zeros));
+      return loaded;
+    };
+    // C starts from zero when its fill was dropped: the first K panel
+    // starts from zeros, later ones from what the earlier ones stored.
+    SmallVector<Value> init;
+    if (!plan.zeroFill) {
+      init = loadC(builder);
+    } else if (plan.sizes[plan.k] <= kPanelDepth) {
+      init.assign(cIndices.size(), zeros);
+    } else {
+      SmallVector<Type> types(cIndices.size(), vectorType);
+      Value first = builder.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, kc, index(0));
+      auto branch = builder.create<scf::IfOp>(
+          loc, first,
+          [&](OpBuilder &b, Location l) {
+            b.create<scf::YieldOp>(
+                l, SmallVector<Value>(cIndices.size(), zeros));
+          },
+          [&](OpBuilder &b, Location l) {
+            b.create<scf::YieldOp>(l, loadC(b));
+          });
+      init = branch.getResults();
     }
     auto kLoop =
         builder.create<scf::ForOp>(loc, index(0), depth, index(1), init);
@@ -373,7 +510,7 @@ struct TfcVectorizeContractionsPass
           TfcVectorizeContractionsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<ContractionPlan> plans;
+    std::vector<ContractionPlan> plans;
     module.walk([&](linalg::LinalgOp op) {
       if (auto plan = planContraction(op))
         plans.push_back(*plan);
@@ -382,9 +519,10 @@ struct TfcVectorizeContractionsPass
     // contractions run one after another, so they share it.
     llvm::DenseMap<Type, int64_t> panelSizes;
     for (ContractionPlan &plan : plans) {
-      int64_t depth = std::min(plan.sizes[plan.k], kPanelDepth);
+      if (plan.parallelOuter > 0)
+        continue;
       int64_t &size = panelSizes[plan.elementType];
-      size = std::max(size, depth * plan.panelWidth);
+      size = std::max(size, plan.panelElements);
     }
     llvm::DenseMap<Type, memref::GlobalOp> panels;
     OpBuilder builder(&getContext());
@@ -399,10 +537,13 @@ struct TfcVectorizeContractionsPass
           builder.getI64IntegerAttr(64));
     }
     for (ContractionPlan &plan : plans) {
-      memref::GlobalOp global = panels[plan.elementType];
-      OpBuilder at(plan.op);
-      Value panel = at.create<memref::GetGlobalOp>(
-          plan.op.getLoc(), global.getType(), global.getSymName());
+      Value panel;
+      if (plan.parallelOuter == 0) {
+        memref::GlobalOp global = panels[plan.elementType];
+        OpBuilder at(plan.op);
+        panel = at.create<memref::GetGlobalOp>(
+            plan.op.getLoc(), global.getType(), global.getSymName());
+      }
       ContractionEmitter(plan, panel).emit();
     }
   }

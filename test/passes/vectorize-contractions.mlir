@@ -114,3 +114,110 @@ func.func @left_alone(%a: memref<8x32xf32>, %r: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// Many independent outer iterations (batch 4 x head 4 = 16, performer-like
+// chunk scores): the contraction forks once over the linearised outer
+// loops instead of per outer iteration over row blocks; each iteration
+// packs into a panel of its own on the stack (an alloca in an alloca
+// scope), and no global panel is made for it.
+
+#q = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+// CHECK-NOT: memref.global
+// CHECK-LABEL: func.func @outer_parallel
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.parallel (%[[IV:.*]]) = (%{{.*}}) to (%[[C16]])
+// CHECK: %[[H:.*]] = arith.remui %[[IV]], %{{.*}} : index
+// CHECK: %[[B:.*]] = arith.divui %[[IV]], %{{.*}} : index
+// CHECK: memref.alloca_scope
+// CHECK: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4096xf32>
+// CHECK: memref.load %{{.*}}[%[[B]], %{{.*}}, %[[H]], %{{.*}}] : memref<4x64x4x64xf32>
+// CHECK: memref.store %{{.*}}, %[[PANEL]]
+// CHECK-NOT: scf.parallel
+// CHECK: vector.load %[[PANEL]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+func.func @outer_parallel(%q: memref<4x64x4x64xf32>, %k: memref<4x64x4x64xf32>,
+                          %s: memref<4x4x64x64xf32>) {
+  linalg.generic {indexing_maps = [#q, #k, #s],
+                  iterator_types = ["parallel", "parallel", "parallel",
+                                    "parallel", "reduction"]}
+      ins(%q, %k : memref<4x64x4x64xf32>, memref<4x64x4x64xf32>)
+      outs(%s : memref<4x4x64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A fill of zeros right before the contraction is erased: K = 32 fits one
+// panel, so the accumulators start from zeros and C is never loaded.
+
+// CHECK-LABEL: func.func @zero_filled
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: vector.maskedload
+// CHECK: vector.fma
+// CHECK: vector.maskedstore
+// CHECK-NOT: linalg.matmul_transpose_b
+func.func @zero_filled(%x: memref<16x32xf32>, %w: memref<64x32xf32>,
+                       %y: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<16x64xf32>)
+  linalg.matmul_transpose_b ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>)
+                            outs(%y : memref<16x64xf32>)
+  return
+}
+
+// -----
+
+// K = 300 takes two panels: the first starts from zeros, the second from
+// what the first stored.
+
+// CHECK-LABEL: func.func @zero_filled_deep
+// CHECK-NOT: linalg.fill
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[FIRST]]
+// CHECK: } else {
+// CHECK: vector.maskedload
+// CHECK: vector.fma
+func.func @zero_filled_deep(%x: memref<16x300xf32>, %w: memref<64x300xf32>,
+                            %y: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<16x64xf32>)
+  linalg.matmul_transpose_b ins(%x, %w : memref<16x300xf32>, memref<64x300xf32>)
+                            outs(%y : memref<16x64xf32>)
+  return
+}
+
+// -----
+
+// Fills that must stay: of a nonzero value, and one with a store to memory
+// between it and the contraction.
+
+// CHECK-LABEL: func.func @fills_kept
+// CHECK: linalg.fill
+// CHECK: vector.maskedload
+// CHECK: linalg.fill
+// CHECK: memref.store
+// CHECK: vector.maskedload
+func.func @fills_kept(%x: memref<16x32xf32>, %w: memref<64x32xf32>,
+                      %y: memref<16x64xf32>, %z: memref<16x64xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%one : f32) outs(%y : memref<16x64xf32>)
+  linalg.matmul_transpose_b ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>)
+                            outs(%y : memref<16x64xf32>)
+  linalg.fill ins(%zero : f32) outs(%z : memref<16x64xf32>)
+  memref.store %one, %z[%c0, %c0] : memref<16x64xf32>
+  linalg.matmul_transpose_b ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>)
+                            outs(%z : memref<16x64xf32>)
+  return
+}
