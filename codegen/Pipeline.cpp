@@ -88,6 +88,7 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // The packed gradients are written slice by slice into the output buffer
   // (One-Shot Bufferize's analysis of a long insert_slice chain is cubic).
   pm.addPass(mlir::tfc::createTfcMaterializeInsertChains());
+  pm.addPass(mlir::tfc::createTfcUnshareFills());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

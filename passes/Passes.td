@@ -126,6 +126,21 @@ def TfcMaterializeInsertChains
                            "mlir::memref::MemRefDialect"];
 }
 
+def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
+  let summary = "Gives every user of a tensor linalg.fill a fill of its own";
+  let description = [{
+    CSE merges identical `linalg.fill` ops on `tensor.empty`, so one fill
+    feeds several destination-passing ops; one-shot bufferization then
+    copies the filled buffer before each in-place update. This pass,
+    run right before bufferization, clones the fill (and its
+    `tensor.empty`) right before every op that takes it as an init
+    (destination) operand, so each accumulator is filled in place and
+    nothing is copied; ops that only read it keep the original.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let summary = "Places every static allocation in one arena per function, reusing memory";
   let description = [{
