@@ -273,6 +273,21 @@ std::pair<Value, Value> chunkStates(OpBuilder &b, Location loc,
 Value chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
                   Value keyFeatures);
 
+/// What causal FAVOR+ in chunks and its gradient both start from: the
+/// chunked query/key features and values, the exclusive prefix states and
+/// the masked scores within each chunk.
+struct CausalChunks {
+  Chunking chunking;
+  Value query, key, value;
+  Value prefixKv, prefixZ;
+  Value scores;
+};
+
+/// Chunks `queryFeatures`, `keyFeatures [B, S, H, M]` and `v [B, S, H, Dh]`
+/// of a sequence of `length` positions and builds their states and scores.
+CausalChunks buildCausalChunks(OpBuilder &b, Location loc, Value queryFeatures,
+                               Value keyFeatures, Value v, int64_t length);
+
 /// `x [B, NC, H, C, C]` with the pairs `j > i` set to zero.
 Value causalChunkMask(OpBuilder &b, Location loc, Value x);
 

@@ -728,6 +728,22 @@ Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x) {
       });
 }
 
+CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
+                                         Value queryFeatures,
+                                         Value keyFeatures, Value v,
+                                         int64_t length) {
+  CausalChunks c;
+  c.chunking = performerChunking(length);
+  c.query = toChunks(b, loc, queryFeatures, c.chunking);
+  c.key = toChunks(b, loc, keyFeatures, c.chunking);
+  c.value = toChunks(b, loc, v, c.chunking);
+  auto [kv, z] = chunkStates(b, loc, c.key, c.value);
+  c.prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
+  c.prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
+  c.scores = chunkScores(b, loc, c.query, c.key);
+  return c;
+}
+
 Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
                              Value keyFeatures) {
   ArrayRef<int64_t> shape = shapeOf(queryFeatures);
@@ -812,16 +828,10 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
     return mergeHeads(b, loc, readOutput(b, loc, queryFeatures, kv, z));
   }
 
-  Chunking chunks = performerChunking(length);
-  Value chunkQuery = toChunks(b, loc, queryFeatures, chunks);
-  Value chunkKey = toChunks(b, loc, keyFeatures, chunks);
-  Value chunkValue = toChunks(b, loc, v, chunks);
-  auto [kv, z] = chunkStates(b, loc, chunkKey, chunkValue);
-  Value prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
-  Value prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
-  Value scores = chunkScores(b, loc, chunkQuery, chunkKey);
-  auto [num, den] = chunkNumeratorDenominator(b, loc, chunkQuery, chunkValue,
-                                              scores, prefixKv, prefixZ);
+  CausalChunks c =
+      buildCausalChunks(b, loc, queryFeatures, keyFeatures, v, length);
+  auto [num, den] = chunkNumeratorDenominator(b, loc, c.query, c.value,
+                                              c.scores, c.prefixKv, c.prefixZ);
   Value out = buildGeneric(
       b, loc, ValueRange{num, den}, emptyTensor(b, loc, shapeOf(num), element),
       {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 2, 3})},

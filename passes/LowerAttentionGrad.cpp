@@ -616,18 +616,12 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
     std::tie(keyFeatureGrad, valueGrad) =
         keyValueGrads(b, loc, keyFeatures, v, kvGrad, zGrad);
   } else {
-    Chunking chunks = performerChunking(length);
-    Value chunkQuery = toChunks(b, loc, queryFeatures, chunks);
-    Value chunkKey = toChunks(b, loc, keyFeatures, chunks);
-    Value chunkValue = toChunks(b, loc, v, chunks);
-    auto [kv, z] = chunkStates(b, loc, chunkKey, chunkValue);
-    Value prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
-    Value prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
-    Value scores = chunkScores(b, loc, chunkQuery, chunkKey);
+    CausalChunks c =
+        buildCausalChunks(b, loc, queryFeatures, keyFeatures, v, length);
     auto [queryGrad, keyGrad, chunkValueGrad] =
-        chunkGrads(b, loc, chunkQuery, chunkKey, chunkValue,
-                   toChunks(b, loc, gradOut, chunks), scores, prefixKv,
-                   prefixZ);
+        chunkGrads(b, loc, c.query, c.key, c.value,
+                   toChunks(b, loc, gradOut, c.chunking), c.scores,
+                   c.prefixKv, c.prefixZ);
     queryFeatureGrad = fromChunks(b, loc, queryGrad, length);
     keyFeatureGrad = fromChunks(b, loc, keyGrad, length);
     valueGrad = fromChunks(b, loc, chunkValueGrad, length);
