@@ -8,8 +8,9 @@
 /// Generates the optimizer step over the flat parameter, gradient and Adam
 /// moment buffers: gradient norm and clipping, the learning-rate schedule
 /// and the Adam/AdamW update, from the module's `tfc.training` settings.
-/// The base learning rate and the schedule's length are inputs, so that a
-/// run may override the spec's `lr` and `steps` without recompiling.
+/// The base learning rate, the schedule's length and its warm-up are inputs,
+/// so that a run may override the spec's `lr`, `steps` and `warmup` without
+/// recompiling.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,6 @@ struct OptimizerSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0, clip = 0;
   std::string schedule = "constant";
-  int64_t warmup = 0;
 };
 
 /// A half-open range of the flat buffer holding trained tensors.
@@ -50,10 +50,6 @@ OptimizerSettings readSettings(DictionaryAttr dict) {
     if (auto attr = dict.getAs<FloatAttr>(key))
       out = attr.getValueAsDouble();
   };
-  auto integer = [&](StringRef key, int64_t &out) {
-    if (auto attr = dict.getAs<IntegerAttr>(key))
-      out = attr.getInt();
-  };
   if (auto opt = dict.getAs<StringAttr>("optimizer"))
     s.decoupledDecay = opt.getValue() == "adamw";
   if (auto schedule = dict.getAs<StringAttr>("schedule"))
@@ -63,7 +59,6 @@ OptimizerSettings readSettings(DictionaryAttr dict) {
   real("eps", s.eps);
   real("weight_decay", s.weightDecay);
   real("clip", s.clip);
-  integer("warmup", s.warmup);
   return s;
 }
 
@@ -99,20 +94,21 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
 }
 
 /// The learning rate at (1-based, float) step `t` of a run of `steps`
-/// updates whose base rate is `baseRate` (both scalars of `type`).
+/// updates whose base rate is `baseRate`, warming up linearly over the first
+/// `warmup` steps (all scalars of `type`; `warmup` 0: none).
 Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
-                   Value t, Value baseRate, Value steps, Type type) {
+                   Value t, Value baseRate, Value steps, Value warmup,
+                   Type type) {
   auto c = [&](double v) { return scalarConstant(b, loc, type, v); };
   Value one = c(1.0);
-  Value factor = one;
-  double warmup = static_cast<double>(s.warmup);
-  if (s.warmup > 0)
-    factor = b.create<arith::MinimumFOp>(
-        loc, one, b.create<arith::DivFOp>(loc, t, c(warmup)));
+  // min(1, t / warmup) = t / max(t, warmup) for t >= 1, and 1 when there
+  // is no warm-up, without dividing by zero.
+  Value factor = b.create<arith::DivFOp>(
+      loc, t, b.create<arith::MaximumFOp>(loc, t, warmup));
   Value span = b.create<arith::MaximumFOp>(
-      loc, one, b.create<arith::SubFOp>(loc, steps, c(warmup)));
+      loc, one, b.create<arith::SubFOp>(loc, steps, warmup));
   Value progress = b.create<arith::DivFOp>(
-      loc, b.create<arith::SubFOp>(loc, t, c(warmup)), span);
+      loc, b.create<arith::SubFOp>(loc, t, warmup), span);
   progress = b.create<arith::MaximumFOp>(loc, progress, c(0.0));
   progress = b.create<arith::MinimumFOp>(loc, progress, one);
   Value decay = one;
@@ -124,10 +120,10 @@ Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
         loc, c(0.5),
         b.create<arith::AddFOp>(loc, one, b.create<math::CosOp>(loc, angle)));
   } else if (s.schedule == "inverse_sqrt") {
-    double floor = std::max(1.0, warmup);
-    Value tt = b.create<arith::MaximumFOp>(loc, t, c(floor));
+    Value floor = b.create<arith::MaximumFOp>(loc, one, warmup);
+    Value tt = b.create<arith::MaximumFOp>(loc, t, floor);
     decay = b.create<math::SqrtOp>(loc,
-                                   b.create<arith::DivFOp>(loc, c(floor), tt));
+                                   b.create<arith::DivFOp>(loc, floor, tt));
   }
   return b.create<arith::MulFOp>(loc, baseRate,
                                  b.create<arith::MulFOp>(loc, factor, decay));
@@ -175,10 +171,11 @@ struct TfcBuildOptimizerPass
     auto flatType = RankedTensorType::get({count.getInt()}, element);
     auto stepType = RankedTensorType::get({}, b.getI64Type());
     auto pairType = RankedTensorType::get({2}, element);
+    auto scheduleType = RankedTensorType::get({3}, element);
     auto func = b.create<func::FuncOp>(
         loc, "optimizer_step",
         b.getFunctionType(
-            {flatType, flatType, flatType, flatType, stepType, pairType},
+            {flatType, flatType, flatType, flatType, stepType, scheduleType},
             {flatType, flatType, flatType, pairType}));
     Block *body = func.addEntryBlock();
     b.setInsertionPointToStart(body);
@@ -212,7 +209,7 @@ struct TfcBuildOptimizerPass
       return b.create<tensor::ExtractOp>(loc, schedule, ValueRange{index});
     };
     Value lr = learningRate(b, loc, s, t, scheduleEntry(0), scheduleEntry(1),
-                            element);
+                            scheduleEntry(2), element);
     Value correction1 = b.create<arith::SubFOp>(
         loc, c(1.0), b.create<math::PowFOp>(loc, c(s.beta1), t));
     Value correction2 = b.create<arith::SubFOp>(

@@ -55,11 +55,12 @@ def TfcBuildOptimizer : Pass<"tfc-build-optimizer", "mlir::ModuleOp"> {
     cosine, inverse square root, after linear warm-up) and the Adam or AdamW
     update with bias correction, fused into one element-wise kernel per run
     of trainable tensors (buffers such as Performer features are left as
-    they are). `schedule` holds the base learning rate and the run's number
-    of steps (where linear and cosine decay reach zero); `stats` returns the
-    gradient norm before clipping and the rate used. Reads the module
-    attributes `tfc.training` (optimizer, betas, eps, weight decay, clip,
-    schedule kind, warm-up) and `tfc.manifest`.
+    they are). `schedule` holds the base learning rate, the run's number of
+    steps (where linear and cosine decay reach zero) and the warm-up steps
+    (0: none); `stats` returns the gradient norm before clipping and the rate
+    used. Reads the module attributes `tfc.training` (optimizer, betas, eps,
+    weight decay, clip, schedule kind) and `tfc.manifest`; the spec's `lr`,
+    `steps` and `warmup` reach the runtime through the manifest.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

@@ -59,6 +59,7 @@ struct Options {
   int64_t testBatches = -1;
   int64_t patience = -1;
   int64_t checkpointEvery = -1;
+  int64_t warmup = -1;     ///< train: warm-up steps; -1 = the spec's.
   int64_t tokenCount = -1; ///< generate: --tokens N.
   int64_t topK = -1;
   double temperature = 1.0;

@@ -178,6 +178,7 @@ bool parseOptions(const std::string &command, int first, int argc, char **argv,
                       {"--test-batches", &options.testBatches, 0},
                       {"--patience", &options.patience, 0},
                       {"--checkpoint-every", &options.checkpointEvery, 0},
+                      {"--warmup", &options.warmup, 0},
                       {"--tokens", &options.tokenCount, 0},
                       {"--top-k", &options.topK, 0}};
       for (const IntFlag &f : intFlags) {
@@ -603,7 +604,7 @@ int main(int argc, char **argv) {
                "--resume",       "--weights",
                "--eval-every",   "--eval-batches",
                "--test-batches", "--checkpoint-every",
-               "--patience"};
+               "--patience",     "--warmup"};
   else if (command == "generate")
     allowed = {"--weights", "--prompt", "--tokens", "--temperature",
                "--top-k",   "--seed",   "--threads"};

@@ -292,6 +292,9 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
     } else if (key == "train_steps") {
       if (!intValue(manifest.trainSteps, 0))
         return false;
+    } else if (key == "warmup") {
+      if (!intValue(manifest.warmup, 0))
+        return false;
     } else if (key == "eval_every") {
       if (!intValue(manifest.evalEvery, 0))
         return false;

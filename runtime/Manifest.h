@@ -69,6 +69,7 @@ struct Manifest {
   // can be overridden on the command line of `train`.
   double lr = 0;               ///< Base learning rate of the schedule.
   int64_t trainSteps = 0;      ///< Optimizer updates of a run.
+  int64_t warmup = 0;          ///< Linear warm-up steps; 0 = none.
   int64_t evalEvery = 0;       ///< Validate every N steps; 0 = never.
   int64_t evalBatches = 0;     ///< Batches per validation; 0 = all.
   int64_t checkpointEvery = 0; ///< Checkpoint every N steps; 0 = at the end.

@@ -104,9 +104,10 @@ void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
 /// buffers. `step` is the 1-based number of this update. The *_out buffers
 /// may be the same memory as the corresponding inputs (updates are
 /// element-wise after the gradient norm is taken).
-///   schedule [2] float  the base learning rate and the run's total number
-///                       of steps (where linear and cosine decay reach 0);
-///                       the manifest's `lr` and `train_steps` by default
+///   schedule [3] float  the base learning rate, the run's total number of
+///                       steps (where linear and cosine decay reach 0) and
+///                       its linear warm-up steps (0: none); the manifest's
+///                       `lr`, `train_steps` and `warmup` by default
 ///   stats    [2] float  gradient global norm (before clipping), learning
 ///                       rate used                                 (written)
 void tfc_optimizer_step(float *params, float *grads, float *adam_m,

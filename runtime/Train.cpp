@@ -11,7 +11,8 @@
 ///   fill the batch of step t            (TrainState.h: a function of seed, t)
 ///   tfc_train_step(params, batch, dropoutSeed(seed, t)) -> grads, loss
 ///   stop if the loss is not finite      (nothing is saved)
-///   tfc_optimizer_step(params, grads, m, v, t, {lr, steps}) -> params, m, v
+///   tfc_optimizer_step(params, grads, m, v, t, {lr, steps, warmup})
+///                                                        -> params, m, v
 ///                                       (in place)
 ///   every eval_every steps: validation, best checkpoint, early stopping
 ///   every checkpoint_every steps and at the end: DIR/last.safetensors
@@ -354,8 +355,10 @@ void printTrainHelp() {
       "  --batch N         must equal the compiled batch size; to change it,\n"
       "                    recompile ('tfc compile --batch N')\n"
       "  --lr R            base learning rate of the compiled schedule\n"
-      "                    (warm-up and decay keep the spec's shape;\n"
-      "                    linear and cosine decay reach 0 at --steps)\n"
+      "                    (its decay keeps the spec's shape; linear and\n"
+      "                    cosine decay reach 0 at --steps)\n"
+      "  --warmup N        steps of linear warm-up from 0 to the base rate\n"
+      "                    (0: none)\n"
       "\n"
       "Writes DIR/last.safetensors (with optimizer state), DIR/best.\n"
       "safetensors (best validation loss), DIR/metrics.jsonl and\n"
@@ -438,6 +441,8 @@ int runTrain(const Manifest &m, const Options &o) {
       setting(o.testBatches, state.testBatches, 0);
   const int64_t patience = state.patience =
       setting(o.patience, state.patience, m.patience);
+  const int64_t warmup = state.warmup =
+      setting(o.warmup, state.warmup, m.warmup);
   const int64_t checkpointEvery = state.checkpointEvery =
       setting(o.checkpointEvery, state.checkpointEvery, m.checkpointEvery);
   const uint64_t seed = state.seed;
@@ -535,9 +540,9 @@ int runTrain(const Manifest &m, const Options &o) {
     printf("train: %s (%zu lines), vocabulary %lld words\nval: %s\n",
            data.trainPath.c_str(), data.trainLines.size(),
            (long long)vocab.size(), data.valWhat.c_str());
-  printf("steps %lld, lr %g, eval every %lld (%s batches), checkpoint every "
-         "%lld, patience %lld, seed %llu\n",
-         (long long)steps, state.lr, (long long)evalEvery,
+  printf("steps %lld, lr %g, warmup %lld, eval every %lld (%s batches), "
+         "checkpoint every %lld, patience %lld, seed %llu\n",
+         (long long)steps, state.lr, (long long)warmup, (long long)evalEvery,
          evalBatches > 0 ? std::to_string(evalBatches).c_str() : "all",
          (long long)checkpointEvery, (long long)patience,
          (unsigned long long)seed);
@@ -614,7 +619,7 @@ int runTrain(const Manifest &m, const Options &o) {
     }
     int64_t update = t;
     float stats[2] = {0, 0};
-    float schedule[2] = {float(state.lr), float(steps)};
+    float schedule[3] = {float(state.lr), float(steps), float(warmup)};
     tfc_optimizer_step(params.data(), grads.data(), adamM.data(), adamV.data(),
                        &update, schedule, params.data(), adamM.data(),
                        adamV.data(), stats);

@@ -36,7 +36,8 @@ Metadata trainStateMetadata(const TrainState &s) {
       {"tfc.eval_batches", std::to_string(s.evalBatches)},
       {"tfc.test_batches", std::to_string(s.testBatches)},
       {"tfc.patience", std::to_string(s.patience)},
-      {"tfc.checkpoint_every", std::to_string(s.checkpointEvery)}};
+      {"tfc.checkpoint_every", std::to_string(s.checkpointEvery)},
+      {"tfc.warmup", std::to_string(s.warmup)}};
 }
 
 bool readTrainState(const SafetensorsFile &file, TrainState &s,
@@ -93,7 +94,8 @@ bool readTrainState(const SafetensorsFile &file, TrainState &s,
         {"tfc.eval_batches", &s.evalBatches},
         {"tfc.test_batches", &s.testBatches},
         {"tfc.patience", &s.patience},
-        {"tfc.checkpoint_every", &s.checkpointEvery}}) {
+        {"tfc.checkpoint_every", &s.checkpointEvery},
+        {"tfc.warmup", &s.warmup}}) {
     const std::string *text = get(key);
     if (text && (!parseInt64(*text, *value) || *value < -1))
       return bad(key);

@@ -39,7 +39,7 @@
 ///   tfc.data_train, tfc.data_val, tfc.data_test
 ///                     the run's data files ("" = none)
 ///   tfc.eval_every, tfc.eval_batches, tfc.test_batches, tfc.patience,
-///   tfc.checkpoint_every
+///   tfc.checkpoint_every, tfc.warmup
 ///                     the run's settings
 /// A resumed run keeps the data files and settings of the run unless the
 /// command line overrides them.
@@ -78,6 +78,7 @@ struct TrainState {
   int64_t testBatches = -1;
   int64_t patience = -1;
   int64_t checkpointEvery = -1;
+  int64_t warmup = -1;
 };
 
 /// The tfc.* metadata of `state` (see the file comment).

@@ -368,6 +368,8 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
           builder.getNamedAttr("lr", builder.getF64FloatAttr(spec.training.lr)),
           builder.getNamedAttr("train_steps",
                                builder.getI64IntegerAttr(spec.training.steps)),
+          builder.getNamedAttr("warmup",
+                               builder.getI64IntegerAttr(spec.training.warmup)),
           builder.getNamedAttr(
               "eval_every", builder.getI64IntegerAttr(spec.training.evalEvery)),
           builder.getNamedAttr("eval_batches", builder.getI64IntegerAttr(

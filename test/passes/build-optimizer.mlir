@@ -2,20 +2,29 @@
 
 // AdamW with warm-up, cosine decay and clipping over two runs of trained
 // tensors; the buffer between them (Performer features) is not updated.
-// The base rate and the run's length come from the `schedule` argument.
+// The base rate, the run's length and the warm-up come from the `schedule`
+// argument, not from the spec's settings.
 
 // CHECK-LABEL: func.func @optimizer_step
-// CHECK-SAME: (%[[P:.*]]: tensor<48xf32>, %[[G:.*]]: tensor<48xf32>, %[[M:.*]]: tensor<48xf32>, %[[V:.*]]: tensor<48xf32>, %[[STEP:.*]]: tensor<i64>, %[[SCHED:.*]]: tensor<2xf32>)
+// CHECK-SAME: (%[[P:.*]]: tensor<48xf32>, %[[G:.*]]: tensor<48xf32>, %[[M:.*]]: tensor<48xf32>, %[[V:.*]]: tensor<48xf32>, %[[STEP:.*]]: tensor<i64>, %[[SCHED:.*]]: tensor<3xf32>)
 // CHECK-SAME: -> (tensor<48xf32>, tensor<48xf32>, tensor<48xf32>, tensor<2xf32>)
 // The global norm over every gradient, then the clip factor min(1, 1 / norm).
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[G]] : tensor<48xf32>)
 // CHECK: %[[NORM:.*]] = math.sqrt
 // CHECK: %[[CLIP:.*]] = arith.minimumf
-// CHECK-DAG: %[[TOTAL:.*]] = tensor.extract %[[SCHED]][%{{.*}}] : tensor<2xf32>
-// CHECK-DAG: %[[BASE:.*]] = tensor.extract %[[SCHED]][%{{.*}}] : tensor<2xf32>
-// Warm-up over 10 steps; the cosine span is max(1, steps - warm-up).
-// CHECK: arith.constant 1.000000e+01 : f32
-// CHECK: arith.subf %[[TOTAL]]
+// CHECK: %[[T:.*]] = arith.sitofp
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[BASE:.*]] = tensor.extract %[[SCHED]][%[[C0]]] : tensor<3xf32>
+// CHECK-DAG: %[[TOTAL:.*]] = tensor.extract %[[SCHED]][%[[C1]]] : tensor<3xf32>
+// CHECK-DAG: %[[WARMUP:.*]] = tensor.extract %[[SCHED]][%[[C2]]] : tensor<3xf32>
+// Warm-up factor t / max(t, warm-up); the cosine span is
+// max(1, steps - warm-up).
+// CHECK-NOT: arith.constant 1.000000e+01 : f32
+// CHECK: %[[TW:.*]] = arith.maximumf %[[T]], %[[WARMUP]]
+// CHECK: arith.divf %[[T]], %[[TW]]
+// CHECK: arith.subf %[[TOTAL]], %[[WARMUP]]
 // CHECK: math.cos
 // CHECK: %[[LR:.*]] = arith.mulf %[[BASE]], %{{.*}} : f32
 // CHECK: tensor.extract_slice %[[P]][0] [16] [1]

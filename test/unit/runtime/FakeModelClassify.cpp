@@ -105,6 +105,6 @@ void tfc_optimizer_step(float *params, float *grads, float *adam_m,
                         float *params_out, float *adam_m_out,
                         float *adam_v_out, float *stats) {
   fake::adam(64, params_out, grads, adam_m_out, adam_v_out, *step,
-             schedule[0], stats);
+             fake::rate(*step, schedule), stats);
 }
 }

@@ -144,7 +144,8 @@ void tfc_optimizer_step(float *params, float *grads, float *adam_m,
     stats[0] = NAN;
     return;
   }
-  fake::adam(1296, params, grads, adam_m, adam_v, *step, schedule[0], stats);
+  fake::adam(1296, params, grads, adam_m, adam_v, *step,
+             fake::rate(*step, schedule), stats);
 }
 #endif
 }

@@ -7,8 +7,8 @@
 /// \file
 /// Test only: what the fake models share to stand in for generated
 /// tfc_train_step / tfc_optimizer_step: plain Adam over the flat buffers
-/// (the constant learning rate it is given, betas 0.9 and 0.999, eps 1e-8, no
-/// clipping) and two hooks that the command-line tests drive through the
+/// (the base rate it is given after linear warm-up, then constant; betas 0.9
+/// and 0.999, eps 1e-8, no clipping) and two hooks that the command-line tests drive through the
 /// environment:
 ///   TFC_FAKE_SLEEP_MS=N   every train step sleeps N ms (so a test can
 ///                         interrupt or kill a run in the middle)
@@ -36,6 +36,13 @@ inline bool trainStepHooks() {
     usleep(useconds_t(atol(ms) * 1000));
   const char *nanAt = getenv("TFC_FAKE_NAN_AT");
   return nanAt && atol(nanAt) == calls;
+}
+
+/// The rate of update `step` (1-based) of `schedule` = {base rate, steps,
+/// warm-up steps}: linear warm-up, then the base rate.
+inline float rate(int64_t step, const float *schedule) {
+  float t = float(step);
+  return schedule[0] * t / std::fmax(t, schedule[2]);
 }
 
 /// One Adam update of every float of the buffers, in place.
