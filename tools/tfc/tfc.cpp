@@ -17,6 +17,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -25,15 +26,51 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
+
+/// The bytes of the zero-initialised arenas that tfc-static-buffers places
+/// every intermediate buffer in (`__tfc_arena_<n>`, one per function); the
+/// executable maps all of them when it starts.
+uint64_t staticArenaBytes(ModuleOp module) {
+  uint64_t bytes = 0;
+  module.walk([&](LLVM::GlobalOp global) {
+    if (!global.getSymName().starts_with("__tfc_arena_"))
+      return;
+    if (auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType()))
+      bytes += array.getNumElements();
+  });
+  return bytes;
+}
+
+/// Warns when the executable's arenas exceed this machine's memory: the
+/// loader cannot map them, and the executable would die before `main`.
+void warnAboutArenaSize(ModuleOp module, llvm::StringRef output) {
+  uint64_t bytes = staticArenaBytes(module);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return;
+  uint64_t memory = uint64_t(pages) * uint64_t(pageSize);
+  if (bytes <= memory)
+    return;
+  auto gib = [](uint64_t b) { return double(b) / double(1ull << 30); };
+  llvm::errs() << llvm::format(
+      "tfc: warning: %s: the model's working memory (the arenas of its "
+      "entry points) is %.1f GiB, more than this machine's %.1f GiB; the "
+      "executable cannot start here (a smaller --batch or --seq-len, or "
+      "--train=false, needs less)\n",
+      output.str().c_str(), gib(bytes), gib(memory));
+}
 
 /// The stages `--emit` can stop after.
 enum class Stage { SpecIR, Tfc, Linalg, LLVMDialect, LLVMIR, Obj, Exe };
@@ -203,6 +240,8 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
+  if (stage == Stage::Exe || stage == Stage::Obj)
+    warnAboutArenaSize(*module, output);
 
   std::string object = output;
   if (stage == Stage::Exe) {
