@@ -1,0 +1,68 @@
+// RUN: tfc-opt %s --tfc-flatten-params -split-input-file -verify-diagnostics | FileCheck %s
+
+// Every tfc.param becomes a slice of one leading flat argument, reshaped.
+// Offsets follow first appearance, each aligned to 16 elements: "w"
+// (12 elements) at 0, "b" (5) at 16, 32 in all. A parameter used by two
+// functions has one offset. The gradients named by `tfc.param_grads` are
+// packed into one flat buffer laid out like the parameters, zero elsewhere.
+
+// CHECK: module attributes {tfc.flops = 0 : i64, tfc.manifest = [{init = "normal:0.02", kind = "param", name = "w", offset = 0 : i64, shape = array<i64: 4, 3>}, {init = "zeros", kind = "param", name = "b", offset = 16 : i64, shape = array<i64: 5>}], tfc.param_count = 32 : i64}
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: (%[[P:.*]]: tensor<32xf32> {tfc.arg = "params"}, %{{.*}}: tensor<2x3xf32>)
+// CHECK-NOT: tfc.param
+// CHECK: %[[W:.*]] = tensor.extract_slice %[[P]][0] [12] [1]
+// CHECK: %[[W2:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [4, 3]
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[P]][16] [5] [1]
+// CHECK: return %[[W2]], %[[B]]
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[P:.*]]: tensor<32xf32> {tfc.arg = "params"}, %{{.*}}: tensor<2x3xf32>) -> (tensor<f32>, tensor<32xf32>)
+// CHECK-NOT: tfc.param_grads
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[P]][16] [5] [1]
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[G:.*]] = tensor.insert_slice %[[B]] into %[[ZERO]][16] [5] [1]
+// CHECK: return %{{.*}}, %[[G]]
+module {
+  func.func @forward(%x: tensor<2x3xf32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
+    %w = tfc.param "w" init "normal:0.02" : tensor<4x3xf32>
+    %b = tfc.param "b" init "zeros" : tensor<5xf32>
+    return %w, %b : tensor<4x3xf32>, tensor<5xf32>
+  }
+  func.func @train_step(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<5xf32>) attributes {tfc.param_grads = ["b"]} {
+    %b = tfc.param "b" init "zeros" : tensor<5xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %b : tensor<f32>, tensor<5xf32>
+  }
+}
+
+// -----
+
+module {
+  func.func @mixed() -> (tensor<4xf32>, tensor<4xf64>) {
+    %a = tfc.param "a" init "zeros" : tensor<4xf32>
+    // expected-error @+1 {{all parameters must share one element type}}
+    %b = tfc.param "b" init "zeros" : tensor<4xf64>
+    return %a, %b : tensor<4xf32>, tensor<4xf64>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{gradient of unknown parameter 'c'}}
+  func.func @train_step() -> (tensor<f32>, tensor<4xf32>) attributes {tfc.param_grads = ["c"]} {
+    %a = tfc.param "a" init "zeros" : tensor<4xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %a : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'tfc.param_grads' names 2 gradients but the function returns 1}}
+  func.func @train_step() -> (tensor<f32>, tensor<4xf32>) attributes {tfc.param_grads = ["a", "a"]} {
+    %a = tfc.param "a" init "zeros" : tensor<4xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %a : tensor<f32>, tensor<4xf32>
+  }
+}
