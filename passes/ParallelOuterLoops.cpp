@@ -37,20 +37,35 @@ int64_t tripCount(Value lower, Value upper, Value step) {
 /// Scalar iterations of the innermost statements of `op`'s loop nest, as far
 /// as loop bounds are constants. Vector code counts as parallel work.
 int64_t staticWork(Operation *op) {
-  int64_t total = 0;
+  // One walk finds the loops and, for each, whether a loop is nested in it
+  // (the nearest enclosing loop of every loop has one).
+  SmallVector<Operation *> loops;
+  llvm::DenseSet<Operation *> outer;
   bool vector = false;
   op->walk([&](Operation *inner) {
     if (isa<vector::VectorDialect>(inner->getDialect()))
       vector = true;
     if (!isa<scf::ForOp, scf::ParallelOp>(inner))
       return;
-    bool innermost = true;
-    inner->walk([&](Operation *nested) {
-      if (nested != inner && isa<scf::ForOp, scf::ParallelOp>(nested))
-        innermost = false;
-    });
-    if (!innermost)
+    loops.push_back(inner);
+    if (inner == op)
       return;
+    for (Operation *parent = inner->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (isa<scf::ForOp, scf::ParallelOp>(parent)) {
+        outer.insert(parent);
+        break;
+      }
+      if (parent == op)
+        break;
+    }
+  });
+  if (vector)
+    return std::numeric_limits<int64_t>::max();
+  int64_t total = 0;
+  for (Operation *inner : loops) {
+    if (outer.contains(inner))
+      continue;
     int64_t work = 1;
     for (Operation *loop = inner; loop; loop = loop->getParentOp()) {
       if (auto forOp = dyn_cast<scf::ForOp>(loop))
@@ -65,8 +80,8 @@ int64_t staticWork(Operation *op) {
         break;
     }
     total += work;
-  });
-  return vector ? std::numeric_limits<int64_t>::max() : total;
+  }
+  return total;
 }
 
 /// Keeps the first `keep` dimensions of `loop` (without reductions)
