@@ -23,6 +23,10 @@
 
 namespace mlir::tfc {
 
+/// Name prefix of the zero-initialised arena globals that
+/// tfc-static-buffers creates, `__tfc_arena_<n>`, one per function.
+inline constexpr llvm::StringLiteral kArenaPrefix = "__tfc_arena_";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

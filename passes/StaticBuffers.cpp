@@ -213,7 +213,7 @@ struct TfcStaticBuffersPass
     int64_t arenaBytes = assignOffsets(allocations);
     arenaSize = arenaBytes;
     auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
-    std::string name = "__tfc_arena_" + std::to_string(counter++);
+    std::string name = kArenaPrefix.str() + std::to_string(counter++);
     ModuleOp module = func->getParentOfType<ModuleOp>();
     builder.setInsertionPointToStart(module.getBody());
     builder.create<memref::GlobalOp>(

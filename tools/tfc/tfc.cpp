@@ -40,16 +40,17 @@ namespace cl = llvm::cl;
 namespace {
 
 /// The bytes of the zero-initialised arenas that tfc-static-buffers places
-/// every intermediate buffer in (`__tfc_arena_<n>`, one per function); the
-/// executable maps all of them when it starts.
+/// every intermediate buffer in (`mlir::tfc::kArenaPrefix`); the executable
+/// maps all of them when it starts.
 uint64_t staticArenaBytes(ModuleOp module) {
   uint64_t bytes = 0;
-  module.walk([&](LLVM::GlobalOp global) {
-    if (!global.getSymName().starts_with("__tfc_arena_"))
-      return;
+  // The arenas are module-level globals: no need to walk function bodies.
+  for (auto global : module.getOps<LLVM::GlobalOp>()) {
+    if (!global.getSymName().starts_with(mlir::tfc::kArenaPrefix))
+      continue;
     if (auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType()))
       bytes += array.getNumElements();
-  });
+  }
   return bytes;
 }
 
