@@ -66,15 +66,21 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
   registerOpenMPDialectTranslation(registry);
 }
 
-void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm, bool train) {
-  if (train)
+void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
+                                     const PipelineOptions &options) {
+  if (options.train)
     pm.addPass(mlir::tfc::createTfcAutodiff());
   pm.addPass(mlir::tfc::createTfcStripDropout());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(mlir::tfc::createTfcFlattenParams());
-  if (train)
+  if (options.train)
     pm.addPass(mlir::tfc::createTfcBuildOptimizer());
+  if (options.fusion) {
+    mlir::tfc::TfcBlockedAttentionOptions blocked;
+    blocked.blockSize = options.attentionBlock;
+    pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
+  }
   pm.addPass(mlir::tfc::createTfcLowerToLinalg());
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }

@@ -22,10 +22,23 @@ namespace tfc {
 /// LLVM IR) that the CPU pipeline needs.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
 
-/// tfc IR → linalg on tensors: derives the training step (when `train`),
-/// strips dropout from the evaluation graph, flattens the parameters,
-/// generates the optimizer, lowers the tfc ops and exports the C ABI.
-void buildTfcToLinalgPipeline(mlir::OpPassManager &pm, bool train = true);
+/// What the pipelines build, beyond their defaults.
+struct PipelineOptions {
+  /// Generate the training entry points.
+  bool train = true;
+  /// Run the fusion passes (blocked attention, fused element-wise chains);
+  /// off, every tfc op is lowered on its own (`tfc compile --no-fusion`).
+  bool fusion = true;
+  /// Rows of the query and key blocks of tfc-blocked-attention.
+  int64_t attentionBlock = 128;
+};
+
+/// tfc IR → linalg on tensors: derives the training step (when
+/// `options.train`), strips dropout from the evaluation graph, flattens the
+/// parameters, generates the optimizer, runs the target-independent fusion
+/// passes (when `options.fusion`), lowers the tfc ops and exports the C ABI.
+void buildTfcToLinalgPipeline(mlir::OpPassManager &pm,
+                              const PipelineOptions &options = {});
 
 /// linalg on tensors → LLVM dialect: inlining, one-shot bufferization,
 /// buffer deallocation, loops, and the conversions to LLVM (bare-pointer

@@ -146,6 +146,26 @@ Value positionFlags(OpBuilder &b, Location loc, ArrayRef<int64_t> positions,
 Value longformerLocalFilter(OpBuilder &b, Location loc, LongformerAttr kind,
                             Value i, Value j, Value globalColumn);
 
+/// Replaces the global rows `globals` of the head-split local result
+/// `result [B, S, H, Dh]` by one-row softmax attentions of `globalQuery`'s
+/// rows over every key of `globalKey` and `globalValue` (`[B, S, H * Dh]`;
+/// up to the row when causal), masked by `mask`.
+Value longformerGlobalRows(OpBuilder &b, Location loc, Value result,
+                           Value globalQuery, Value globalKey,
+                           Value globalValue, Value mask, int64_t heads,
+                           ArrayRef<int64_t> globals, bool causal);
+
+/// The gradients of longformerGlobalRows with respect to `globalQuery`,
+/// `globalKey` and `globalValue` (`[B, S, H * Dh]` each), given the
+/// attention's output gradient `grad [B, S, H * Dh]` (only its global rows
+/// are read). Defined in LowerAttentionGrad.cpp.
+SmallVector<Value> longformerGlobalRowGrads(OpBuilder &b, Location loc,
+                                            Value globalQuery, Value globalKey,
+                                            Value globalValue, Value mask,
+                                            Value grad, int64_t heads,
+                                            ArrayRef<int64_t> globals,
+                                            bool causal);
+
 //===----------------------------------------------------------------------===//
 // #tfc.performer
 //===----------------------------------------------------------------------===//

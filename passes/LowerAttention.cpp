@@ -414,26 +414,32 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
       [&](OpBuilder &nb, Location nloc, Value i, Value j, Value globalColumn) {
         return longformerLocalFilter(nb, nloc, kind, i, j, globalColumn);
       });
-  if (globals.empty())
-    return mergeHeads(b, loc, result);
+  if (!globals.empty())
+    result = longformerGlobalRows(b, loc, result, op.getGlobalQuery(),
+                                  op.getGlobalKey(), op.getGlobalValue(),
+                                  op.getMask(), heads, globals, causal);
+  return mergeHeads(b, loc, result);
+}
 
-  // Global rows: each replaced by full attention through the global
-  // projections.
-  Value globalQuery = op.getGlobalQuery();
-  Value globalKey = splitHeads(b, loc, op.getGlobalKey(), heads);
-  Value globalValue = splitHeads(b, loc, op.getGlobalValue(), heads);
+Value attention::longformerGlobalRows(OpBuilder &b, Location loc, Value result,
+                                      Value globalQuery, Value globalKey,
+                                      Value globalValue, Value mask,
+                                      int64_t heads,
+                                      ArrayRef<int64_t> globals, bool causal) {
+  Value keys = splitHeads(b, loc, globalKey, heads);
+  Value values = splitHeads(b, loc, globalValue, heads);
   for (int64_t position : globals) {
     Value row = extractRow(b, loc, globalQuery, b.getIndexAttr(position));
     Value rowQuery = splitHeads(b, loc, row, heads);
     Value rowOut = maskedSoftmaxAttention(
-        b, loc, rowQuery, globalKey, globalValue, op.getMask(),
+        b, loc, rowQuery, keys, values, mask,
         /*globalColumns=*/Value(), /*rowOffset=*/position,
         [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
           return causalFilter(nb, nloc, causal, i, j);
         });
     result = insertRow(b, loc, rowOut, result, b.getIndexAttr(position));
   }
-  return mergeHeads(b, loc, result);
+  return result;
 }
 
 //===----------------------------------------------------------------------===//

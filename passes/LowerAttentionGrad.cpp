@@ -215,19 +215,31 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
   if (globals.empty())
     return results;
 
-  // Global rows, through the global projections.
-  Value globalQuery = splitHeads(b, loc, op.getGlobalQuery(), heads);
-  Value globalKey = splitHeads(b, loc, op.getGlobalKey(), heads);
-  Value globalValue = splitHeads(b, loc, op.getGlobalValue(), heads);
-  Value queryGrad = filledTensor(b, loc, shapeOf(globalQuery), element, 0.0);
-  Value keyGrad = filledTensor(b, loc, shapeOf(globalKey), element, 0.0);
-  Value valueGrad = filledTensor(b, loc, shapeOf(globalValue), element, 0.0);
+  SmallVector<Value> globalGrads = longformerGlobalRowGrads(
+      b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),
+      op.getMask(), op.getGrad(), heads, globals, causal);
+  results.append(globalGrads.begin(), globalGrads.end());
+  return results;
+}
+
+SmallVector<Value> attention::longformerGlobalRowGrads(
+    OpBuilder &b, Location loc, Value globalQuery, Value globalKey,
+    Value globalValue, Value mask, Value grad, int64_t heads,
+    ArrayRef<int64_t> globals, bool causal) {
+  Value gradOut = splitHeads(b, loc, grad, heads);
+  Value queries = splitHeads(b, loc, globalQuery, heads);
+  Value keys = splitHeads(b, loc, globalKey, heads);
+  Value values = splitHeads(b, loc, globalValue, heads);
+  Type element = elementOf(queries);
+  Value queryGrad = filledTensor(b, loc, shapeOf(queries), element, 0.0);
+  Value keyGrad = filledTensor(b, loc, shapeOf(keys), element, 0.0);
+  Value valueGrad = filledTensor(b, loc, shapeOf(values), element, 0.0);
   for (int64_t position : globals) {
     OpFoldResult row = b.getIndexAttr(position);
-    Value rowQuery = extractRow(b, loc, globalQuery, row);
+    Value rowQuery = extractRow(b, loc, queries, row);
     Value rowGradOut = extractRow(b, loc, gradOut, row);
     AttentionGrads grads = maskedSoftmaxAttentionGrad(
-        b, loc, rowQuery, globalKey, globalValue, op.getMask(),
+        b, loc, rowQuery, keys, values, mask,
         /*globalColumns=*/Value(), /*rowOffset=*/position,
         [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
           return causalFilter(nb, nloc, causal, i, j);
@@ -237,9 +249,8 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
     keyGrad = grads.key;
     valueGrad = grads.value;
   }
-  results.append({mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
-                  mergeHeads(b, loc, valueGrad)});
-  return results;
+  return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
+          mergeHeads(b, loc, valueGrad)};
 }
 
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,36 @@ def TfcBuildOptimizer : Pass<"tfc-build-optimizer", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
+  let summary = "Softmax and Longformer attention by blocks, without an S x S matrix";
+  let description = [{
+    Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax`
+    and `#tfc.longformer` kinds to loops over query and key blocks
+    (`scf.for`) of linalg ops on tensors, in the way of FlashAttention: an
+    online softmax per query block, one stored log-sum-exp per row, and a
+    gradient that recomputes each block of probabilities from it. Causal
+    attention skips the key blocks above the diagonal; a Longformer's local
+    rows visit only the key blocks that meet their sliding-window band
+    (dilation included) plus one block of global columns, so its time and
+    memory grow linearly in the sequence length. Blocks are `block-size`
+    rows (or the largest power of two of at least 16 that divides the
+    length, or the whole length when shorter). Other kinds, and attentions
+    whose query and key lengths differ or have no such block size, are left
+    to tfc-lower-to-linalg's dense lowering.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Rows of a query block and columns of a key block">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
 def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers tfc operations to linalg, tensor, arith and math";
   let description = [{

@@ -133,6 +133,18 @@ cl::opt<bool> withTraining(
              "executable faster"),
     cl::init(true), cl::cat(compileCategory));
 
+cl::opt<bool> noFusion(
+    "no-fusion",
+    cl::desc("Lower every tfc op on its own, without the fusion passes "
+             "(blocked attention); for comparing and testing them"),
+    cl::init(false), cl::cat(compileCategory));
+
+cl::opt<int64_t> attentionBlock(
+    "attention-block",
+    cl::desc("Rows of the query and key blocks of blocked attention "
+             "(default 128)"),
+    cl::init(128), cl::cat(compileCategory));
+
 cl::opt<bool> evalOnly("eval",
                        cl::desc("Strip dropout at --emit=tfc (evaluation "
                                 "graph; later stages always do)"),
@@ -194,6 +206,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     llvm::errs() << "tfc: error: --batch and --seq-len must be positive\n";
     return 1;
   }
+  if (attentionBlock < 1) {
+    llvm::errs() << "tfc: error: --attention-block must be at least 1, got "
+                 << attentionBlock << "\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   ::tfc::registerCodegenDialects(registry);
@@ -232,7 +249,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pm.addPass(createCSEPass());
   } else {
     pm.addPass(createCanonicalizerPass());
-    ::tfc::buildTfcToLinalgPipeline(pm, withTraining);
+    ::tfc::PipelineOptions pipeline;
+    pipeline.train = withTraining;
+    pipeline.fusion = !noFusion;
+    pipeline.attentionBlock = attentionBlock;
+    ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg)
       ::tfc::buildLinalgToLLVMPipeline(pm);
   }

@@ -1,0 +1,824 @@
+//===- BlockedAttention.cpp - The tfc-blocked-attention pass --------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax` and
+/// `#tfc.longformer` kinds to attention by blocks, in the way of
+/// FlashAttention, so that no `[B, H, S, S]` score matrix exists:
+///
+///   for each query block qb (T rows)              // scf.for
+///     m = -inf, l = 0, acc = 0                    // [B, H, T], [B, T, H, Dh]
+///     for each key block kb that meets qb's rows  // scf.for, dynamic bounds
+///       s    = mask(scale * Q[qb] K[kb]^T)        // [B, H, T, T]
+///       m'   = max(m, rowmax(s))
+///       p    = exp(s - m'),  c = exp(m - m')
+///       l    = c * l + rowsum(p)
+///       acc  = c * acc + p V[kb]
+///       m    = m'
+///     O[qb]   = acc / l
+///     lse[qb] = m + log(l)                        // one number per row
+///
+/// Causal softmax attention visits key blocks 0..qb only. A Longformer's
+/// local rows visit only the key blocks that meet the band of its sliding
+/// window (dilation included), a constant number per query block, plus one
+/// block of its global columns; the global rows are one-row attentions over
+/// every key (through the global projections), as in the dense lowering.
+/// Time and memory grow linearly in the sequence length.
+///
+/// The gradient recomputes `O` and `lse` by blocks, then walks key blocks
+/// (outer) and the query blocks that see them (inner), recomputing each
+/// probability block from `lse`:
+///
+///   p  = exp(s - lse),  dP = dO[qb] V[kb]^T,  dS = scale * p (dP - D[qb])
+///   dV[kb] += p^T dO[qb],  dK[kb] += dS^T Q[qb],  dQ[qb] += dS K[kb]
+///
+/// with `D = rowsum(dO o O)`. Every block is a linalg op on static shapes
+/// with dynamic offsets, so the contraction kernels and threads of the CPU
+/// pipeline apply unchanged.
+///
+/// Operations the pass does not handle (other kinds, query and key lengths
+/// that differ, a length without a block size dividing it) are left for
+/// the dense lowering of tfc-lower-to-linalg.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/AttentionUtils.h"
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCBLOCKEDATTENTION
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::attention;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Slices along one dimension
+//===----------------------------------------------------------------------===//
+
+/// `x[..., offset : offset + size, ...]` along dimension `dim`.
+Value sliceDim(OpBuilder &b, Location loc, Value x, unsigned dim,
+               OpFoldResult offset, int64_t size) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(d == dim ? size : extent));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
+}
+
+/// Writes `block` into `dest` at `offset` along dimension `dim`.
+Value insertDim(OpBuilder &b, Location loc, Value block, Value dest,
+                unsigned dim, OpFoldResult offset) {
+  ArrayRef<int64_t> shape = shapeOf(block);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(extent));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return b.create<tensor::InsertSliceOp>(loc, block, dest, offsets, sizes,
+                                         strides);
+}
+
+/// The rows `positions` (dimension 1) of `x`, gathered into one tensor.
+Value gatherRows(OpBuilder &b, Location loc, Value x,
+                 ArrayRef<int64_t> positions) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] = positions.size();
+  Value result = emptyTensor(b, loc, shape, elementOf(x));
+  for (auto [n, position] : llvm::enumerate(positions)) {
+    Value row = sliceDim(b, loc, x, 1, b.getIndexAttr(position), 1);
+    result = insertDim(b, loc, row, result, 1, b.getIndexAttr(n));
+  }
+  return result;
+}
+
+/// A `linalg.generic` that updates `dest` in place (identity map) from
+/// `inputs` read through `inputMaps`; `body` receives the input elements
+/// and the current element of `dest`.
+Value updateInPlace(OpBuilder &b, Location loc, Value dest, ValueRange inputs,
+                    ArrayRef<AffineMap> inputMaps,
+                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned rank = shapeOf(dest).size();
+  SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{dest.getType()}, inputs, ValueRange{dest}, maps,
+      parallelIterators(rank),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value mulConst(OpBuilder &b, Location loc, Value x, double c) {
+  return b.create<arith::MulFOp>(loc, x, floatConstant(b, loc, x.getType(), c));
+}
+
+Value isNegInf(OpBuilder &b, Location loc, Value x) {
+  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x,
+                                 negativeInfinity(b, loc, x.getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// The block structure of one attention
+//===----------------------------------------------------------------------===//
+
+/// A filter of (query, key) pairs on absolute positions.
+using PositionFilter = std::function<Value(OpBuilder &, Location, Value, Value)>;
+
+/// Which pairs of one attention are visited, and how, by blocks of `block`
+/// rows and columns.
+struct BlockPlan {
+  int64_t batch = 0, length = 0, heads = 0, headDim = 0;
+  int64_t block = 0, blocks = 0;
+  double scale = 1.0;
+  /// Key blocks before / after query block qb that can hold an allowed
+  /// pair: kb in [qb - before, qb + after]; -1 means all.
+  int64_t before = -1, after = -1;
+  /// The pair filter of the band blocks (null: every pair).
+  PositionFilter filter;
+  /// The pair filter of the global columns' block (causal only).
+  PositionFilter globalFilter;
+  /// Longformer: the sorted global positions (their columns are visited
+  /// as a block of their own, and skipped in the band blocks).
+  SmallVector<int64_t> globals;
+  bool causal = false;
+  /// The `[S]` i1 flags of the global columns, when there are globals.
+  Value globalFlags;
+  /// The global positions as an `[G]` i64 constant.
+  Value globalIndex;
+};
+
+/// `[lo, hi)` of the key blocks that query block `qb` visits.
+std::pair<Value, Value> keyBlockRange(OpBuilder &b, Location loc,
+                                      const BlockPlan &plan, Value qb) {
+  Value zero = indexConstant(b, loc, 0);
+  Value count = indexConstant(b, loc, plan.blocks);
+  Value lo = zero, hi = count;
+  if (plan.before >= 0)
+    lo = b.create<arith::MaxSIOp>(
+        loc, zero,
+        b.create<arith::SubIOp>(loc, qb, indexConstant(b, loc, plan.before)));
+  if (plan.after >= 0)
+    hi = b.create<arith::MinSIOp>(
+        loc, count,
+        b.create<arith::AddIOp>(loc, qb,
+                                indexConstant(b, loc, plan.after + 1)));
+  return {lo, hi};
+}
+
+/// `[lo, hi)` of the query blocks that visit key block `kb`.
+std::pair<Value, Value> queryBlockRange(OpBuilder &b, Location loc,
+                                        const BlockPlan &plan, Value kb) {
+  Value zero = indexConstant(b, loc, 0);
+  Value count = indexConstant(b, loc, plan.blocks);
+  Value lo = zero, hi = count;
+  if (plan.after >= 0)
+    lo = b.create<arith::MaxSIOp>(
+        loc, zero,
+        b.create<arith::SubIOp>(loc, kb, indexConstant(b, loc, plan.after)));
+  if (plan.before >= 0)
+    hi = b.create<arith::MinSIOp>(
+        loc, count,
+        b.create<arith::AddIOp>(loc, kb,
+                                indexConstant(b, loc, plan.before + 1)));
+  return {lo, hi};
+}
+
+/// The scaled scores of query block `q [B, T, H, Dh]` (rows from
+/// `rowOffset`) against keys `k [B, Tk, H, Dh]`, `-inf` where the pair is
+/// not allowed: by `plan.filter` on absolute positions, by the padding
+/// `mask [B, Tk]` (keys whose mask is 0), and, for band blocks of a
+/// Longformer with globals, on the global columns (`exclude [Tk]`, visited
+/// in their own block). Column `jj` is at `colOffset + jj`, or at
+/// `columns[jj]` (`[Tk]` index) when given. Returns `[B, H, T, Tk]`.
+Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
+                  const PositionFilter &filter, Value q, Value k, Value mask,
+                  Value exclude, Value columns, Value rowOffset,
+                  Value colOffset) {
+  Value scores = dotScores(b, loc, q, k);
+  Type element = elementOf(scores);
+  SmallVector<Value> inputs = {scores};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  int maskArg = -1, excludeArg = -1, columnArg = -1;
+  if (mask) {
+    maskArg = inputs.size();
+    inputs.push_back(mask);
+    maps.push_back(loopDims(b, 4, {0, 3}));
+  }
+  if (exclude) {
+    excludeArg = inputs.size();
+    inputs.push_back(exclude);
+    maps.push_back(loopDims(b, 4, {3}));
+  }
+  if (columns) {
+    columnArg = inputs.size();
+    inputs.push_back(columns);
+    maps.push_back(loopDims(b, 4, {3}));
+  }
+  return elementwise(
+      b, loc, shapeOf(scores), element, inputs,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value scaled = mulConst(nb, nloc, args[0], plan.scale);
+        Value allowed;
+        if (filter) {
+          Value i = nb.create<arith::AddIOp>(
+              nloc, nb.create<linalg::IndexOp>(nloc, 2), rowOffset);
+          Value j = columnArg >= 0
+                        ? nb.create<arith::IndexCastOp>(
+                              nloc, nb.getIndexType(), args[columnArg])
+                              .getResult()
+                        : nb.create<arith::AddIOp>(
+                              nloc, nb.create<linalg::IndexOp>(nloc, 3),
+                              colOffset)
+                              .getResult();
+          allowed = filter(nb, nloc, i, j);
+        }
+        if (maskArg >= 0) {
+          Value realKey = nb.create<arith::CmpFOp>(
+              nloc, arith::CmpFPredicate::UNE, args[maskArg],
+              floatConstant(nb, nloc, element, 0.0));
+          allowed = conjunction(nb, nloc, allowed, realKey);
+        }
+        if (excludeArg >= 0) {
+          Value local = nb.create<arith::XOrIOp>(
+              nloc, args[excludeArg],
+              nb.create<arith::ConstantIntOp>(nloc, 1, 1));
+          allowed = conjunction(nb, nloc, allowed, local);
+        }
+        if (!allowed)
+          return scaled;
+        return nb.create<arith::SelectOp>(nloc, allowed, scaled,
+                                          negativeInfinity(nb, nloc, element));
+      },
+      maps);
+}
+
+/// `out[b, i, h, e] = init[b, i, h, e] + sum_j probs[b, h, i, j] *
+/// v[b, j, h, e]`.
+Value weightValuesInto(OpBuilder &b, Location loc, Value probs, Value v,
+                       Value init) {
+  return buildGeneric(
+      b, loc, ValueRange{probs, v}, init,
+      {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 4, 2, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
+/// x[b, i, h, e]`.
+Value weightQueriesInto(OpBuilder &b, Location loc, Value weights, Value x,
+                        Value init) {
+  return buildGeneric(
+      b, loc, ValueRange{weights, x}, init,
+      {loopDims(b, 5, {0, 2, 4, 1}), loopDims(b, 5, {0, 4, 2, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+}
+
+/// The running state of one query block's online softmax.
+struct OnlineState {
+  Value max, sum, acc; // [B, H, T], [B, H, T], [B, T, H, Dh]
+};
+
+/// Folds the masked scores `s [B, H, T, Tk]` and values `v [B, Tk, H, Dh]`
+/// of one key block into `state`, in place.
+OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
+                              OnlineState state) {
+  Type element = elementOf(s);
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  Value blockMax = reduceLastDim(
+      b, loc, s, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, acc, x);
+      });
+  // c = exp(m - max(m, blockMax)), 1 while the row has seen no key.
+  Value correction = elementwise(
+      b, loc, shapeOf(blockMax), element, ValueRange{state.max, blockMax},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value next = nb.create<arith::MaximumFOp>(nloc, args[0], args[1]);
+        Value c = nb.create<math::ExpOp>(
+            nloc, nb.create<arith::SubFOp>(nloc, args[0], next));
+        return nb.create<arith::SelectOp>(nloc, isNegInf(nb, nloc, next),
+                                          floatConstant(nb, nloc, element, 1.0),
+                                          c);
+      },
+      {id3, id3});
+  OnlineState next;
+  next.max = updateInPlace(
+      b, loc, state.max, ValueRange{blockMax}, {id3},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+      });
+  Value probs = elementwise(
+      b, loc, shapeOf(s), element, ValueRange{s, next.max},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value p = nb.create<math::ExpOp>(
+            nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
+        return nb.create<arith::SelectOp>(nloc, isNegInf(nb, nloc, args[1]),
+                                          floatConstant(nb, nloc, element, 0.0),
+                                          p);
+      },
+      {b.getMultiDimIdentityMap(4), rowMap});
+  Value blockSum = reduceLastDim(
+      b, loc, probs, 0.0,
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
+        return nb.create<arith::AddFOp>(nloc, acc, x);
+      });
+  next.sum = updateInPlace(
+      b, loc, state.sum, ValueRange{correction, blockSum}, {id3, id3},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value scaled = nb.create<arith::MulFOp>(nloc, args[2], args[0]);
+        return nb.create<arith::AddFOp>(nloc, scaled, args[1]);
+      });
+  Value scaledAcc = updateInPlace(
+      b, loc, state.acc, ValueRange{correction}, {loopDims(b, 4, {0, 2, 1})},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(nloc, args[1], args[0]);
+      });
+  next.acc = weightValuesInto(b, loc, probs, v, scaledAcc);
+  return next;
+}
+
+/// The key-side inputs of a query block's visits: the band blocks of
+/// `k`, `v`, `mask` and, for a Longformer with globals, the global columns
+/// gathered once.
+struct KeySide {
+  Value k, v, mask;                     // [B, S, H, Dh], [B, S]
+  Value globalK, globalV, globalMask;   // [B, G, H, Dh], [B, G]
+};
+
+KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
+                     Value k, Value v, Value mask) {
+  KeySide side{k, v, mask, {}, {}, {}};
+  if (plan.globals.empty())
+    return side;
+  side.globalK = gatherRows(b, loc, k, plan.globals);
+  side.globalV = gatherRows(b, loc, v, plan.globals);
+  if (mask)
+    side.globalMask = gatherRows(b, loc, mask, plan.globals);
+  return side;
+}
+
+/// Blocked attention of head-split `q, k, v [B, S, H, Dh]`: the output
+/// `[B, S, H, Dh]` and the log-sum-exp of every row, `[B, H, S]` (`+inf`
+/// for a row that sees no key, whose output is 0).
+std::pair<Value, Value> blockedForward(OpBuilder &b, Location loc,
+                                       const BlockPlan &plan, Value q, Value k,
+                                       Value v, Value mask) {
+  Type element = elementOf(q);
+  int64_t T = plan.block;
+  KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
+  Value out0 = emptyTensor(b, loc, shapeOf(q), element);
+  Value lse0 =
+      emptyTensor(b, loc, {plan.batch, plan.heads, plan.length}, element);
+  Value blockSize = indexConstant(b, loc, T);
+  auto outer = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, plan.blocks),
+      indexConstant(b, loc, 1), ValueRange{out0, lse0},
+      [&](OpBuilder &nb, Location nloc, Value qb, ValueRange carried) {
+        Value rowOffset = nb.create<arith::MulIOp>(nloc, qb, blockSize);
+        Value qBlock = sliceDim(nb, nloc, q, 1, rowOffset, T);
+        OnlineState state;
+        state.max = filledTensor(nb, nloc, {plan.batch, plan.heads, T},
+                                 element,
+                                 -std::numeric_limits<double>::infinity());
+        state.sum =
+            filledTensor(nb, nloc, {plan.batch, plan.heads, T}, element, 0.0);
+        state.acc = filledTensor(nb, nloc, {plan.batch, T, plan.heads,
+                                            plan.headDim},
+                                 element, 0.0);
+        auto [lo, hi] = keyBlockRange(nb, nloc, plan, qb);
+        auto inner = nb.create<scf::ForOp>(
+            nloc, lo, hi, indexConstant(nb, nloc, 1),
+            ValueRange{state.max, state.sum, state.acc},
+            [&](OpBuilder &ib, Location iloc, Value kb, ValueRange st) {
+              Value colOffset = ib.create<arith::MulIOp>(iloc, kb, blockSize);
+              Value kBlock = sliceDim(ib, iloc, keys.k, 1, colOffset, T);
+              Value vBlock = sliceDim(ib, iloc, keys.v, 1, colOffset, T);
+              Value maskBlock =
+                  keys.mask ? sliceDim(ib, iloc, keys.mask, 1, colOffset, T)
+                            : Value();
+              Value exclude =
+                  plan.globalFlags
+                      ? sliceDim(ib, iloc, plan.globalFlags, 0, colOffset, T)
+                      : Value();
+              Value s = blockScores(ib, iloc, plan, plan.filter, qBlock,
+                                    kBlock, maskBlock, exclude, Value(),
+                                    rowOffset, colOffset);
+              OnlineState next = onlineSoftmaxStep(
+                  ib, iloc, s, vBlock, OnlineState{st[0], st[1], st[2]});
+              ib.create<scf::YieldOp>(
+                  iloc, ValueRange{next.max, next.sum, next.acc});
+            });
+        state = {inner.getResult(0), inner.getResult(1), inner.getResult(2)};
+        if (keys.globalK) {
+          Value s = blockScores(nb, nloc, plan, plan.globalFilter, qBlock,
+                                keys.globalK, keys.globalMask, Value(),
+                                plan.globalIndex, rowOffset, Value());
+          state = onlineSoftmaxStep(nb, nloc, s, keys.globalV, state);
+        }
+        AffineMap id3 = nb.getMultiDimIdentityMap(3);
+        Value outBlock = elementwise(
+            nb, nloc, shapeOf(state.acc), element,
+            ValueRange{state.acc, state.sum},
+            [&](OpBuilder &eb, Location eloc, ValueRange args) -> Value {
+              Value zero = floatConstant(eb, eloc, element, 0.0);
+              Value positive = eb.create<arith::CmpFOp>(
+                  eloc, arith::CmpFPredicate::OGT, args[1], zero);
+              Value ratio = eb.create<arith::DivFOp>(eloc, args[0], args[1]);
+              return eb.create<arith::SelectOp>(eloc, positive, ratio, zero);
+            },
+            {nb.getMultiDimIdentityMap(4), loopDims(nb, 4, {0, 2, 1})});
+        Value lseBlock = elementwise(
+            nb, nloc, shapeOf(state.max), element,
+            ValueRange{state.max, state.sum},
+            [&](OpBuilder &eb, Location eloc, ValueRange args) -> Value {
+              Value zero = floatConstant(eb, eloc, element, 0.0);
+              Value positive = eb.create<arith::CmpFOp>(
+                  eloc, arith::CmpFPredicate::OGT, args[1], zero);
+              Value lse = eb.create<arith::AddFOp>(
+                  eloc, args[0], eb.create<math::LogOp>(eloc, args[1]));
+              return eb.create<arith::SelectOp>(
+                  eloc, positive, lse,
+                  floatConstant(eb, eloc, element,
+                                std::numeric_limits<double>::infinity()));
+            },
+            {id3, id3});
+        Value out = insertDim(nb, nloc, outBlock, carried[0], 1, rowOffset);
+        Value lse = insertDim(nb, nloc, lseBlock, carried[1], 2, rowOffset);
+        nb.create<scf::YieldOp>(nloc, ValueRange{out, lse});
+      });
+  return {outer.getResult(0), outer.getResult(1)};
+}
+
+/// The gradients of blockedForward with respect to `q`, `k` and `v`, given
+/// the output `out`, its log-sum-exp `lse` and the output gradient
+/// `gradOut [B, S, H, Dh]`.
+struct BlockedGrads {
+  Value query, key, value;
+};
+
+/// One query block's contribution to the gradients of one key block: the
+/// probabilities recomputed from `lse`, then dV, dK (returned) and dQ (the
+/// rows of `queryGrad` at `rowOffset`, updated).
+struct PairGrads {
+  Value queryGrad, keyGrad, valueGrad;
+};
+
+PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
+                         Value s, Value qBlock, Value kBlock, Value vBlock,
+                         Value gradOutBlock, Value lseBlock, Value deltaBlock,
+                         Value rowOffset, PairGrads acc) {
+  Type element = elementOf(s);
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
+  Value probs = elementwise(
+      b, loc, shapeOf(s), element, ValueRange{s, lseBlock},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<math::ExpOp>(
+            nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
+      },
+      {id4, rowMap});
+  PairGrads next;
+  next.valueGrad = weightQueriesInto(b, loc, probs, gradOutBlock, acc.valueGrad);
+  Value probGrads = dotScores(b, loc, gradOutBlock, vBlock);
+  double scale = plan.scale;
+  Value scoreGrads = elementwise(
+      b, loc, shapeOf(s), element, ValueRange{probs, probGrads, deltaBlock},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], centred);
+        return mulConst(nb, nloc, product, scale);
+      },
+      {id4, id4, rowMap});
+  next.keyGrad = weightQueriesInto(b, loc, scoreGrads, qBlock, acc.keyGrad);
+  Value queryRows = sliceDim(b, loc, acc.queryGrad, 1, rowOffset, plan.block);
+  queryRows = weightValuesInto(b, loc, scoreGrads, kBlock, queryRows);
+  next.queryGrad = insertDim(b, loc, queryRows, acc.queryGrad, 1, rowOffset);
+  return next;
+}
+
+/// Adds the rows of `rows [B, G, ...]` into `dest` at `positions`.
+Value scatterAddRows(OpBuilder &b, Location loc, Value rows, Value dest,
+                     ArrayRef<int64_t> positions) {
+  for (auto [n, position] : llvm::enumerate(positions)) {
+    Value row = sliceDim(b, loc, rows, 1, b.getIndexAttr(n), 1);
+    Value target = sliceDim(b, loc, dest, 1, b.getIndexAttr(position), 1);
+    unsigned rank = shapeOf(row).size();
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    Value sum = updateInPlace(
+        b, loc, target, ValueRange{row}, {id},
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+        });
+    dest = insertDim(b, loc, sum, dest, 1, b.getIndexAttr(position));
+  }
+  return dest;
+}
+
+BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
+                             Value q, Value k, Value v, Value mask, Value out,
+                             Value lse, Value gradOut) {
+  Type element = elementOf(q);
+  int64_t T = plan.block;
+  KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
+  ArrayRef<int64_t> shape = shapeOf(q);
+  // D[b, h, i] = sum_e dO[b, i, h, e] * O[b, i, h, e].
+  Value delta = buildGeneric(
+      b, loc, ValueRange{gradOut, out},
+      filledTensor(b, loc, {plan.batch, plan.heads, plan.length}, element,
+                   0.0),
+      {b.getMultiDimIdentityMap(4), b.getMultiDimIdentityMap(4)},
+      loopDims(b, 4, {0, 2, 1}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
+  Value queryGrad0 = filledTensor(b, loc, shape, element, 0.0);
+  Value keyGrad0 = emptyTensor(b, loc, shape, element);
+  Value valueGrad0 = emptyTensor(b, loc, shape, element);
+  Value blockSize = indexConstant(b, loc, T);
+  SmallVector<int64_t> blockShape = {plan.batch, T, plan.heads, plan.headDim};
+
+  auto outer = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, plan.blocks),
+      indexConstant(b, loc, 1), ValueRange{queryGrad0, keyGrad0, valueGrad0},
+      [&](OpBuilder &nb, Location nloc, Value kb, ValueRange carried) {
+        Value colOffset = nb.create<arith::MulIOp>(nloc, kb, blockSize);
+        Value kBlock = sliceDim(nb, nloc, keys.k, 1, colOffset, T);
+        Value vBlock = sliceDim(nb, nloc, keys.v, 1, colOffset, T);
+        Value maskBlock = keys.mask
+                              ? sliceDim(nb, nloc, keys.mask, 1, colOffset, T)
+                              : Value();
+        Value exclude =
+            plan.globalFlags
+                ? sliceDim(nb, nloc, plan.globalFlags, 0, colOffset, T)
+                : Value();
+        Value keyGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
+        Value valueGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
+        auto [lo, hi] = queryBlockRange(nb, nloc, plan, kb);
+        auto inner = nb.create<scf::ForOp>(
+            nloc, lo, hi, indexConstant(nb, nloc, 1),
+            ValueRange{carried[0], keyGrad, valueGrad},
+            [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
+              Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
+              Value qBlock = sliceDim(ib, iloc, q, 1, rowOffset, T);
+              Value gradOutBlock = sliceDim(ib, iloc, gradOut, 1, rowOffset, T);
+              Value lseBlock = sliceDim(ib, iloc, lse, 2, rowOffset, T);
+              Value deltaBlock = sliceDim(ib, iloc, delta, 2, rowOffset, T);
+              Value s = blockScores(ib, iloc, plan, plan.filter, qBlock,
+                                    kBlock, maskBlock, exclude, Value(),
+                                    rowOffset, colOffset);
+              PairGrads next = blockPairGrads(
+                  ib, iloc, plan, s, qBlock, kBlock, vBlock, gradOutBlock,
+                  lseBlock, deltaBlock, rowOffset,
+                  PairGrads{acc[0], acc[1], acc[2]});
+              ib.create<scf::YieldOp>(
+                  iloc,
+                  ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
+            });
+        Value keyGrads =
+            insertDim(nb, nloc, inner.getResult(1), carried[1], 1, colOffset);
+        Value valueGrads =
+            insertDim(nb, nloc, inner.getResult(2), carried[2], 1, colOffset);
+        nb.create<scf::YieldOp>(
+            nloc, ValueRange{inner.getResult(0), keyGrads, valueGrads});
+      });
+  BlockedGrads grads{outer.getResult(0), outer.getResult(1),
+                     outer.getResult(2)};
+  if (!keys.globalK)
+    return grads;
+
+  // The global columns, one key block seen by every query block.
+  SmallVector<int64_t> globalShape = {plan.batch,
+                                      static_cast<int64_t>(plan.globals.size()),
+                                      plan.heads, plan.headDim};
+  Value globalKeyGrad0 = filledTensor(b, loc, globalShape, element, 0.0);
+  Value globalValueGrad0 = filledTensor(b, loc, globalShape, element, 0.0);
+  auto loop = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, plan.blocks),
+      indexConstant(b, loc, 1),
+      ValueRange{grads.query, globalKeyGrad0, globalValueGrad0},
+      [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
+        Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
+        Value qBlock = sliceDim(ib, iloc, q, 1, rowOffset, T);
+        Value gradOutBlock = sliceDim(ib, iloc, gradOut, 1, rowOffset, T);
+        Value lseBlock = sliceDim(ib, iloc, lse, 2, rowOffset, T);
+        Value deltaBlock = sliceDim(ib, iloc, delta, 2, rowOffset, T);
+        Value s = blockScores(ib, iloc, plan, plan.globalFilter, qBlock,
+                              keys.globalK, keys.globalMask, Value(),
+                              plan.globalIndex, rowOffset, Value());
+        PairGrads next = blockPairGrads(
+            ib, iloc, plan, s, qBlock, keys.globalK, keys.globalV, gradOutBlock,
+            lseBlock, deltaBlock, rowOffset, PairGrads{acc[0], acc[1], acc[2]});
+        ib.create<scf::YieldOp>(
+            iloc, ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
+      });
+  grads.query = loop.getResult(0);
+  grads.key = scatterAddRows(b, loc, loop.getResult(1), grads.key,
+                             plan.globals);
+  grads.value = scatterAddRows(b, loc, loop.getResult(2), grads.value,
+                               plan.globals);
+  return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// Plans of the attention kinds
+//===----------------------------------------------------------------------===//
+
+/// The block size for `length`: `preferred` when it divides the length
+/// (or the whole length when shorter), else the largest power of two below
+/// `preferred`, and at least 16, that does; 0 when there is none.
+int64_t chooseBlock(int64_t length, int64_t preferred) {
+  if (length <= preferred)
+    return length;
+  if (length % preferred == 0)
+    return preferred;
+  int64_t block = 1;
+  while (block * 2 < preferred)
+    block *= 2;
+  for (; block >= 16; block /= 2)
+    if (length % block == 0)
+      return block;
+  return 0;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The plan of `op` (a tfc.attention or tfc.attention_grad), or nothing
+/// when the pass leaves it to the dense lowering.
+template <typename OpT>
+std::optional<BlockPlan> planFor(OpT op, int64_t preferredBlock) {
+  auto q = dyn_cast<RankedTensorType>(op.getQuery().getType());
+  auto k = dyn_cast<RankedTensorType>(op.getKey().getType());
+  if (!q || !k || !q.hasStaticShape() || !k.hasStaticShape() ||
+      q.getShape() != k.getShape())
+    return std::nullopt;
+  BlockPlan plan;
+  plan.batch = q.getDimSize(0);
+  plan.length = q.getDimSize(1);
+  plan.heads = op.getHeads();
+  plan.headDim = q.getDimSize(2) / plan.heads;
+  plan.block = chooseBlock(plan.length, preferredBlock);
+  if (plan.block == 0)
+    return std::nullopt;
+  plan.blocks = plan.length / plan.block;
+  plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.headDim));
+  Attribute kind = op.getKind();
+  if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
+    plan.causal = softmax.getCausal();
+    if (plan.causal) {
+      plan.after = 0;
+      plan.filter = [](OpBuilder &b, Location loc, Value i, Value j) {
+        return causalFilter(b, loc, true, i, j);
+      };
+    }
+    return plan;
+  }
+  auto longformer = dyn_cast<LongformerAttr>(kind);
+  if (!longformer)
+    return std::nullopt;
+  plan.causal = longformer.getCausal();
+  int64_t window = longformer.getWindow(),
+          dilation = longformer.getDilation();
+  int64_t reachBack = plan.causal ? (window - 1) * dilation
+                                  : (window / 2) * dilation;
+  int64_t reachAhead = plan.causal ? 0 : (window / 2) * dilation;
+  plan.before = ceilDiv(reachBack, plan.block);
+  plan.after = ceilDiv(reachAhead, plan.block);
+  plan.filter = [longformer](OpBuilder &b, Location loc, Value i, Value j) {
+    return slidingWindow(b, loc, longformer, i, j);
+  };
+  plan.globals = globalPositions(longformer);
+  if (plan.causal)
+    plan.globalFilter = [](OpBuilder &b, Location loc, Value i, Value j) {
+      return causalFilter(b, loc, true, i, j);
+    };
+  return plan;
+}
+
+/// Materialises the constants of `plan` at the builder's position.
+void buildPlanConstants(OpBuilder &b, Location loc, BlockPlan &plan) {
+  if (plan.globals.empty())
+    return;
+  plan.globalFlags = positionFlags(b, loc, plan.globals, plan.length);
+  auto type = RankedTensorType::get({static_cast<int64_t>(plan.globals.size())},
+                                    b.getI64Type());
+  plan.globalIndex = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(type, ArrayRef<int64_t>(plan.globals)));
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites
+//===----------------------------------------------------------------------===//
+
+/// The output gradient with the rows at `positions` zeroed (they belong to
+/// the global projections).
+Value zeroRows(OpBuilder &b, Location loc, Value x,
+               ArrayRef<int64_t> positions) {
+  Value rows = positionFlags(b, loc, positions, shapeOf(x)[1]);
+  Type element = elementOf(x);
+  return elementwise(
+      b, loc, shapeOf(x), element, ValueRange{x, rows},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::SelectOp>(
+            nloc, args[1], floatConstant(nb, nloc, element, 0.0), args[0]);
+      },
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {1})});
+}
+
+void rewriteAttention(AttentionOp op, BlockPlan plan) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  buildPlanConstants(b, loc, plan);
+  int64_t heads = plan.heads;
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value out = blockedForward(b, loc, plan, q, k, v, op.getMask()).first;
+  if (!plan.globals.empty())
+    out = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
+                               op.getGlobalKey(), op.getGlobalValue(),
+                               op.getMask(), heads, plan.globals, plan.causal);
+  op.getResult().replaceAllUsesWith(mergeHeads(b, loc, out));
+  op.erase();
+}
+
+void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  buildPlanConstants(b, loc, plan);
+  int64_t heads = plan.heads;
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
+  auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
+  Value localGradOut =
+      plan.globals.empty() ? gradOut : zeroRows(b, loc, gradOut, plan.globals);
+  BlockedGrads grads = blockedBackward(b, loc, plan, q, k, v, op.getMask(),
+                                       out, lse, localGradOut);
+  SmallVector<Value> results = {mergeHeads(b, loc, grads.query),
+                                mergeHeads(b, loc, grads.key),
+                                mergeHeads(b, loc, grads.value)};
+  if (!plan.globals.empty()) {
+    SmallVector<Value> globalGrads = longformerGlobalRowGrads(
+        b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),
+        op.getMask(), op.getGrad(), heads, plan.globals, plan.causal);
+    results.append(globalGrads.begin(), globalGrads.end());
+  }
+  op->replaceAllUsesWith(results);
+  op.erase();
+}
+
+struct TfcBlockedAttentionPass
+    : public tfc::impl::TfcBlockedAttentionBase<TfcBlockedAttentionPass> {
+  using TfcBlockedAttentionBase::TfcBlockedAttentionBase;
+
+  void runOnOperation() override {
+    if (blockSize < 1) {
+      getOperation().emitError("tfc-blocked-attention: block-size must be "
+                               "positive, got ")
+          << blockSize;
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionGradOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        if (std::optional<BlockPlan> plan = planFor(attention, blockSize))
+          rewriteAttention(attention, *plan);
+      } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+        if (std::optional<BlockPlan> plan = planFor(grad, blockSize))
+          rewriteAttentionGrad(grad, *plan);
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,163 @@
+// RUN: tfc-opt %s -split-input-file --tfc-blocked-attention=block-size=4 | FileCheck %s
+
+// Causal softmax attention over 8 positions in blocks of 4: an outer loop
+// over the 2 query blocks, an inner loop over key blocks 0..qb only (the
+// blocks above the diagonal are skipped), an online softmax whose running
+// maximum, sum and accumulator are updated in place, and the causal test on
+// absolute positions. No 8x8 score tensor is built.
+
+// CHECK-LABEL: func.func @softmax_causal
+// CHECK-NOT: tfc.attention
+// CHECK-NOT: tensor<2x2x8x8xf32>
+// CHECK: %[[OUT:.*]]:2 = scf.for %[[QB:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<2x8x2x4xf32>, tensor<2x2x8xf32>)
+// CHECK: %[[ROW:.*]] = arith.muli %[[QB]], %c4
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[ROW]], 0, 0] [2, 4, 2, 4]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[QB]], %{{.*}} : index
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %[[NEXT]] : index
+// CHECK: scf.for %[[KB:[a-z0-9_]+]] = %{{.*}} to %[[HI]] step %{{.*}} iter_args({{.*}}) -> (tensor<2x2x4xf32>, tensor<2x2x4xf32>, tensor<2x4x2x4xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<2x2x4x4xf32>)
+// CHECK: arith.cmpi sle
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: math.log
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[ROW]], 0, 0] [2, 4, 2, 4]
+// CHECK: tensor.collapse_shape %[[OUT]]#0
+func.func @softmax_causal(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                          %v: tensor<2x8x8xf32>, %m: tensor<2x8xf32>)
+    -> tensor<2x8x8xf32> {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      mask(%m : tensor<2x8xf32>)
+      : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+  return %a : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Non-causal softmax attention: every query block visits every key block
+// (the inner loop runs from 0 to the block count, 2).
+
+// CHECK-LABEL: func.func @softmax_full
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C2]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}}
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.yield
+func.func @softmax_full(%q: tensor<1x8x4xf32>, %k: tensor<1x8x4xf32>,
+                        %v: tensor<1x8x4xf32>) -> tensor<1x8x4xf32> {
+  %a = tfc.attention #tfc.softmax<> heads 1 %q, %k, %v
+      : tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32> -> tensor<1x8x4xf32>
+  return %a : tensor<1x8x4xf32>
+}
+
+// -----
+
+// Longformer, window 4 (2 keys on each side), dilation 2, global token 0,
+// over 16 positions in blocks of 4: a key block range of qb-1..qb+1 (the
+// band reaches 4 positions = one block each way), the global column skipped
+// in the band blocks and visited as a block of its own (gathered once), and
+// the global row recomputed over every key through the global projections.
+
+// CHECK-LABEL: func.func @longformer_global
+// CHECK: %[[FLAGS:.*]] = arith.constant dense<[true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]> : tensor<16xi1>
+// CHECK: %[[GIDX:.*]] = arith.constant dense<0> : tensor<1xi64>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 1, 1, 4] {{.*}} into tensor<1x1x1x4xf32>
+// CHECK: scf.for %[[QB:[a-z0-9_]+]] =
+// CHECK: %[[BACK:.*]] = arith.subi %[[QB]], %c1{{(_[0-9]+)?}} :
+// CHECK: %[[LO:.*]] = arith.maxsi %{{.*}}, %[[BACK]]
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[QB]], %c2{{(_[0-9]+)?}} :
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %[[AHEAD]]
+// CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]]
+// CHECK: tensor.extract_slice %[[FLAGS]]
+// CHECK: arith.remsi
+// CHECK: arith.xori
+// CHECK: scf.yield
+// The global columns' block: scores against 1 gathered key, non-causal.
+// CHECK: linalg.generic {{.*}}outs(%{{.*}} : tensor<1x1x4x1xf32>)
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[GIDX]] : tensor<1x1x4x1xf32>, tensor<1xi64>)
+// CHECK: scf.yield
+// The global row, after the blocks.
+// CHECK: tensor.extract_slice %arg3[0, 0, 0] [1, 1, 4]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0] [1, 1, 1, 4]
+func.func @longformer_global(%q: tensor<1x16x4xf32>, %k: tensor<1x16x4xf32>,
+                             %v: tensor<1x16x4xf32>, %gq: tensor<1x16x4xf32>,
+                             %gk: tensor<1x16x4xf32>, %gv: tensor<1x16x4xf32>)
+    -> tensor<1x16x4xf32> {
+  %a = tfc.attention #tfc.longformer<window = 4, dilation = 2, global = [0]> heads 1
+      %q, %k, %v
+      global(%gq, %gk, %gv : tensor<1x16x4xf32>, tensor<1x16x4xf32>, tensor<1x16x4xf32>)
+      : tensor<1x16x4xf32>, tensor<1x16x4xf32>, tensor<1x16x4xf32> -> tensor<1x16x4xf32>
+  return %a : tensor<1x16x4xf32>
+}
+
+// -----
+
+// The gradient of causal softmax attention: the forward recomputed by
+// blocks (output and log-sum-exp), D = rowsum(dO o O), then an outer loop
+// over key blocks with an inner loop over the query blocks at or below the
+// diagonal (qb from kb on), carrying dQ whole and dK, dV per key block.
+
+// CHECK-LABEL: func.func @softmax_causal_grad
+// CHECK-NOT: tfc.attention_grad
+// CHECK: scf.for
+// CHECK: math.log
+// CHECK: scf.yield
+// CHECK: scf.for %[[KB:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>)
+// CHECK: %[[FIRST:.*]] = arith.subi %[[KB]], %c0{{(_[0-9]+)?}} :
+// CHECK: %[[LO:.*]] = arith.maxsi %{{.*}}, %[[FIRST]]
+// CHECK: scf.for %{{.*}} = %[[LO]] to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (tensor<1x8x2x4xf32>, tensor<1x4x2x4xf32>, tensor<1x4x2x4xf32>)
+// CHECK: math.exp
+// CHECK: tensor.insert_slice
+// CHECK: scf.yield
+// CHECK: scf.yield
+// CHECK: return
+func.func @softmax_causal_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
+                               %v: tensor<1x8x8xf32>, %g: tensor<1x8x8xf32>)
+    -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) {
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      grad %g : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+      -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+  return %dq, %dk, %dv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// Refused: a length of which the block size (4) is no divisor, and no
+// smaller power of two of at least 16 is either.
+
+// CHECK-LABEL: func.func @no_block_size
+// CHECK: tfc.attention #tfc.softmax<>
+// CHECK-NOT: scf.for
+func.func @no_block_size(%q: tensor<1x6x4xf32>, %k: tensor<1x6x4xf32>,
+                         %v: tensor<1x6x4xf32>) -> tensor<1x6x4xf32> {
+  %a = tfc.attention #tfc.softmax<> heads 1 %q, %k, %v
+      : tensor<1x6x4xf32>, tensor<1x6x4xf32>, tensor<1x6x4xf32> -> tensor<1x6x4xf32>
+  return %a : tensor<1x6x4xf32>
+}
+
+// -----
+
+// Refused: queries and keys of different lengths, and Performer attention,
+// stay for the dense and chunked lowerings.
+
+// CHECK-LABEL: func.func @cross_lengths
+// CHECK: tfc.attention #tfc.softmax<>
+func.func @cross_lengths(%q: tensor<1x4x4xf32>, %k: tensor<1x8x4xf32>,
+                         %v: tensor<1x8x4xf32>) -> tensor<1x4x4xf32> {
+  %a = tfc.attention #tfc.softmax<> heads 1 %q, %k, %v
+      : tensor<1x4x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32> -> tensor<1x4x4xf32>
+  return %a : tensor<1x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @performer
+// CHECK: tfc.attention #tfc.performer
+func.func @performer(%q: tensor<1x8x4xf32>, %k: tensor<1x8x4xf32>,
+                     %v: tensor<1x8x4xf32>, %f: tensor<8x4xf32>)
+    -> tensor<1x8x4xf32> {
+  %a = tfc.attention #tfc.performer<features = 8, redraw = 0, causal> heads 1 %q, %k, %v
+      features(%f : tensor<8x4xf32>)
+      : tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32> -> tensor<1x8x4xf32>
+  return %a : tensor<1x8x4xf32>
+}
