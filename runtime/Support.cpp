@@ -36,6 +36,28 @@ std::string format(const char *fmt, ...) {
   return out;
 }
 
+/// "a directory", "a character device", ... for a file that is not regular.
+static const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// The one-line error for a path that is not a regular file.
+static std::string notRegularError(const std::string &path, mode_t mode) {
+  if (S_ISDIR(mode))
+    return path + ": is a directory";
+  return path + ": is " + fileKind(mode) + ", not a regular file";
+}
+
 bool readFile(const std::string &path, std::string &out, std::string &err) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -91,6 +113,18 @@ static bool writeAll(int fd, const void *data, size_t size) {
 
 bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
                      std::string &err) {
+  // Only a regular file (or nothing) may be replaced: renaming over a
+  // device or a FIFO would take its place in the file system.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      err = notRegularError(path, st.st_mode) + "; refusing to replace it";
+      return false;
+    }
+  } else if (errno != ENOENT) {
+    err = path + ": cannot write: " + strerror(errno);
+    return false;
+  }
   std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {

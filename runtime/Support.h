@@ -40,8 +40,11 @@ struct Chunk {
 
 /// Writes the concatenation of `chunks` to `path` atomically: the bytes go to
 /// `<path>.tmp`, which is fsync'ed, closed and renamed over `path`; then the
-/// directory is fsync'ed. On any failure the temporary file is removed and
-/// whatever was at `path` before is left untouched.
+/// directory is fsync'ed. `path` must be a regular file or not exist: a
+/// directory, a device, a FIFO or a socket there is refused, not replaced
+/// (a symbolic link is judged by what it points to, and replaced by the new
+/// file). On any failure the temporary file is removed and whatever was at
+/// `path` before is left untouched.
 bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
                      std::string &err);
 

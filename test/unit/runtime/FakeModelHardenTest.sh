@@ -1,0 +1,140 @@
+#!/bin/sh
+#===- FakeModelHardenTest.sh - Hostile files and failing writes -------------===#
+#
+# Part of tfc, a compiler for efficient transformers.
+#
+#===------------------------------------------------------------------------===#
+#
+# Drives the command line of libtfcrt_main through the test-only models
+# (FakeModelLm.cpp, FakeModelClassify.cpp) against what the file system can
+# throw at it. One part per run:
+#   outputs    an output path that is a FIFO, a device or a directory is
+#              refused by name and left as it was
+#
+# usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
+#
+#===------------------------------------------------------------------------===#
+
+set -u
+part=$1
+lm=$2
+cls=$3
+dir=$4
+for exe in "$lm" "$cls"; do
+  [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
+done
+rm -rf "$dir"
+mkdir -p "$dir"
+passes=0
+fails=0
+status=0
+
+# run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to
+# $status. Nothing may take 20 s.
+run() {
+  timeout 20 "$@" >"$dir/out" 2>"$dir/err"
+  status=$?
+}
+
+# check NAME CONDITION...: counts a pass or prints the failure.
+check() {
+  name=$1
+  shift
+  if "$@"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $name"
+    fails=$((fails + 1))
+  fi
+}
+
+ok() {
+  [ "$status" -eq 0 ] || { echo "  exit status $status: $(cat "$dir/err")"; return 1; }
+}
+
+# error TEXT: exit status 1 and one line on stderr, "tfc: ...TEXT...".
+error() {
+  if [ "$status" -eq 1 ] && [ "$(wc -l <"$dir/err")" -eq 1 ] &&
+    grep -q '^tfc: ' "$dir/err" && grep -qF -- "$1" "$dir/err"; then
+    return 0
+  fi
+  echo "  exit status $status, stderr: $(cat "$dir/err")"
+  return 1
+}
+
+# out TEXT...: stdout holds every TEXT.
+out() {
+  for text in "$@"; do
+    grep -qF -- "$text" "$dir/out" || { echo "  stdout lacks '$text':"; cat "$dir/out"; return 1; }
+  done
+}
+
+# meta FILE KEY: a metadata value of a safetensors file.
+meta() {
+  head -c 4096 "$1" | tr -c '[:print:]' '\n' | grep -o "\"$2\":\"[^\"]*\"" |
+    sed 's/.*:"\(.*\)"/\1/'
+}
+
+# 4,000 bytes: 3,600 train, 200 val, 200 test.
+awk 'BEGIN { for (i = 0; i < 4000; i++) printf "%c", 97 + (i * 7) % 26 }' >"$dir/corpus.txt"
+cat >"$dir/train.jsonl" <<'JSONL'
+{"text": "Bad taste, not good.", "label": 0}
+{"text": "Great taste! Love it.", "label": 1}
+{"text": "Stale and bad.", "label": 0}
+{"text": "Love it, great snack", "label": 1}
+JSONL
+# One batch of lm tokens (B = 2, S = 8): int32 ids 0.
+head -c 64 /dev/zero >"$dir/tokens.bin"
+"$lm" init --seed 1 -o "$dir/w.safetensors" >/dev/null
+"$cls" init --seed 1 -o "$dir/c.safetensors" --data "$dir/train.jsonl" >/dev/null
+root=false
+[ "$(id -u)" -eq 0 ] && root=true
+
+case $part in
+
+#===--- Outputs: only regular files are replaced ---===#
+outputs)
+  mkfifo "$dir/fifo"
+  run "$lm" init -o "$dir/fifo"
+  check "init -o FIFO" error "$dir/fifo: is a FIFO, not a regular file; refusing to replace it"
+  check "init -o FIFO: the FIFO stays" test -p "$dir/fifo"
+  ln -s "$dir/fifo" "$dir/fifo-link"
+  run "$lm" init -o "$dir/fifo-link"
+  check "init -o a link to a FIFO" error "$dir/fifo-link: is a FIFO, not a regular file"
+  check "init -o a link to a FIFO: the link stays" test -L "$dir/fifo-link"
+  mkdir "$dir/adir"
+  run "$lm" init -o "$dir/adir"
+  check "init -o directory" error "$dir/adir: is a directory; refusing to replace it"
+  if $root && mknod "$dir/null" c 1 7 2>/dev/null; then
+    run "$lm" init -o "$dir/null"
+    check "init -o character device" error "$dir/null: is a character device, not a regular file; refusing to replace it"
+    check "init -o character device: the device stays" test -c "$dir/null"
+  fi
+  run "$lm" forward --weights "$dir/w.safetensors" --tokens "$dir/tokens.bin" --logits "$dir/fifo"
+  check "forward --logits FIFO" error "$dir/fifo: is a FIFO, not a regular file"
+  check "forward --logits FIFO: the FIFO stays" test -p "$dir/fifo"
+  mkfifo "$dir/c2.safetensors.vocab"
+  run "$cls" init -o "$dir/c2.safetensors" --data "$dir/train.jsonl"
+  check "classify init: vocabulary path is a FIFO" error "$dir/c2.safetensors.vocab: is a FIFO"
+  check "classify init: the FIFO stays" test -p "$dir/c2.safetensors.vocab"
+  mkdir "$dir/run"
+  mkfifo "$dir/run/metrics.jsonl"
+  run "$lm" train --data "$dir/corpus.txt" --out "$dir/run" --steps 3
+  check "train: metrics.jsonl is a FIFO" error "$dir/run/metrics.jsonl: is a FIFO"
+  check "train: the FIFO stays" test -p "$dir/run/metrics.jsonl"
+  # A regular file is still replaced, and no temporary is left.
+  run "$lm" init --seed 2 -o "$dir/w2.safetensors"
+  run "$lm" init --seed 3 -o "$dir/w2.safetensors"
+  check "init over a regular file" ok
+  check "init over a regular file: replaced" test "$(meta "$dir/w2.safetensors" tfc.seed)" = 3
+  check "init: no temporary left" test -z "$(find "$dir" -name '*.tmp')"
+  ;;
+
+*)
+  echo "unknown part '$part'"
+  fails=1
+  ;;
+esac
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ] && [ "$passes" -gt 0 ]
