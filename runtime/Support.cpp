@@ -6,6 +6,7 @@
 
 #include "runtime/Support.h"
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,6 +113,21 @@ static bool writeAll(int fd, const void *data, size_t size) {
   return true;
 }
 
+/// Creates a temporary file beside `path` that no other writer (thread or
+/// process) uses: `<path>.<pid>-<n>.tmp`, created exclusively.
+static int createTemporary(const std::string &path, std::string &tmp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp = format("%s.%ld-%u.tmp", path.c_str(), (long)getpid(),
+                 counter.fetch_add(1));
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
                      std::string &err) {
   // Only a regular file (or nothing) may be replaced: renaming over a
@@ -125,28 +142,29 @@ bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
     err = path + ": cannot write: " + strerror(errno);
     return false;
   }
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string tmp;
+  int fd = createTemporary(path, tmp);
   if (fd < 0) {
-    err = tmp + ": cannot create: " + strerror(errno);
+    err = path + ": cannot create a temporary file beside it (" + tmp +
+          "): " + strerror(errno);
     return false;
   }
   for (const Chunk &chunk : chunks) {
     if (!writeAll(fd, chunk.data, chunk.size)) {
-      err = tmp + ": write error: " + strerror(errno);
+      err = path + ": write error: " + strerror(errno);
       close(fd);
       unlink(tmp.c_str());
       return false;
     }
   }
   if (fsync(fd) != 0) {
-    err = tmp + ": fsync failed: " + strerror(errno);
+    err = path + ": fsync failed: " + strerror(errno);
     close(fd);
     unlink(tmp.c_str());
     return false;
   }
   if (close(fd) != 0) {
-    err = tmp + ": close failed: " + strerror(errno);
+    err = path + ": close failed: " + strerror(errno);
     unlink(tmp.c_str());
     return false;
   }
@@ -165,6 +183,25 @@ bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
     fsync(dirFd);
     close(dirFd);
   }
+  return true;
+}
+
+bool lockRunDirectory(const std::string &dir, std::string &err) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    err = dir + ": cannot open the directory to lock it: " + strerror(errno);
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int error = errno;
+    close(fd);
+    err = error == EWOULDBLOCK
+              ? dir + ": another training run is writing to this directory; "
+                      "wait for it to end or choose another --out DIR"
+              : dir + ": cannot lock the directory: " + strerror(error);
+    return false;
+  }
+  // The descriptor stays open: the lock lasts until the process exits.
   return true;
 }
 

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// printf-style formatting, whole-file reads and atomic file writes.
+/// printf-style formatting, whole-file reads, atomic file writes and the
+/// lock of a run directory.
 ///
 /// Error convention of the whole runtime: a function that can fail returns
 /// `bool` and, on failure, sets `err` to one line `<path>: <reason>` (or
@@ -39,14 +40,20 @@ struct Chunk {
 };
 
 /// Writes the concatenation of `chunks` to `path` atomically: the bytes go to
-/// `<path>.tmp`, which is fsync'ed, closed and renamed over `path`; then the
-/// directory is fsync'ed. `path` must be a regular file or not exist: a
-/// directory, a device, a FIFO or a socket there is refused, not replaced
-/// (a symbolic link is judged by what it points to, and replaced by the new
-/// file). On any failure the temporary file is removed and whatever was at
-/// `path` before is left untouched.
+/// a temporary file of a name no other writer uses, `<path>.<pid>-<n>.tmp`,
+/// which is fsync'ed, closed and renamed over `path`; then the directory is
+/// fsync'ed. `path` must be a regular file or not exist: a directory, a
+/// device, a FIFO or a socket there is refused, not replaced (a symbolic
+/// link is judged by what it points to, and replaced by the new file). On
+/// any failure the temporary file is removed and whatever was at `path`
+/// before is left untouched.
 bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
                      std::string &err);
+
+/// Takes an exclusive lock (flock) on the run directory `dir` for the rest
+/// of the process, so that two training runs cannot write into one
+/// directory. Fails, naming `dir`, when another process holds it.
+bool lockRunDirectory(const std::string &dir, std::string &err);
 
 /// Parses a whole string as a decimal integer (optional leading '-').
 /// Rejects empty strings, trailing characters and overflow.

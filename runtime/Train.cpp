@@ -38,6 +38,8 @@
 ///   curves.svg         training and validation loss, redrawn at each
 ///                      evaluation and at the end
 ///
+/// The run holds a lock (flock) on DIR while it trains.
+///
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Commands.h"
@@ -365,6 +367,7 @@ void printTrainHelp() {
       "DIR/curves.svg; classify models also <checkpoint>.vocab. Ctrl-C\n"
       "finishes the step, saves DIR/last.safetensors and exits (status 130).\n"
       "A non-finite loss stops the run with status 1 and saves nothing.\n"
+      "A run holds a lock on DIR: a second run into it is refused.\n"
       "At the end the best weights are evaluated on the test data.\n",
       programName.c_str(), programName.c_str());
 }
@@ -494,7 +497,7 @@ int runTrain(const Manifest &m, const Options &o) {
   std::string dir = !o.outDir.empty() ? o.outDir
                     : resuming        ? dirName(o.resume)
                                       : "runs/" + m.model;
-  if (!makeDirs(dir, err))
+  if (!makeDirs(dir, err) || !lockRunDirectory(dir, err))
     return fail(err);
   const std::string lastPath = dir + "/last.safetensors";
   const std::string bestPath = dir + "/best.safetensors";

@@ -10,6 +10,8 @@
 # throw at it. One part per run:
 #   outputs    an output path that is a FIFO, a device or a directory is
 #              refused by name and left as it was
+#   lock       a second training run into a busy run directory is refused,
+#              and the first run's files are its own
 #
 # usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
 #
@@ -75,6 +77,11 @@ meta() {
     sed 's/.*:"\(.*\)"/\1/'
 }
 
+# steps LOG: the number of step records in a metrics log.
+steps() {
+  grep -c '^{"step":[0-9]*,"loss"' "$1"
+}
+
 # 4,000 bytes: 3,600 train, 200 val, 200 test.
 awk 'BEGIN { for (i = 0; i < 4000; i++) printf "%c", 97 + (i * 7) % 26 }' >"$dir/corpus.txt"
 cat >"$dir/train.jsonl" <<'JSONL'
@@ -128,6 +135,34 @@ outputs)
   check "init over a regular file" ok
   check "init over a regular file: replaced" test "$(meta "$dir/w2.safetensors" tfc.seed)" = 3
   check "init: no temporary left" test -z "$(find "$dir" -name '*.tmp')"
+  ;;
+
+#===--- Lock: one training run per run directory ---===#
+lock)
+  TFC_FAKE_SLEEP_MS=100 "$lm" train --data "$dir/corpus.txt" --out "$dir/run" --seed 1 \
+    --steps 30 --checkpoint-every 10 --eval-every 10 >"$dir/first.out" 2>"$dir/first.err" &
+  first=$!
+  i=0
+  while [ $i -lt 400 ] && ! { [ -f "$dir/run/metrics.jsonl" ] && [ "$(wc -l <"$dir/run/metrics.jsonl")" -ge 1 ]; }; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+  run "$lm" train --data "$dir/corpus.txt" --out "$dir/run" --seed 2 --steps 30 \
+    --checkpoint-every 10 --eval-every 10
+  check "a second run into a busy directory" error "$dir/run: another training run is writing to this directory"
+  mkdir -p "$dir/other"
+  run "$lm" train --data "$dir/corpus.txt" --out "$dir/other" --seed 2 --steps 5
+  check "a second run into another directory" ok
+  wait $first
+  firstStatus=$?
+  check "the first run ends well" test "$firstStatus" -eq 0
+  check "the first run's log is whole" test "$(steps "$dir/run/metrics.jsonl")" -eq 30
+  check "the first run's checkpoints" test "$(meta "$dir/run/last.safetensors" tfc.seed)" = 1 -a \
+    "$(meta "$dir/run/last.safetensors" tfc.step)" = 30 -a \
+    "$(meta "$dir/run/best.safetensors" tfc.seed)" = 1
+  run "$lm" train --resume "$dir/run/last.safetensors" --steps 35
+  check "the lock ends with the run" ok
+  check "no temporary left" test -z "$(find "$dir" -name '*.tmp')"
   ;;
 
 *)

@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <thread>
 
 using namespace tfc::rt;
 using tfc::rt::test::readText;
@@ -77,6 +78,48 @@ TEST(WriteFileAtomic, RefusesADirectory) {
   std::string err;
   EXPECT_FALSE(write(dir.path(), "data", err));
   EXPECT_EQ(err, dir.path() + ": is a directory; refusing to replace it");
+}
+
+TEST(WriteFileAtomic, LeavesAnotherWritersTemporaryAlone) {
+  // `<path>.tmp` may be a temporary of another program (or of an older
+  // tfc): it is neither truncated nor renamed.
+  TempDir dir;
+  std::string path = dir.file("w.safetensors"), err;
+  writeText(path + ".tmp", "someone else's");
+  ASSERT_TRUE(write(path, "mine", err)) << err;
+  EXPECT_EQ(readText(path), "mine");
+  EXPECT_EQ(readText(path + ".tmp"), "someone else's");
+}
+
+TEST(WriteFileAtomic, ConcurrentWritersOfOnePathAllSucceed) {
+  TempDir dir;
+  std::string path = dir.file("shared");
+  auto writer = [&](const std::string &text, int &failures) {
+    for (int i = 0; i < 200; ++i) {
+      std::string err;
+      failures += !write(path, text, err);
+    }
+  };
+  int failuresA = 0, failuresB = 0;
+  std::thread a(writer, std::string(4096, 'a'), std::ref(failuresA));
+  std::thread b(writer, std::string(4096, 'b'), std::ref(failuresB));
+  a.join();
+  b.join();
+  EXPECT_EQ(failuresA + failuresB, 0);
+  std::string last = readText(path);
+  EXPECT_TRUE(last == std::string(4096, 'a') || last == std::string(4096, 'b'));
+}
+
+TEST(LockRunDirectory, ASecondLockIsRefused) {
+  TempDir dir;
+  std::string err;
+  ASSERT_TRUE(lockRunDirectory(dir.path(), err)) << err;
+  // flock locks belong to an open file description: a second open, even
+  // in the same process, conflicts as another process would.
+  EXPECT_FALSE(lockRunDirectory(dir.path(), err));
+  EXPECT_EQ(err, dir.path() + ": another training run is writing to this "
+                              "directory; wait for it to end or choose "
+                              "another --out DIR");
 }
 
 } // namespace
