@@ -501,14 +501,18 @@ int runEval(const Manifest &m, const Options &o) {
 bool readRaw(const std::string &flag, const std::string &path, int64_t count,
              size_t elementSize, const std::string &what, void *dst,
              std::string &err) {
+  // The size is checked before anything is read.
+  uint64_t expected = uint64_t(count) * elementSize, size = 0;
   std::string bytes;
-  if (!readFile(path, bytes, err))
+  if (!regularFileSize(path, size, err) ||
+      (size == expected && !readFile(path, bytes, err, expected)))
     return false;
-  uint64_t expected = uint64_t(count) * elementSize;
-  if (bytes.size() != expected) {
+  if (size == expected)
+    size = bytes.size(); // The file may have changed since its size was read.
+  if (size != expected) {
     err = format("%s: %s expects %llu bytes (%s), the file has %llu",
                  path.c_str(), flag.c_str(), (unsigned long long)expected,
-                 what.c_str(), (unsigned long long)bytes.size());
+                 what.c_str(), (unsigned long long)size);
     return false;
   }
   memcpy(dst, bytes.data(), bytes.size());

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -60,8 +61,29 @@ static std::string notRegularError(const std::string &path, mode_t mode) {
   return path + ": is " + fileKind(mode) + ", not a regular file";
 }
 
-bool readFile(const std::string &path, std::string &out, std::string &err) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+bool regularFileSize(const std::string &path, uint64_t &size,
+                     std::string &err) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    err = path + ": cannot open: " + strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    err = notRegularError(path, st.st_mode);
+    return false;
+  }
+  size = uint64_t(st.st_size);
+  return true;
+}
+
+bool readFile(const std::string &path, std::string &out, std::string &err,
+              uint64_t maxBytes) {
+  uint64_t size = 0;
+  if (!regularFileSize(path, size, err))
+    return false;
+  // O_NONBLOCK: should a FIFO have taken the file's place since the check,
+  // open returns at once and fstat refuses it.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     err = path + ": cannot open: " + strerror(errno);
     return false;
@@ -72,17 +94,34 @@ bool readFile(const std::string &path, std::string &out, std::string &err) {
     close(fd);
     return false;
   }
-  if (S_ISDIR(st.st_mode)) {
-    err = path + ": is a directory";
+  if (!S_ISREG(st.st_mode)) {
+    err = notRegularError(path, st.st_mode);
+    close(fd);
+    return false;
+  }
+  size = uint64_t(st.st_size);
+  if (size > maxBytes) {
+    err = format("%s: the file has %llu bytes, more than the %llu its format "
+                 "allows",
+                 path.c_str(), (unsigned long long)size,
+                 (unsigned long long)maxBytes);
     close(fd);
     return false;
   }
   out.clear();
-  if (S_ISREG(st.st_mode))
-    out.reserve(size_t(st.st_size));
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
+  try {
+    out.resize(size_t(size));
+  } catch (const std::exception &) {
+    err = format("%s: cannot allocate %llu bytes to read the file",
+                 path.c_str(), (unsigned long long)size);
+    close(fd);
+    return false;
+  }
+  // Exactly the bytes the size promised: what a writer appends meanwhile is
+  // not read; a file cut shorter meanwhile is an error.
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = read(fd, &out[done], out.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -90,9 +129,14 @@ bool readFile(const std::string &path, std::string &out, std::string &err) {
       close(fd);
       return false;
     }
-    if (n == 0)
-      break;
-    out.append(buf, size_t(n));
+    if (n == 0) {
+      err = format("%s: read error: the file shrank from %llu to %zu bytes "
+                   "while being read",
+                   path.c_str(), (unsigned long long)size, done);
+      close(fd);
+      return false;
+    }
+    done += size_t(n);
   }
   close(fd);
   return true;

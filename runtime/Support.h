@@ -29,9 +29,19 @@ namespace tfc::rt {
 /// printf into a std::string.
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/// Reads the whole file at `path` into `out`. Fails on a missing file, a
-/// directory, or a read error.
-bool readFile(const std::string &path, std::string &out, std::string &err);
+/// Sets `size` to the size of the regular file at `path`. Fails, without
+/// opening it, on a missing file and on anything that is not a regular file
+/// (a directory, a device such as /dev/zero, a FIFO, a socket), whose reads
+/// might never end or whose open might never return.
+bool regularFileSize(const std::string &path, uint64_t &size,
+                     std::string &err);
+
+/// Reads the whole regular file at `path` into `out`: the bytes its size
+/// says, read once. Fails on what regularFileSize refuses, on a file larger
+/// than `maxBytes`, on a file that cannot be held in memory, and on a read
+/// error.
+bool readFile(const std::string &path, std::string &out, std::string &err,
+              uint64_t maxBytes = UINT64_MAX);
 
 /// One piece of a file to write.
 struct Chunk {

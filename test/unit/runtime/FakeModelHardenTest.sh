@@ -12,6 +12,8 @@
 #              refused by name and left as it was
 #   lock       a second training run into a busy run directory is refused,
 #              and the first run's files are its own
+#   inputs     /dev/zero, a FIFO and other endless inputs are refused by
+#              name at once: no hang, no exhausted memory
 #
 # usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
 #
@@ -32,9 +34,10 @@ fails=0
 status=0
 
 # run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to
-# $status. Nothing may take 20 s.
+# $status. Nothing may take 20 s (a FIFO's open blocks forever) or 2 GB of
+# memory (reading /dev/zero).
 run() {
-  timeout 20 "$@" >"$dir/out" 2>"$dir/err"
+  (ulimit -v 2000000; exec timeout 20 "$@") >"$dir/out" 2>"$dir/err"
   status=$?
 }
 
@@ -163,6 +166,61 @@ lock)
   run "$lm" train --resume "$dir/run/last.safetensors" --steps 35
   check "the lock ends with the run" ok
   check "no temporary left" test -z "$(find "$dir" -name '*.tmp')"
+  ;;
+
+#===--- Inputs: endless files are refused ---===#
+inputs)
+  mkfifo "$dir/fifo"
+  run "$lm" eval --weights "$dir/w.safetensors" --data /dev/zero
+  check "eval --data /dev/zero" error "/dev/zero: is a character device, not a regular file"
+  run "$lm" eval --weights "$dir/w.safetensors" --data "$dir/fifo"
+  check "eval --data FIFO" error "$dir/fifo: is a FIFO, not a regular file"
+  run "$lm" eval --weights "$dir/fifo" --data "$dir/corpus.txt"
+  check "eval --weights FIFO" error "$dir/fifo: is a FIFO, not a regular file"
+  run "$lm" eval --weights /dev/zero --data "$dir/corpus.txt"
+  check "eval --weights /dev/zero" error "/dev/zero: is a character device"
+  run "$lm" train --data /dev/zero --out "$dir/x"
+  check "train --data /dev/zero" error "/dev/zero: is a character device"
+  run "$lm" train --data "$dir/corpus.txt" --val /dev/zero --out "$dir/x"
+  check "train --val /dev/zero" error "/dev/zero: is a character device"
+  run "$lm" train --data "$dir/corpus.txt" --test "$dir/fifo" --out "$dir/x"
+  check "train --test FIFO" error "$dir/fifo: is a FIFO"
+  run "$lm" train --resume "$dir/fifo"
+  check "train --resume FIFO" error "$dir/fifo: is a FIFO"
+  run "$cls" init -o "$dir/x.safetensors" --data /dev/zero
+  check "classify init --data /dev/zero" error "/dev/zero: is a character device"
+  run "$cls" train --data "$dir/fifo" --out "$dir/x"
+  check "classify train --data FIFO" error "$dir/fifo: is a FIFO"
+  cp "$dir/c.safetensors" "$dir/c2.safetensors"
+  mkfifo "$dir/c2.safetensors.vocab"
+  run "$cls" eval --weights "$dir/c2.safetensors" --data "$dir/train.jsonl"
+  check "classify eval: the vocabulary is a FIFO" error "$dir/c2.safetensors.vocab: is a FIFO"
+  run "$lm" forward --weights "$dir/w.safetensors" --tokens /dev/zero --logits "$dir/logits.bin"
+  check "forward --tokens /dev/zero" error "/dev/zero: is a character device"
+  run "$lm" forward --weights "$dir/w.safetensors" --tokens "$dir/tokens.bin" \
+    --targets "$dir/fifo" --logits "$dir/logits.bin"
+  check "forward --targets FIFO" error "$dir/fifo: is a FIFO"
+  run "$lm" forward --weights "$dir/w.safetensors" --tokens "$dir/tokens.bin" \
+    --mask /dev/zero --logits "$dir/logits.bin"
+  check "forward --mask /dev/zero" error "/dev/zero: is a character device"
+  head -c 1048576 /dev/zero >"$dir/big.bin"
+  run "$lm" forward --weights "$dir/w.safetensors" --tokens "$dir/big.bin" --logits "$dir/logits.bin"
+  check "forward --tokens too large" error "$dir/big.bin: --tokens expects 64 bytes (int32 [2, 8]), the file has 1048576"
+  check "refused inputs write nothing" test ! -e "$dir/x" -a ! -e "$dir/logits.bin"
+  # A checkpoint whose metadata names data that became endless.
+  cp "$dir/corpus.txt" "$dir/data.txt"
+  run "$lm" train --data "$dir/data.txt" --out "$dir/run" --steps 3
+  check "a run to resume" ok
+  rm "$dir/data.txt"
+  ln -s /dev/zero "$dir/data.txt"
+  run "$lm" train --resume "$dir/run/last.safetensors" --steps 6
+  check "resume: the recorded data is now /dev/zero" error "$dir/data.txt: is a character device"
+  rm "$dir/data.txt"
+  mkfifo "$dir/data.txt"
+  run "$lm" train --resume "$dir/run/last.safetensors" --steps 6
+  check "resume: the recorded data is now a FIFO" error "$dir/data.txt: is a FIFO"
+  check "resume refused: the run is as it was" test "$(meta "$dir/run/last.safetensors" tfc.step)" = 3 -a \
+    "$(steps "$dir/run/metrics.jsonl")" -eq 3
   ;;
 
 *)

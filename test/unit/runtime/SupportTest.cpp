@@ -110,6 +110,42 @@ TEST(WriteFileAtomic, ConcurrentWritersOfOnePathAllSucceed) {
   EXPECT_TRUE(last == std::string(4096, 'a') || last == std::string(4096, 'b'));
 }
 
+TEST(ReadFile, RefusesWhatIsNotARegularFile) {
+  TempDir dir;
+  std::string out, err;
+  // /dev/null reads as empty and /dev/zero never ends: both are devices.
+  EXPECT_FALSE(readFile("/dev/null", out, err));
+  EXPECT_EQ(err, "/dev/null: is a character device, not a regular file");
+  EXPECT_FALSE(readFile(dir.path(), out, err));
+  EXPECT_EQ(err, dir.path() + ": is a directory");
+  uint64_t size = 0;
+  EXPECT_FALSE(regularFileSize("/dev/zero", size, err));
+  EXPECT_EQ(err, "/dev/zero: is a character device, not a regular file");
+  // A FIFO is refused without being opened (its open would wait for a
+  // writer).
+  std::string fifo = dir.file("fifo");
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0644));
+  EXPECT_FALSE(regularFileSize(fifo, size, err));
+  EXPECT_EQ(err, fifo + ": is a FIFO, not a regular file");
+}
+
+TEST(ReadFile, ReadsByTheSizeAndBoundsIt) {
+  TempDir dir;
+  std::string path = dir.file("a.txt"), out, err;
+  writeText(path, "0123456789");
+  ASSERT_TRUE(readFile(path, out, err)) << err;
+  EXPECT_EQ(out, "0123456789");
+  ASSERT_TRUE(readFile(path, out, err, 10)) << err;
+  EXPECT_FALSE(readFile(path, out, err, 9));
+  EXPECT_EQ(err, path + ": the file has 10 bytes, more than the 9 its format "
+                        "allows");
+  uint64_t size = 0;
+  ASSERT_TRUE(regularFileSize(path, size, err)) << err;
+  EXPECT_EQ(size, 10u);
+  EXPECT_FALSE(readFile(dir.file("none"), out, err));
+  EXPECT_EQ(err, dir.file("none") + ": cannot open: No such file or directory");
+}
+
 TEST(LockRunDirectory, ASecondLockIsRefused) {
   TempDir dir;
   std::string err;
