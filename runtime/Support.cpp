@@ -149,6 +149,8 @@ static bool writeAll(int fd, const void *data, size_t size) {
     ssize_t n = write(fd, p, size);
     if (n < 0 && errno == EINTR)
       continue;
+    if (n == 0)
+      errno = ENOSPC;
     if (n <= 0)
       return false;
     p += n;
@@ -226,6 +228,69 @@ bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
   if (dirFd >= 0) {
     fsync(dirFd);
     close(dirFd);
+  }
+  return true;
+}
+
+AppendFile::~AppendFile() {
+  std::string ignored;
+  close(ignored);
+}
+
+bool AppendFile::open(const std::string &path, std::string &err) {
+  std::string ignored;
+  close(ignored);
+  path_ = path;
+  uint64_t size = 0;
+  if (!regularFileSize(path, size, err))
+    return false;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) {
+    err = path + ": cannot open for appending: " + strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    err = path + ": not a regular file";
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  return true;
+}
+
+bool AppendFile::append(const std::string &text, std::string &err) {
+  if (fd_ < 0) {
+    err = path_ + ": write error: the file is not open";
+    return false;
+  }
+  off_t end = lseek(fd_, 0, SEEK_END);
+  size_t written = 0;
+  while (written < text.size()) {
+    ssize_t n = write(fd_, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      err = path_ + ": write error: " + strerror(n == 0 ? ENOSPC : errno);
+      // Cut off the part of the record that was written, so that the file
+      // ends after a whole record.
+      if (written > 0 && (end < 0 || ftruncate(fd_, end) != 0))
+        err += " (and the partial record could not be cut off)";
+      return false;
+    }
+    written += size_t(n);
+  }
+  return true;
+}
+
+bool AppendFile::close(std::string &err) {
+  if (fd_ < 0)
+    return true;
+  int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
+    err = path_ + ": close failed: " + strerror(errno);
+    return false;
   }
   return true;
 }

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// printf-style formatting, whole-file reads, atomic file writes and the
-/// lock of a run directory.
+/// printf-style formatting, whole-file reads, atomic file writes, checked
+/// appends and the lock of a run directory.
 ///
 /// Error convention of the whole runtime: a function that can fail returns
 /// `bool` and, on failure, sets `err` to one line `<path>: <reason>` (or
@@ -59,6 +59,28 @@ struct Chunk {
 /// before is left untouched.
 bool writeFileAtomic(const std::string &path, const std::vector<Chunk> &chunks,
                      std::string &err);
+
+/// A regular file that grows by whole records (metrics.jsonl), each write
+/// checked: a record that cannot be written in full is cut off again, so
+/// the file ends after the last record written.
+class AppendFile {
+public:
+  AppendFile() = default;
+  AppendFile(const AppendFile &) = delete;
+  AppendFile &operator=(const AppendFile &) = delete;
+  ~AppendFile();
+
+  /// Opens the existing regular file `path` for appending.
+  bool open(const std::string &path, std::string &err);
+  /// Appends `text`; on failure `err` is `<path>: write error: <reason>`.
+  bool append(const std::string &text, std::string &err);
+  /// Closes the file (nothing to do when it is not open).
+  bool close(std::string &err);
+
+private:
+  int fd_ = -1;
+  std::string path_;
+};
 
 /// Takes an exclusive lock (flock) on the run directory `dir` for the rest
 /// of the process, so that two training runs cannot write into one

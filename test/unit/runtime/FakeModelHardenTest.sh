@@ -14,6 +14,8 @@
 #              and the first run's files are its own
 #   inputs     /dev/zero, a FIFO and other endless inputs are refused by
 #              name at once: no hang, no exhausted memory
+#   log        a metrics log that cannot be written stops the run with the
+#              last good checkpoint kept
 #
 # usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
 #
@@ -27,6 +29,7 @@ dir=$4
 for exe in "$lm" "$cls"; do
   [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
 done
+umount "$dir/mnt" 2>/dev/null
 rm -rf "$dir"
 mkdir -p "$dir"
 passes=0
@@ -221,6 +224,37 @@ inputs)
   check "resume: the recorded data is now a FIFO" error "$dir/data.txt: is a FIFO"
   check "resume refused: the run is as it was" test "$(meta "$dir/run/last.safetensors" tfc.step)" = 3 -a \
     "$(steps "$dir/run/metrics.jsonl")" -eq 3
+  ;;
+
+#===--- Log: a failed write stops the run ---===#
+log)
+  # From step 15 on, the log's writes fail with ENOSPC (the fake model points
+  # the runtime's descriptor at /dev/full).
+  run env TFC_FAKE_LOG_FULL_AT=15 "$lm" train --data "$dir/corpus.txt" --out "$dir/run" \
+    --steps 30 --checkpoint-every 10 --eval-every 10
+  check "full log: the run stops" error "$dir/run/metrics.jsonl: write error: No space left on device; the run stops at step 15 ($dir/run/last.safetensors, step 10, is kept as it was)"
+  check "full log: the last good checkpoint" test "$(meta "$dir/run/last.safetensors" tfc.step)" = 10
+  check "full log: the log holds steps 1 to 14" test "$(steps "$dir/run/metrics.jsonl")" -eq 14
+  run "$lm" train --resume "$dir/run/last.safetensors"
+  check "full log: the run resumes" ok
+  check "full log: after the resume, 30 steps" test "$(steps "$dir/run/metrics.jsonl")" -eq 30
+  # The curves cannot be written: a directory is in their place.
+  mkdir -p "$dir/curves/curves.svg"
+  run "$lm" train --data "$dir/corpus.txt" --out "$dir/curves" --steps 30 \
+    --checkpoint-every 5 --eval-every 10
+  check "curves cannot be written" error "$dir/curves/curves.svg: is a directory; refusing to replace it; the run stops at step 10 ($dir/curves/last.safetensors, step 5, is kept as it was)"
+  # A full disk for real: a tmpfs with no room left when the run starts.
+  mkdir "$dir/mnt"
+  if $root && mount -t tmpfs -o size=1m tfc-test "$dir/mnt" 2>/dev/null; then
+    mkdir "$dir/mnt/run"
+    dd if=/dev/zero of="$dir/mnt/filler" bs=4096 2>/dev/null
+    run "$lm" train --data "$dir/corpus.txt" --out "$dir/mnt/run" --steps 30 \
+      --checkpoint-every 10 --eval-every 10
+    check "full disk: the run stops at step 1" error "$dir/mnt/run/metrics.jsonl: write error: No space left on device; the run stops at step 1 (no checkpoint was written)"
+    check "full disk: nothing but the empty log" test "$(ls "$dir/mnt/run")" = metrics.jsonl -a \
+      ! -s "$dir/mnt/run/metrics.jsonl"
+    umount "$dir/mnt"
+  fi
   ;;
 
 *)

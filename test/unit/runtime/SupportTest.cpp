@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <thread>
@@ -144,6 +146,50 @@ TEST(ReadFile, ReadsByTheSizeAndBoundsIt) {
   EXPECT_EQ(size, 10u);
   EXPECT_FALSE(readFile(dir.file("none"), out, err));
   EXPECT_EQ(err, dir.file("none") + ": cannot open: No such file or directory");
+}
+
+TEST(AppendFile, AppendsRecords) {
+  TempDir dir;
+  std::string path = dir.file("log.jsonl"), err;
+  writeText(path, "{\"step\":1}\n");
+  AppendFile log;
+  ASSERT_TRUE(log.open(path, err)) << err;
+  ASSERT_TRUE(log.append("{\"step\":2}\n", err)) << err;
+  ASSERT_TRUE(log.close(err)) << err;
+  EXPECT_EQ(readText(path), "{\"step\":1}\n{\"step\":2}\n");
+}
+
+TEST(AppendFile, RefusesWhatIsNotARegularFile) {
+  AppendFile log;
+  std::string err;
+  EXPECT_FALSE(log.open("/dev/full", err));
+  EXPECT_EQ(err, "/dev/full: is a character device, not a regular file");
+}
+
+TEST(AppendFile, AFailedWriteIsReportedAndCutOff) {
+  // The file size limit stops the second record half way with EFBIG: the
+  // error names the file, and the file ends after the first record.
+  TempDir dir;
+  std::string path = dir.file("log.jsonl"), err;
+  writeText(path, "");
+  AppendFile log;
+  ASSERT_TRUE(log.open(path, err)) << err;
+  std::string record(150, 'x');
+  record += "\n";
+  struct rlimit old;
+  ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &old));
+  void (*oldHandler)(int) = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 200;
+  ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &small));
+  bool first = log.append(record, err);
+  bool second = log.append(record, err);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, oldHandler);
+  EXPECT_TRUE(first);
+  EXPECT_FALSE(second);
+  EXPECT_EQ(err, path + ": write error: File too large");
+  EXPECT_EQ(readText(path), record);
 }
 
 TEST(LockRunDirectory, ASecondLockIsRefused) {
