@@ -278,7 +278,9 @@ void printEvalHelp() {
       "classify: batches of `batch` lines, the last one padded with empty\n"
       "texts that are left out of the metrics; reports the cross-entropy\n"
       "of the logits over real lines, accuracy and per-class precision,\n"
-      "recall, F1 and support as scikit-learn's classification_report.\n",
+      "recall, F1 and support as scikit-learn's classification_report.\n"
+      "Exits with status 1 if the loss is not finite (it is then printed\n"
+      "as null).\n",
       programName.c_str());
 }
 
@@ -457,6 +459,11 @@ int evalLm(const Manifest &m, const Options &o, float *params) {
                        o.data.c_str(), toString(split), (long long)span.size,
                        (long long)(m.batch * m.seqLen + 1)));
   printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
+  if (!std::isfinite(metrics.loss))
+    return fail(format("eval: the loss of %s on the %s split of %s is not "
+                       "finite (%s)",
+                       o.weights.c_str(), toString(split), o.data.c_str(),
+                       std::isnan(metrics.loss) ? "nan" : "infinite"));
   return 0;
 }
 
@@ -475,6 +482,10 @@ int evalClassify(const Manifest &m, const Options &o, float *params) {
   double loss = 0;
   evaluateClassify(m, vocab, params, examples, o.batches, report, loss);
   printf("%s\n", classifyMetricsJson(report, loss).c_str());
+  if (!std::isfinite(loss))
+    return fail(format("eval: the loss of %s on %s is not finite (%s)",
+                       o.weights.c_str(), o.data.c_str(),
+                       std::isnan(loss) ? "nan" : "infinite"));
   return 0;
 }
 

@@ -16,6 +16,8 @@
 #              name at once: no hang, no exhausted memory
 #   log        a metrics log that cannot be written stops the run with the
 #              last good checkpoint kept
+#   nonfinite  eval and generate fail on weights that give non-finite
+#              results
 #
 # usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
 #
@@ -86,6 +88,14 @@ meta() {
 # steps LOG: the number of step records in a metrics log.
 steps() {
   grep -c '^{"step":[0-9]*,"loss"' "$1"
+}
+
+# poke FILE FLOAT_BYTES: overwrites the first float of the first tensor of
+# the safetensors FILE (the bias of both fake models) with four bytes given
+# as printf escapes.
+poke() {
+  header=$(head -c 8 "$1" | od -An -t u8 | tr -d ' ')
+  printf "$2" | dd of="$1" bs=1 seek=$((8 + header)) conv=notrunc 2>/dev/null
 }
 
 # 4,000 bytes: 3,600 train, 200 val, 200 test.
@@ -255,6 +265,29 @@ log)
       ! -s "$dir/mnt/run/metrics.jsonl"
     umount "$dir/mnt"
   fi
+  ;;
+
+#===--- Non-finite results fail ---===#
+nonfinite)
+  cp "$dir/w.safetensors" "$dir/inf.safetensors"
+  poke "$dir/inf.safetensors" '\000\000\200\177' # +inf
+  run "$lm" eval --weights "$dir/inf.safetensors" --data "$dir/corpus.txt"
+  check "eval: infinite weights" error "eval: the loss of $dir/inf.safetensors on the val split of $dir/corpus.txt is not finite (nan)"
+  check "eval: the loss is printed as null" out '"loss":null'
+  cp "$dir/w.safetensors" "$dir/nan.safetensors"
+  poke "$dir/nan.safetensors" '\000\000\300\177' # nan
+  run "$lm" generate --weights "$dir/nan.safetensors" --prompt "ab" --tokens 5
+  check "generate: NaN logits" error "generate: byte 1: the logits of $dir/nan.safetensors are not finite (byte value 0: nan)"
+  check "generate: no byte sampled from NaN" test "$(cat "$dir/out")" = ab
+  run "$lm" generate --weights "$dir/w.safetensors" --prompt "ab" --tokens 5
+  check "generate: finite weights still sample" ok
+  cp "$dir/c.safetensors" "$dir/cinf.safetensors"
+  cp "$dir/c.safetensors.vocab" "$dir/cinf.safetensors.vocab"
+  poke "$dir/cinf.safetensors" '\000\000\200\177'
+  run "$cls" eval --weights "$dir/cinf.safetensors" --data "$dir/train.jsonl"
+  check "classify eval: infinite weights" error "eval: the loss of $dir/cinf.safetensors on $dir/train.jsonl is not finite"
+  run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/train.jsonl"
+  check "classify eval: finite weights still evaluate" ok
   ;;
 
 *)
