@@ -367,7 +367,8 @@ void printTrainHelp() {
       "safetensors (best validation loss), DIR/metrics.jsonl and\n"
       "DIR/curves.svg; classify models also <checkpoint>.vocab. Ctrl-C\n"
       "finishes the step, saves DIR/last.safetensors and exits (status 130).\n"
-      "A non-finite loss stops the run with status 1 and saves nothing.\n"
+      "A non-finite loss (training or validation) stops the run with\n"
+      "status 1 and saves nothing.\n"
       "A run holds a lock on DIR: a second run into it is refused. A\n"
       "metrics line or curves that cannot be written (a full disk) stop\n"
       "the run with status 1; the checkpoints saved before stay.\n"
@@ -684,6 +685,14 @@ int runTrain(const Manifest &m, const Options &o) {
         valJson = classifyMetricsJson(report, valLoss);
         valText = format("val loss %.4f, accuracy %.4f, macro F1 %.4f", valLoss,
                          report.accuracy, report.macro.f1);
+      }
+      if (!std::isfinite(valLoss)) {
+        progress.clearBar();
+        return fail(format("train: step %lld: the validation loss is %s; "
+                           "stopping (%s)",
+                           (long long)t,
+                           std::isnan(valLoss) ? "nan" : "infinite",
+                           checkpointNote().c_str()));
       }
       record += ",\"val\":" + valJson;
       history.val.push_back({t, valLoss});

@@ -17,7 +17,7 @@
 #   log        a metrics log that cannot be written stops the run with the
 #              last good checkpoint kept
 #   nonfinite  eval and generate fail on weights that give non-finite
-#              results
+#              results, train on a validation loss that is not finite
 #
 # usage: FakeModelHardenTest.sh PART LM_EXE CLASSIFY_EXE WORK_DIR
 #
@@ -288,6 +288,12 @@ nonfinite)
   check "classify eval: infinite weights" error "eval: the loss of $dir/cinf.safetensors on $dir/train.jsonl is not finite"
   run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/train.jsonl"
   check "classify eval: finite weights still evaluate" ok
+  # A validation loss that is not finite stops training as a training loss
+  # does, and saves no best checkpoint.
+  run env TFC_FAKE_FORWARD_NAN=1 "$lm" train --data "$dir/corpus.txt" --out "$dir/run" \
+    --steps 30 --checkpoint-every 5 --eval-every 10
+  check "train: NaN validation loss" error "train: step 10: the validation loss is nan; stopping ($dir/run/last.safetensors, step 5, is kept as it was)"
+  check "train: NaN validation loss: no best checkpoint" test ! -e "$dir/run/best.safetensors"
   ;;
 
 *)
