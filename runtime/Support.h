@@ -33,8 +33,7 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /// opening it, on a missing file and on anything that is not a regular file
 /// (a directory, a device such as /dev/zero, a FIFO, a socket), whose reads
 /// might never end or whose open might never return.
-bool regularFileSize(const std::string &path, uint64_t &size,
-                     std::string &err);
+bool regularFileSize(const std::string &path, uint64_t &size, std::string &err);
 
 /// Reads the whole regular file at `path` into `out`: the bytes its size
 /// says, read once. Fails on what regularFileSize refuses, on a file larger

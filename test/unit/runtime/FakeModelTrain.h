@@ -8,8 +8,8 @@
 /// Test only: what the fake models share to stand in for generated
 /// tfc_train_step / tfc_optimizer_step: plain Adam over the flat buffers
 /// (the base rate it is given after linear warm-up, then constant; betas 0.9
-/// and 0.999, eps 1e-8, no clipping) and two hooks that the command-line tests drive through the
-/// environment:
+/// and 0.999, eps 1e-8, no clipping) and hooks that the command-line tests
+/// drive through the environment:
 ///   TFC_FAKE_SLEEP_MS=N   every train step sleeps N ms (so a test can
 ///                         interrupt or kill a run in the middle)
 ///   TFC_FAKE_NAN_AT=N     the N-th train step of the process reports a NaN

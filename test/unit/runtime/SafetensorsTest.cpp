@@ -285,11 +285,9 @@ TEST(Safetensors, FailedWriteKeepsTheOldFile) {
   // 1. The temporary file cannot be created (the path's directory is gone).
   std::string gone = dir.file("gone/w.safetensors");
   EXPECT_FALSE(saveCheckpoint(gone, m, params.data(), {}, {}, err));
-  EXPECT_EQ(err.find(gone + ": cannot create a temporary file beside it ("),
-            0u)
+  EXPECT_EQ(err.find(gone + ": cannot create a temporary file beside it ("), 0u)
       << err;
-  EXPECT_NE(err.find("): No such file or directory"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("): No such file or directory"), std::string::npos) << err;
 
   // 2. Writing fails half way: the file size limit stops the write with
   // EFBIG after 200 bytes. The old file stays, the temporary is removed.

@@ -22,8 +22,7 @@ using tfc::rt::test::writeText;
 
 namespace {
 
-bool write(const std::string &path, const std::string &text,
-           std::string &err) {
+bool write(const std::string &path, const std::string &text, std::string &err) {
   return writeFileAtomic(path, {{text.data(), text.size()}}, err);
 }
 
