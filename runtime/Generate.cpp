@@ -25,6 +25,7 @@
 #include "runtime/Safetensors.h"
 #include "runtime/Support.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace tfc::rt {
@@ -45,7 +46,9 @@ void printGenerateHelp() {
          "  --top-k K          sample among the K most likely bytes only\n"
          "                     (default 0 = all)\n"
          "  --seed S           sampling seed (default 0)\n"
-         "  --threads N        worker threads of the generated code\n",
+         "  --threads N        worker threads of the generated code\n"
+         "\n"
+         "Stops with status 1 if the logits of a step are not finite.\n",
          programName.c_str());
 }
 
@@ -89,6 +92,16 @@ int runGenerate(const Manifest &m, const Options &o) {
       io.targets[size_t(s)] = s + 1 < S ? io.tokens[size_t(s + 1)] : 0;
     io.forward(params.data());
     const float *logits = &io.logits[size_t((length - 1) * V)];
+    for (int64_t v = 0; v < 256; ++v) {
+      if (!std::isfinite(logits[v])) {
+        putchar('\n');
+        fflush(stdout);
+        return fail(format("generate: byte %lld: the logits of %s are not "
+                           "finite (byte value %lld: %s)",
+                           (long long)i + 1, o.weights.c_str(), (long long)v,
+                           std::isnan(logits[v]) ? "nan" : "infinite"));
+      }
+    }
     int32_t next = sampleToken(logits, 256, o.temperature, o.topK,
                                uniform01(seed, stream, uint64_t(i)));
     context.push_back(char(uint8_t(next)));

@@ -242,7 +242,8 @@ void printInitHelp() {
   printf("usage: %s init -o PATH [--seed S] [--data PATH]\n"
          "\n"
          "Writes freshly initialised weights to PATH as safetensors (written\n"
-         "to PATH.tmp, then renamed).\n"
+         "to a temporary file beside it, then renamed; PATH must be a\n"
+         "regular file or not exist).\n"
          "\n"
          "  -o, --output PATH  the weights file to write\n"
          "  --seed S           initialisation seed, a non-negative integer\n"
@@ -277,7 +278,9 @@ void printEvalHelp() {
       "classify: batches of `batch` lines, the last one padded with empty\n"
       "texts that are left out of the metrics; reports the cross-entropy\n"
       "of the logits over real lines, accuracy and per-class precision,\n"
-      "recall, F1 and support as scikit-learn's classification_report.\n",
+      "recall, F1 and support as scikit-learn's classification_report.\n"
+      "Exits with status 1 if the loss is not finite (it is then printed\n"
+      "as null).\n",
       programName.c_str());
 }
 
@@ -300,7 +303,8 @@ void printForwardHelp() {
       "                  (default: all ones; classify models mask padding\n"
       "                  keys out of attention, lm models ignore it)\n"
       "  --logits PATH   where to write the float32 logits: lm [B, S, V],\n"
-      "                  classify [B, O] (written to PATH.tmp, then renamed)\n"
+      "                  classify [B, O] (written to a temporary file, then\n"
+      "                  renamed; PATH must be a regular file or not exist)\n"
       "  --threads N     worker threads of the generated code\n"
       "\n"
       "The file sizes must match the shapes exactly. Exits with status 1 if\n"
@@ -455,6 +459,11 @@ int evalLm(const Manifest &m, const Options &o, float *params) {
                        o.data.c_str(), toString(split), (long long)span.size,
                        (long long)(m.batch * m.seqLen + 1)));
   printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
+  if (!std::isfinite(metrics.loss))
+    return fail(format("eval: the loss of %s on the %s split of %s is not "
+                       "finite (%s)",
+                       o.weights.c_str(), toString(split), o.data.c_str(),
+                       std::isnan(metrics.loss) ? "nan" : "infinite"));
   return 0;
 }
 
@@ -473,6 +482,10 @@ int evalClassify(const Manifest &m, const Options &o, float *params) {
   double loss = 0;
   evaluateClassify(m, vocab, params, examples, o.batches, report, loss);
   printf("%s\n", classifyMetricsJson(report, loss).c_str());
+  if (!std::isfinite(loss))
+    return fail(format("eval: the loss of %s on %s is not finite (%s)",
+                       o.weights.c_str(), o.data.c_str(),
+                       std::isnan(loss) ? "nan" : "infinite"));
   return 0;
 }
 
@@ -499,14 +512,18 @@ int runEval(const Manifest &m, const Options &o) {
 bool readRaw(const std::string &flag, const std::string &path, int64_t count,
              size_t elementSize, const std::string &what, void *dst,
              std::string &err) {
+  // The size is checked before anything is read.
+  uint64_t expected = uint64_t(count) * elementSize, size = 0;
   std::string bytes;
-  if (!readFile(path, bytes, err))
+  if (!regularFileSize(path, size, err) ||
+      (size == expected && !readFile(path, bytes, err, expected)))
     return false;
-  uint64_t expected = uint64_t(count) * elementSize;
-  if (bytes.size() != expected) {
+  if (size == expected)
+    size = bytes.size(); // The file may have changed since its size was read.
+  if (size != expected) {
     err = format("%s: %s expects %llu bytes (%s), the file has %llu",
                  path.c_str(), flag.c_str(), (unsigned long long)expected,
-                 what.c_str(), (unsigned long long)bytes.size());
+                 what.c_str(), (unsigned long long)size);
     return false;
   }
   memcpy(dst, bytes.data(), bytes.size());

@@ -142,7 +142,13 @@ static bool readIntArray(const JsonValue &v, std::vector<int64_t> &out) {
 bool SafetensorsFile::open(const std::string &path, std::string &err) {
   close();
   path_ = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Devices and FIFOs are refused before they are opened (a FIFO's open
+  // waits for a writer); O_NONBLOCK covers one that replaces the file
+  // between the check and the open.
+  uint64_t checkedSize = 0;
+  if (!regularFileSize(path, checkedSize, err))
+    return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     err = path + ": cannot open: " + strerror(errno);
     return false;

@@ -38,6 +38,9 @@
 ///   curves.svg         training and validation loss, redrawn at each
 ///                      evaluation and at the end
 ///
+/// The run holds a lock (flock) on DIR while it trains. Every write is
+/// checked; one that fails stops the run, leaving what was saved before.
+///
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Commands.h"
@@ -364,7 +367,11 @@ void printTrainHelp() {
       "safetensors (best validation loss), DIR/metrics.jsonl and\n"
       "DIR/curves.svg; classify models also <checkpoint>.vocab. Ctrl-C\n"
       "finishes the step, saves DIR/last.safetensors and exits (status 130).\n"
-      "A non-finite loss stops the run with status 1 and saves nothing.\n"
+      "A non-finite loss (training or validation) stops the run with\n"
+      "status 1 and saves nothing.\n"
+      "A run holds a lock on DIR: a second run into it is refused. A\n"
+      "metrics line or curves that cannot be written (a full disk) stop\n"
+      "the run with status 1; the checkpoints saved before stay.\n"
       "At the end the best weights are evaluated on the test data.\n",
       programName.c_str(), programName.c_str());
 }
@@ -494,7 +501,7 @@ int runTrain(const Manifest &m, const Options &o) {
   std::string dir = !o.outDir.empty() ? o.outDir
                     : resuming        ? dirName(o.resume)
                                       : "runs/" + m.model;
-  if (!makeDirs(dir, err))
+  if (!makeDirs(dir, err) || !lockRunDirectory(dir, err))
     return fail(err);
   const std::string lastPath = dir + "/last.safetensors";
   const std::string bestPath = dir + "/best.safetensors";
@@ -516,17 +523,20 @@ int runTrain(const Manifest &m, const Options &o) {
   } else if (!writeFileAtomic(logPath, {}, err)) {
     return fail(err);
   }
-  FILE *log = fopen(logPath.c_str(), "a");
-  if (!log)
-    return fail(logPath + ": cannot open for appending: " + strerror(errno));
+  // Every record and every drawing of the curves is checked: after a
+  // failed write (`err` says which) nothing more is written and the run
+  // stops (failedWrite below).
+  AppendFile log;
+  if (!log.open(logPath, err))
+    return fail(err);
+  bool writeFailed = false;
   auto logLine = [&](const std::string &json) {
-    fprintf(log, "%s\n", json.c_str());
-    fflush(log);
+    writeFailed = writeFailed || !log.append(json + "\n", err);
   };
   auto writeCurves = [&]() {
     std::string svg = lossCurvesSvg(history, m.model + " — loss");
-    std::string svgErr;
-    return writeFileAtomic(svgPath, {{svg.data(), svg.size()}}, svgErr);
+    writeFailed = writeFailed ||
+                  !writeFileAtomic(svgPath, {{svg.data(), svg.size()}}, err);
   };
 
   printf("model %s (%s): %lld parameters (%lld trainable), batch %lld x "
@@ -592,6 +602,11 @@ int runTrain(const Manifest &m, const Options &o) {
                                    lastPath.c_str(), (long long)lastSaved)
                           : std::string("no checkpoint was written");
   };
+  auto failedWrite = [&](int64_t t) {
+    progress.clearBar();
+    return fail(format("%s; the run stops at step %lld (%s)", err.c_str(),
+                       (long long)t, checkpointNote().c_str()));
+  };
 
   for (int64_t t = state.step + 1; t <= steps && !stoppedEarly; ++t) {
     if (redrawBefore(t, m.redraw))
@@ -612,7 +627,6 @@ int runTrain(const Manifest &m, const Options &o) {
                    io.mask.data(), &stepSeed, grads.data(), &loss);
     if (!std::isfinite(loss)) {
       progress.clearBar();
-      fclose(log);
       return fail(format("train: step %lld: the loss is %s; stopping (%s)",
                          (long long)t, std::isnan(loss) ? "nan" : "infinite",
                          checkpointNote().c_str()));
@@ -625,7 +639,6 @@ int runTrain(const Manifest &m, const Options &o) {
                        adamV.data(), stats);
     if (!std::isfinite(stats[0])) {
       progress.clearBar();
-      fclose(log);
       return fail(format("train: step %lld: the gradient norm is %s; stopping "
                          "(%s)",
                          (long long)t,
@@ -673,6 +686,14 @@ int runTrain(const Manifest &m, const Options &o) {
         valText = format("val loss %.4f, accuracy %.4f, macro F1 %.4f", valLoss,
                          report.accuracy, report.macro.f1);
       }
+      if (!std::isfinite(valLoss)) {
+        progress.clearBar();
+        return fail(format("train: step %lld: the validation loss is %s; "
+                           "stopping (%s)",
+                           (long long)t,
+                           std::isnan(valLoss) ? "nan" : "infinite",
+                           checkpointNote().c_str()));
+      }
       record += ",\"val\":" + valJson;
       history.val.push_back({t, valLoss});
       if (!state.hasBest || valLoss < state.bestValLoss) {
@@ -702,6 +723,8 @@ int runTrain(const Manifest &m, const Options &o) {
     logLine(record + "}");
     if (evaluated)
       writeCurves();
+    if (writeFailed)
+      return failedWrite(t);
 
     // The time limit: this step ends the run (not when it is the last
     // step anyway, or early stopping ended it).
@@ -724,7 +747,8 @@ int runTrain(const Manifest &m, const Options &o) {
                      "\"%s\"}",
                      (long long)t, signal == SIGINT ? "SIGINT" : "SIGTERM"));
       writeCurves();
-      fclose(log);
+      if (writeFailed || !log.close(err))
+        return failedWrite(t);
       progress.line(format("interrupted: saved %s at step %lld; continue "
                            "with '%s train --resume %s'",
                            lastPath.c_str(), (long long)t, programName.c_str(),
@@ -736,6 +760,8 @@ int runTrain(const Manifest &m, const Options &o) {
                      "%lld,\"best_val_loss\":%s}",
                      (long long)t, (long long)state.bestStep,
                      jsonNumber(state.bestValLoss).c_str()));
+      if (writeFailed)
+        return failedWrite(t);
       progress.line(format("early stop at step %lld: no better validation "
                            "loss in %lld evaluations (best %.4f at step %lld)",
                            (long long)t, (long long)patience, state.bestValLoss,
@@ -745,6 +771,8 @@ int runTrain(const Manifest &m, const Options &o) {
       logLine(format("{\"step\":%lld,\"event\":\"time_limit\",\"minutes\":%s,"
                      "\"elapsed_s\":%.3f}",
                      (long long)t, jsonNumber(o.minutes).c_str(), elapsed));
+      if (writeFailed)
+        return failedWrite(t);
       progress.line(format("time limit: stopping at step %lld of %lld after "
                            "%s (--minutes %g); continue with '%s train "
                            "--resume %s'",
@@ -758,6 +786,8 @@ int runTrain(const Manifest &m, const Options &o) {
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
   writeCurves();
+  if (writeFailed)
+    return failedWrite(state.step);
   printf("trained to step %lld in %s; %s\n", (long long)state.step,
          duration(seconds() - start).c_str(), lastPath.c_str());
 
@@ -800,9 +830,12 @@ int runTrain(const Manifest &m, const Options &o) {
                    "\"weights_step\":%lld}",
                    (long long)state.step, testJson.c_str(), weightsName.c_str(),
                    (long long)weightsStep));
+    if (writeFailed)
+      return failedWrite(state.step);
     printf("%s\n", testJson.c_str());
   }
-  fclose(log);
+  if (!log.close(err))
+    return failedWrite(state.step);
   return 0;
 }
 

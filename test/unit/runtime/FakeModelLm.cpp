@@ -19,6 +19,9 @@
 /// the bias; the optimizer is Adam. Built with TFC_FAKE_NO_TRAIN it has no
 /// training functions, as a model compiled without them.
 ///
+/// With TFC_FAKE_FORWARD_NAN set in the environment, tfc_forward reports a
+/// NaN loss (validation and eval), while training goes on as before.
+///
 /// It also defines omp_set_num_threads, as the OpenMP runtime that a
 /// generated model links; with TFC_FAKE_OMP_LOG set in the environment the
 /// call is reported on stderr. FakeModelClassify.cpp has none, as a model
@@ -93,7 +96,7 @@ void tfc_forward(float *params, int32_t *tokens, int32_t *targets, float *mask,
         logits[i * V + v] = bias[v];
       sum += lse - bias[targets[i]];
     }
-  *loss = ok ? float(sum / (B * S)) : NAN;
+  *loss = ok && !getenv("TFC_FAKE_FORWARD_NAN") ? float(sum / (B * S)) : NAN;
 }
 
 #ifndef TFC_FAKE_NO_TRAIN

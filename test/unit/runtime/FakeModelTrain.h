@@ -8,12 +8,16 @@
 /// Test only: what the fake models share to stand in for generated
 /// tfc_train_step / tfc_optimizer_step: plain Adam over the flat buffers
 /// (the base rate it is given after linear warm-up, then constant; betas 0.9
-/// and 0.999, eps 1e-8, no clipping) and two hooks that the command-line tests drive through the
-/// environment:
+/// and 0.999, eps 1e-8, no clipping) and hooks that the command-line tests
+/// drive through the environment:
 ///   TFC_FAKE_SLEEP_MS=N   every train step sleeps N ms (so a test can
 ///                         interrupt or kill a run in the middle)
 ///   TFC_FAKE_NAN_AT=N     the N-th train step of the process reports a NaN
 ///                         loss
+///   TFC_FAKE_LOG_FULL_AT=N  from the N-th train step of the process on,
+///                         the descriptor the runtime writes metrics.jsonl
+///                         through points at /dev/full: every later write
+///                         to the log fails with ENOSPC, as on a full disk
 ///
 //===----------------------------------------------------------------------===//
 
@@ -23,15 +27,46 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <string>
 #include <unistd.h>
 
 namespace fake {
+
+/// Points every descriptor of this process whose file name ends with
+/// `suffix` at /dev/full.
+inline void redirectToDevFull(const char *suffix) {
+  DIR *fds = opendir("/proc/self/fd");
+  if (!fds)
+    return;
+  size_t suffixSize = strlen(suffix);
+  while (dirent *entry = readdir(fds)) {
+    int fd = atoi(entry->d_name);
+    std::string link = std::string("/proc/self/fd/") + entry->d_name;
+    char target[4096];
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (entry->d_name[0] == '.' || n < ssize_t(suffixSize) ||
+        memcmp(target + n - suffixSize, suffix, suffixSize) != 0)
+      continue;
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    if (full >= 0) {
+      dup2(full, fd);
+      close(full);
+    }
+  }
+  closedir(fds);
+}
 
 /// Runs the environment hooks; returns true when this step's loss must be
 /// NaN.
 inline bool trainStepHooks() {
   static long calls = 0;
   ++calls;
+  const char *fullAt = getenv("TFC_FAKE_LOG_FULL_AT");
+  if (fullAt && atol(fullAt) == calls)
+    redirectToDevFull("/metrics.jsonl");
   if (const char *ms = getenv("TFC_FAKE_SLEEP_MS"))
     usleep(useconds_t(atol(ms) * 1000));
   const char *nanAt = getenv("TFC_FAKE_NAN_AT");

@@ -14,9 +14,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
 #include <ftw.h>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace tfc::rt::test {
 
@@ -69,6 +71,21 @@ inline std::string readText(const std::string &path) {
     out.append(buf, n);
   fclose(f);
   return out;
+}
+
+/// The names of the temporary files (`*.tmp`) in `dir`.
+inline std::vector<std::string> temporaries(const std::string &dir) {
+  std::vector<std::string> names;
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return names;
+  while (dirent *entry = readdir(d)) {
+    std::string name = entry->d_name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
+      names.push_back(name);
+  }
+  closedir(d);
+  return names;
 }
 
 } // namespace tfc::rt::test
