@@ -31,10 +31,18 @@
 /// passed.
 ///
 ///   <model-gradcheck> [--seed N] [--samples K] [--rtol R] [--verbose]
+///                     [--dump FILE | --compare FILE [--compare-rtol R]]
 ///     --seed N     seed of the parameters, inputs and sampled elements (1)
 ///     --samples K  elements checked per tensor (3)
 ///     --rtol R     tolerance on the relative error (1e-6)
 ///     --verbose    print every sample
+///     --dump FILE  also writes the results of this build to FILE: the
+///                  forward loss and logits, the gradient, and the
+///                  parameters and Adam moments after one optimizer step
+///     --compare FILE  also compares them with FILE, written by --dump of
+///                  another build of the same spec (fused against unfused):
+///                  each part must agree to --compare-rtol (1e-10) relative
+///                  to its largest magnitude
 ///
 /// Link it as `c++ model.o libtfc-gradcheck.a -o model-gradcheck`; the
 /// lit tests in test/gradcheck do so for every spec of specs/.
@@ -42,6 +50,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <cerrno>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -58,6 +67,10 @@ void tfc_forward(double *params, int32_t *tokens, int32_t *targets,
                  double *mask, double *logits, double *loss);
 void tfc_train_step(double *params, int32_t *tokens, int32_t *targets,
                     double *mask, int64_t *seed, double *grads, double *loss);
+void tfc_optimizer_step(double *params, double *grads, double *adam_m,
+                        double *adam_v, int64_t *step, double *schedule,
+                        double *params_out, double *adam_m_out,
+                        double *adam_v_out, double *stats);
 }
 
 namespace {
@@ -319,6 +332,8 @@ struct Options {
   int64_t samples = 3;
   double rtol = 1e-6;
   bool verbose = false;
+  std::string dump, compare;
+  double compareRtol = 1e-10;
 };
 
 /// Parses the command line; fails the check on anything unknown.
@@ -339,11 +354,19 @@ Options parseOptions(int argc, char **argv) {
       options.rtol = strtod(value(), nullptr);
     else if (arg == "--verbose")
       options.verbose = true;
+    else if (arg == "--dump")
+      options.dump = value();
+    else if (arg == "--compare")
+      options.compare = value();
+    else if (arg == "--compare-rtol")
+      options.compareRtol = strtod(value(), nullptr);
     else
       fatal("unknown option '" + arg + "'");
   }
-  if (!(options.rtol > 0))
-    fatal("--rtol must be positive");
+  if (!(options.rtol > 0) || !(options.compareRtol > 0))
+    fatal("--rtol and --compare-rtol must be positive");
+  if (!options.dump.empty() && !options.compare.empty())
+    fatal("--dump and --compare exclude each other");
   return options;
 }
 
@@ -567,6 +590,108 @@ TensorResult checkTensor(const TensorRecord &t, const Options &options,
   return result;
 }
 
+//===----------------------------------------------------------------------===//
+// Results of one build, for comparing two builds of one spec
+//===----------------------------------------------------------------------===//
+
+/// What one build computes from the same parameters and inputs: the parts
+/// that --dump writes and --compare checks, in this order.
+struct BuildResults {
+  std::vector<std::vector<double>> parts;
+  static constexpr const char *kNames[] = {
+      "loss", "logits", "gradient", "params after a step", "adam m", "adam v"};
+};
+
+/// Runs the forward, the training step and one optimizer step (Adam at rate
+/// 1e-3, step 1 of 100, no warm-up) from `params`.
+BuildResults computeResults(const ModelInfo &info, Inputs &inputs,
+                            const std::vector<double> &params, uint64_t seed) {
+  BuildResults results;
+  std::vector<double> copy = params;
+  std::vector<double> logits(info.classify
+                                 ? info.batch * info.outputs
+                                 : info.batch * info.seqLen * info.outputs);
+  double loss = 0;
+  tfc_forward(copy.data(), inputs.tokens.data(), inputs.targets.data(),
+              inputs.mask.data(), logits.data(), &loss);
+  std::vector<double> grads(info.params), trainLoss(1);
+  int64_t stepSeed = (int64_t)seed;
+  tfc_train_step(copy.data(), inputs.tokens.data(), inputs.targets.data(),
+                 inputs.mask.data(), &stepSeed, grads.data(), trainLoss.data());
+  std::vector<double> m(info.params, 0.0), v(info.params, 0.0);
+  std::vector<double> paramsOut(info.params), mOut(info.params),
+      vOut(info.params), stats(2);
+  int64_t step = 1;
+  double schedule[3] = {1e-3, 100, 0};
+  tfc_optimizer_step(copy.data(), grads.data(), m.data(), v.data(), &step,
+                     schedule, paramsOut.data(), mOut.data(), vOut.data(),
+                     stats.data());
+  results.parts = {{loss}, logits, grads, paramsOut, mOut, vOut};
+  return results;
+}
+
+void writeResults(const std::string &path, const BuildResults &results) {
+  FILE *file = fopen(path.c_str(), "wb");
+  if (!file)
+    fatal(path + ": cannot write: " + strerror(errno));
+  for (const std::vector<double> &part : results.parts) {
+    uint64_t count = part.size();
+    if (fwrite(&count, sizeof count, 1, file) != 1 ||
+        fwrite(part.data(), sizeof(double), part.size(), file) != part.size())
+      fatal(path + ": write error");
+  }
+  if (fclose(file) != 0)
+    fatal(path + ": write error");
+}
+
+BuildResults readResults(const std::string &path, size_t parts) {
+  FILE *file = fopen(path.c_str(), "rb");
+  if (!file)
+    fatal(path + ": cannot read: " + strerror(errno));
+  BuildResults results;
+  for (size_t i = 0; i < parts; ++i) {
+    uint64_t count = 0;
+    if (fread(&count, sizeof count, 1, file) != 1 || count > (1ull << 32))
+      fatal(path + ": truncated or not a --dump file");
+    std::vector<double> part(count);
+    if (fread(part.data(), sizeof(double), count, file) != count)
+      fatal(path + ": truncated");
+    results.parts.push_back(std::move(part));
+  }
+  fclose(file);
+  return results;
+}
+
+/// Compares two builds part by part: the largest difference relative to
+/// the largest magnitude of the part. Prints one line per part.
+bool compareResults(const BuildResults &got, const BuildResults &want,
+                    double rtol) {
+  bool ok = true;
+  for (size_t i = 0; i < want.parts.size(); ++i) {
+    const std::vector<double> &a = got.parts[i], &b = want.parts[i];
+    if (a.size() != b.size()) {
+      printf("compare %s: %zu values against %zu: FAILED\n",
+             BuildResults::kNames[i], a.size(), b.size());
+      ok = false;
+      continue;
+    }
+    double diff = 0, scale = 0;
+    bool finite = true;
+    for (size_t j = 0; j < a.size(); ++j) {
+      finite &= std::isfinite(a[j]) && std::isfinite(b[j]);
+      diff = std::max(diff, std::fabs(a[j] - b[j]));
+      scale = std::max(scale, std::fabs(b[j]));
+    }
+    double error = diff / std::max(scale, 1e-300);
+    bool partOk = finite && error <= rtol;
+    printf("compare %s: %zu values, max |diff| %.3g, relative %.3g: %s\n",
+           BuildResults::kNames[i], a.size(), diff, error,
+           partOk ? "ok" : "FAILED");
+    ok &= partOk;
+  }
+  return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -577,6 +702,19 @@ int main(int argc, char **argv) {
   std::vector<double> params(info.params, 0.0);
   initParams(info, params, rng);
   Inputs inputs = makeInputs(info, rng);
+  bool ok = true;
+  if (!options.dump.empty() || !options.compare.empty()) {
+    BuildResults results = computeResults(info, inputs, params, options.seed);
+    if (!options.dump.empty()) {
+      writeResults(options.dump, results);
+    } else {
+      BuildResults other =
+          readResults(options.compare, results.parts.size());
+      bool same = compareResults(results, other, options.compareRtol);
+      printf("compare: %s\n", same ? "ok" : "FAILED");
+      ok &= same;
+    }
+  }
 
   int64_t trainedTensors = 0;
   for (const TensorRecord &t : info.tensors)
@@ -586,7 +724,6 @@ int main(int argc, char **argv) {
          info.name.c_str(), info.classify ? "classify" : "lm",
          (long long)info.batch, (long long)info.seqLen, (long long)info.params,
          (long long)trainedTensors);
-  bool ok = true;
 
   // The loss and gradient of the training step, on a copy of the parameters
   // that must come back unchanged.
