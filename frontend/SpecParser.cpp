@@ -218,6 +218,8 @@ struct FloatRange {
   bool minOpen;
   double max;
   bool maxOpen;
+  /// Why the bounds are where they are, when that is not obvious.
+  const char *why = nullptr;
 
   bool contains(double value) const {
     if (minOpen ? !(value > min) : !(value >= min))
@@ -228,6 +230,12 @@ struct FloatRange {
   }
 
   std::string describe() const {
+    if (why)
+      return bounds() + " (" + why + ")";
+    return bounds();
+  }
+
+  std::string bounds() const {
     bool hasMin = std::isfinite(min);
     bool hasMax = std::isfinite(max);
     if (hasMin && hasMax)
@@ -245,11 +253,35 @@ struct FloatRange {
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr FloatRange kPositive{0.0, true, kInf, false};
-constexpr FloatRange kNonNegative{0.0, false, kInf, false};
-constexpr FloatRange kUnitHalfOpen{0.0, false, 1.0, true};
 constexpr FloatRange kUnitOpen{0.0, true, 1.0, true};
 constexpr FloatRange kUnitLeftOpen{0.0, true, 1.0, false};
+
+// The model computes in float32 (unless compiled with --f64), so the keys it
+// reads there keep clear of what float32 turns into 0, 1 or infinity.
+
+/// The largest float32 below 1: a decay rate or probability above it rounds
+/// to 1 (1 - beta^t becomes 0 and the bias correction divides by it).
+constexpr double kFloat32BelowOne = 0.99999994;
+/// A positive float32 that is normal (not flushed to zero), and one well
+/// below float32's largest (3.4e38).
+constexpr double kFloat32Tiny = 1.2e-38;
+constexpr double kFloat32Huge = 1e38;
+constexpr FloatRange kFloat32Fraction{0.0, false, kFloat32BelowOne, false,
+                                      "larger values round to 1 in float32"};
+constexpr FloatRange kFloat32Epsilon{
+    kFloat32Tiny, false, kFloat32Huge, false,
+    "smaller values are 0 in float32, and a zero epsilon divides by zero"};
+constexpr FloatRange kFloat32NormEpsilon{
+    kFloat32Tiny, false, 1.0, true,
+    "smaller values are 0 in float32, and a zero epsilon divides by zero"};
+constexpr FloatRange kFloat32NonNegative{0.0, false, kFloat32Huge, false,
+                                         "larger values overflow float32"};
+/// Adam moves a weight by about the learning rate per step; below 1e-9 that
+/// is less than half the float32 spacing of a weight of 0.02 (the usual
+/// initial scale, spacing 1.9e-9), so such weights would not change at all.
+constexpr FloatRange kLearningRate{
+    1e-9, false, kFloat32Huge, false,
+    "a smaller step leaves float32 weights of the usual scale unchanged"};
 
 //===----------------------------------------------------------------------===//
 // Schema
@@ -1145,8 +1177,8 @@ bool SpecReader::readModel(const Section &sec, bool hasHourglass, Spec &spec) {
   } else if (!readInt(sec, "layers", m.layers, 1, kMaxLayers, true)) {
     return false;
   }
-  if (!readFloat(sec, "dropout", m.dropout, kUnitHalfOpen) ||
-      !readFloat(sec, "norm_eps", m.normEps, kUnitOpen) ||
+  if (!readFloat(sec, "dropout", m.dropout, kFloat32Fraction) ||
+      !readFloat(sec, "norm_eps", m.normEps, kFloat32NormEpsilon) ||
       !readEnum(sec, "positions", kPositions, m.positions))
     return false;
 
@@ -1399,14 +1431,14 @@ bool SpecReader::readTraining(const Section &sec, const Section &hourglassSec,
   Training &t = spec.training;
   int64_t seed = 0;
   if (!readEnum(sec, "optimizer", kOptimizers, t.optimizer) ||
-      !readFloat(sec, "lr", t.lr, kPositive) ||
-      !readFloat(sec, "beta1", t.beta1, kUnitHalfOpen) ||
-      !readFloat(sec, "beta2", t.beta2, kUnitHalfOpen) ||
-      !readFloat(sec, "eps", t.eps, kPositive) ||
-      !readFloat(sec, "weight_decay", t.weightDecay, kNonNegative) ||
+      !readFloat(sec, "lr", t.lr, kLearningRate) ||
+      !readFloat(sec, "beta1", t.beta1, kFloat32Fraction) ||
+      !readFloat(sec, "beta2", t.beta2, kFloat32Fraction) ||
+      !readFloat(sec, "eps", t.eps, kFloat32Epsilon) ||
+      !readFloat(sec, "weight_decay", t.weightDecay, kFloat32NonNegative) ||
       !readEnum(sec, "schedule", kSchedules, t.schedule) ||
       !readInt(sec, "warmup", t.warmup, 0, kMaxSteps) ||
-      !readFloat(sec, "clip", t.clip, kNonNegative) ||
+      !readFloat(sec, "clip", t.clip, kFloat32NonNegative) ||
       !readInt(sec, "batch", t.batch, 1, kMaxBatch) ||
       !readInt(sec, "seq_len", t.seqLen, 1, kMaxSeqLen) ||
       !readInt(sec, "steps", t.steps, 1, kMaxSteps) ||

@@ -356,12 +356,14 @@ TEST(SpecParser, RejectsNegativeBatch) {
 
 TEST(SpecParser, RejectsDropoutOutsideUnitInterval) {
   EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1.0\n" + kData, 6, 11,
-                    "model.dropout", "expected a number in [0, 1), got 1");
+                    "model.dropout",
+                    "expected a number in [0, 0.99999994] (larger values "
+                    "round to 1 in float32), got 1");
 }
 
 TEST(SpecParser, RejectsNonPositiveLearningRate) {
   EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 0.0\n", 9,
-                    6, "training.lr", "expected a number > 0, got 0");
+                    6, "training.lr", "expected a number in [1e-09, 1e+38]");
 }
 
 TEST(SpecParser, RejectsNonFiniteNumber) {
@@ -373,7 +375,7 @@ TEST(SpecParser, RejectsNonFiniteNumber) {
 
 TEST(SpecParser, RejectsBetaOutOfRange) {
   EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbeta2 = 1\n", 9,
-                    9, "training.beta2", "[0, 1)");
+                    9, "training.beta2", "[0, 0.99999994]");
 }
 
 TEST(SpecParser, RejectsNegativeSeed) {
@@ -835,6 +837,50 @@ TEST(SpecFiles, PrimerAndVanillaLanguageModels) {
   EXPECT_EQ(vanilla->model.dFF, 1024);
   EXPECT_EQ(vanilla->model.vocab, 256);
   EXPECT_EQ(vanilla->data.format, DataFormat::Bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Float32 limits
+//===----------------------------------------------------------------------===//
+
+// Values inside the mathematical ranges that float32 turns into 0, 1 or a
+// step too small to move a weight: each one named by its key.
+
+TEST(SpecParser, RejectsEpsilonThatIsZeroInFloat32) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\neps = 1e-300\n",
+                    9, 7, "training.eps",
+                    "smaller values are 0 in float32, and a zero epsilon "
+                    "divides by zero), got 1e-300");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "norm_eps = 1e-300\n" + kData, 6, 12,
+                    "model.norm_eps", "got 1e-300");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\neps = 1e-30\n").spec);
+}
+
+TEST(SpecParser, RejectsBetaThatRoundsToOneInFloat32) {
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + kData + "[training]\nbeta2 = 0.99999999\n", 9, 9,
+      "training.beta2", "larger values round to 1 in float32), got 0.99999999");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "[training]\nbeta1 = 0.99999997\n",
+                    9, 9, "training.beta1", "got 0.99999997");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\nbeta2 = 0.99999994\n")
+          .spec);
+}
+
+TEST(SpecParser, RejectsLearningRateTooSmallForFloat32) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e-50\n", 9,
+                    6, "training.lr",
+                    "a smaller step leaves float32 weights of the usual scale "
+                    "unchanged), got 1e-50");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e39\n", 9,
+                    6, "training.lr", "got 1e+39");
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + kData + "[training]\nweight_decay = 1e300\n", 9, 16,
+      "training.weight_decay", "larger values overflow float32");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\nlr = 1e-9\n").spec);
 }
 
 //===----------------------------------------------------------------------===//
