@@ -884,6 +884,74 @@ TEST(SpecParser, RejectsLearningRateTooSmallForFloat32) {
 }
 
 //===----------------------------------------------------------------------===//
+// Command-line overrides
+//===----------------------------------------------------------------------===//
+
+Outcome parseWith(const std::string &text, std::optional<int64_t> batch,
+                  std::optional<int64_t> seqLen) {
+  Overrides overrides;
+  overrides.batch = batch;
+  overrides.seqLen = seqLen;
+  Outcome out;
+  out.spec = parseSpecString(text, "t.toml", out.diag, overrides);
+  return out;
+}
+
+TEST(SpecOverrides, ReplaceBatchAndSeqLen) {
+  Outcome o = parseWith(std::string(kModel) + kData, 3, 40);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->training.batch, 3);
+  EXPECT_EQ(o.spec->training.seqLen, 40);
+}
+
+TEST(SpecOverrides, TakeTheKeysRanges) {
+  for (int64_t bad :
+       {int64_t(0), int64_t(-3), int64_t(1) << 55, int64_t(1) << 62}) {
+    Outcome o = parseWith(std::string(kModel) + kData, bad, std::nullopt);
+    ASSERT_FALSE(o.spec) << bad;
+    EXPECT_EQ(o.diag.flag, "--batch");
+    EXPECT_EQ(o.diag.str(), "tfc: error: --batch: expected an integer in [1, "
+                            "1048576] (the range of training.batch), got " +
+                                std::to_string(bad));
+  }
+  Outcome o =
+      parseWith(std::string(kModel) + kData, std::nullopt, int64_t(1) << 59);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(),
+            "tfc: error: --seq-len: expected an integer in [1, 4194304] (the "
+            "range of training.seq_len), got 576460752303423488");
+}
+
+TEST(SpecOverrides, SeqLenMustBeAMultipleOfTheHourglassFactors) {
+  Outcome o =
+      parseWith(hourglass("layout = \"2@1 4@3 2@1\""), std::nullopt, 32);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(), "tfc: error: --seq-len: expected a multiple of 3 "
+                          "(the largest factor of hourglass.layout), got 32");
+  EXPECT_TRUE(
+      parseWith(hourglass("layout = \"2@1 4@3 2@1\""), std::nullopt, 33).spec);
+}
+
+TEST(SpecOverrides, GlobalTokenBeyondSeqLenIsAnError) {
+  Outcome o = parseWith(
+      "[model]\ntask = \"classify\"\nvocab = 100\nd_model = 64\nheads = "
+      "4\nd_ff = 128\nlayers = 2\n[attention]\nkind = \"longformer\"\nwindow "
+      "= 8\nglobal_tokens = [0, 40]\n[data]\ntrain = \"a.jsonl\"\n[training]\n"
+      "seq_len = 64\n",
+      std::nullopt, 32);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(), "t.toml:11:21: error: attention.global_tokens[1]: "
+                          "expected a token position below --seq-len (32), "
+                          "got 40");
+}
+
+TEST(SpecOverrides, WindowsWiderThanAShorterSeqLenAreKept) {
+  Outcome o = parseWith(longformer("window = 32\n"), std::nullopt, 16);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->attention.window, (std::vector<int64_t>{32, 32, 32}));
+}
+
+//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
