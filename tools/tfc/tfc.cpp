@@ -401,8 +401,13 @@ int compile(int argc, char **argv, const std::string &toolDir) {
                           (stage == Stage::Obj ? ".o" : "")
                     : "-";
   if (overwritesSpec(output, specPath)) {
-    llvm::errs() << "tfc: error: -o: " << output
-                 << " is the spec itself; expected another output path\n";
+    if (outputPath.empty())
+      llvm::errs() << "tfc: error: " << specPath
+                   << ": the default output (the spec's name without its "
+                      "extension) is the spec itself; expected -o <path>\n";
+    else
+      llvm::errs() << "tfc: error: -o: " << output
+                   << " is the spec itself; expected another output path\n";
     return 1;
   }
 
