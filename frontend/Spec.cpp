@@ -46,6 +46,8 @@ std::string Spec::resolvePath(const std::string &dataPath) const {
 }
 
 std::string Diagnostic::str() const {
+  if (!flag.empty())
+    return "tfc: error: " + flag + ": " + message;
   std::string out = path.empty() ? std::string("<spec>") : path;
   if (loc.line > 0) {
     out += ':' + std::to_string(loc.line) + ':' +

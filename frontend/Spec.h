@@ -103,6 +103,10 @@ struct Training {
   double clip = 0.0;        ///< Global-norm clip; 0 = off.
   int64_t batch = 16;
   int64_t seqLen = 256;
+  /// Where training.batch and training.seq_len are written (the section
+  /// header, or 1:1, when they are not), for messages about sizes.
+  Loc batchLoc;
+  Loc seqLenLoc;
   int64_t steps = 1000;
   int64_t evalEvery = 100;
   int64_t evalBatches = 20;
@@ -144,21 +148,40 @@ struct Spec {
   std::string resolvePath(const std::string &dataPath) const;
 };
 
-/// A spec error: `path:line:col: error: key: message`.
+/// A spec error: `path:line:col: error: key: message`; or, for a value given
+/// on the command line (`flag` set), `tfc: error: flag: message`.
 struct Diagnostic {
   std::string path;
   Loc loc;
   std::string key;
   std::string message;
+  std::string flag; ///< The command-line flag at fault, e.g. "--seq-len".
   /// The one-line rendering.
   std::string str() const;
 };
 
-/// Parses and validates a spec. On failure returns std::nullopt and fills
-/// `diag`. Never throws, never aborts, whatever the input bytes.
-std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag);
+/// Values given on the command line (`tfc compile --batch/--seq-len`) in place
+/// of the spec's own. The spec is validated with them applied: they take the
+/// spec's ranges, and every check that involves them (hourglass factors,
+/// windows, global tokens, ...) runs again on the new values.
+struct Overrides {
+  std::optional<int64_t> batch;  ///< --batch, for training.batch.
+  std::optional<int64_t> seqLen; ///< --seq-len, for training.seq_len.
+};
+
+/// The largest training.batch and training.seq_len a spec (or an override)
+/// may give.
+constexpr int64_t kMaxBatch = int64_t(1) << 20;
+constexpr int64_t kMaxSeqLen = int64_t(1) << 22;
+
+/// Parses and validates a spec, with `overrides` applied. On failure returns
+/// std::nullopt and fills `diag`. Never throws, never aborts, whatever the
+/// input bytes.
+std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
+                                  const Overrides &overrides = {});
 std::optional<Spec> parseSpecString(const std::string &text,
-                                    const std::string &path, Diagnostic &diag);
+                                    const std::string &path, Diagnostic &diag,
+                                    const Overrides &overrides = {});
 
 const char *toString(Task);
 const char *toString(Positions);

@@ -53,8 +53,6 @@ constexpr int64_t kMaxDFF = int64_t(1) << 20;
 constexpr int64_t kMaxLayers = 1024;
 constexpr int64_t kMaxClasses = int64_t(1) << 20;
 constexpr int64_t kMaxFeatures = int64_t(1) << 16;
-constexpr int64_t kMaxSeqLen = int64_t(1) << 22;
-constexpr int64_t kMaxBatch = int64_t(1) << 20;
 constexpr int64_t kMaxSteps = int64_t(1) << 40;
 constexpr int64_t kMaxDConvKernel = 1024;
 constexpr int64_t kMaxMinFreq = int64_t(1) << 30;
@@ -218,6 +216,8 @@ struct FloatRange {
   bool minOpen;
   double max;
   bool maxOpen;
+  /// Why the bounds are where they are, when that is not obvious.
+  const char *why = nullptr;
 
   bool contains(double value) const {
     if (minOpen ? !(value > min) : !(value >= min))
@@ -228,6 +228,12 @@ struct FloatRange {
   }
 
   std::string describe() const {
+    if (why)
+      return bounds() + " (" + why + ")";
+    return bounds();
+  }
+
+  std::string bounds() const {
     bool hasMin = std::isfinite(min);
     bool hasMax = std::isfinite(max);
     if (hasMin && hasMax)
@@ -245,11 +251,35 @@ struct FloatRange {
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr FloatRange kPositive{0.0, true, kInf, false};
-constexpr FloatRange kNonNegative{0.0, false, kInf, false};
-constexpr FloatRange kUnitHalfOpen{0.0, false, 1.0, true};
 constexpr FloatRange kUnitOpen{0.0, true, 1.0, true};
 constexpr FloatRange kUnitLeftOpen{0.0, true, 1.0, false};
+
+// The model computes in float32 (unless compiled with --f64), so the keys it
+// reads there keep clear of what float32 turns into 0, 1 or infinity.
+
+/// The largest float32 below 1: a decay rate or probability above it rounds
+/// to 1 (1 - beta^t becomes 0 and the bias correction divides by it).
+constexpr double kFloat32BelowOne = 0.99999994;
+/// A positive float32 that is normal (not flushed to zero), and one well
+/// below float32's largest (3.4e38).
+constexpr double kFloat32Tiny = 1.2e-38;
+constexpr double kFloat32Huge = 1e38;
+constexpr FloatRange kFloat32Fraction{0.0, false, kFloat32BelowOne, false,
+                                      "larger values round to 1 in float32"};
+constexpr FloatRange kFloat32Epsilon{
+    kFloat32Tiny, false, kFloat32Huge, false,
+    "smaller values are 0 in float32, and a zero epsilon divides by zero"};
+constexpr FloatRange kFloat32NormEpsilon{
+    kFloat32Tiny, false, 1.0, true,
+    "smaller values are 0 in float32, and a zero epsilon divides by zero"};
+constexpr FloatRange kFloat32NonNegative{0.0, false, kFloat32Huge, false,
+                                         "larger values overflow float32"};
+/// Adam moves a weight by about the learning rate per step; below 1e-9 that
+/// is less than half the float32 spacing of a weight of 0.02 (the usual
+/// initial scale, spacing 1.9e-9), so such weights would not change at all.
+constexpr FloatRange kLearningRate{
+    1e-9, false, kFloat32Huge, false,
+    "a smaller step leaves float32 weights of the usual scale unchanged"};
 
 //===----------------------------------------------------------------------===//
 // Schema
@@ -683,8 +713,9 @@ struct LocatedInt {
 /// Walks the parsed TOML tree, fills a Spec and reports the first problem.
 class SpecReader {
 public:
-  SpecReader(const std::string &text, const std::string &path, Diagnostic &diag)
-      : text(text), path(path), diag(diag) {}
+  SpecReader(const std::string &text, const std::string &path, Diagnostic &diag,
+             const Overrides &overrides)
+      : text(text), path(path), diag(diag), overrides(overrides) {}
 
   bool read(const toml::table &root, Spec &spec);
 
@@ -697,6 +728,22 @@ private:
     diag.key = oneLine(key);
     diag.message = oneLine(message);
     return false;
+  }
+
+  /// Records an error in a command-line override and returns false.
+  bool flagError(const char *flag, const std::string &message) {
+    diag.path = path;
+    diag.loc = Loc();
+    diag.key.clear();
+    diag.flag = flag;
+    diag.message = oneLine(message);
+    return false;
+  }
+
+  /// What to call the sequence length in messages: the key or the flag that
+  /// set it.
+  const char *seqLenName() const {
+    return overrides.seqLen ? "--seq-len" : "training.seq_len";
   }
 
   bool checkStructure(const toml::table &root);
@@ -753,6 +800,7 @@ private:
   const std::string &text;
   const std::string &path;
   Diagnostic &diag;
+  const Overrides &overrides;
 };
 
 Section SpecReader::section(const toml::table &root, const char *name) const {
@@ -1145,8 +1193,8 @@ bool SpecReader::readModel(const Section &sec, bool hasHourglass, Spec &spec) {
   } else if (!readInt(sec, "layers", m.layers, 1, kMaxLayers, true)) {
     return false;
   }
-  if (!readFloat(sec, "dropout", m.dropout, kUnitHalfOpen) ||
-      !readFloat(sec, "norm_eps", m.normEps, kUnitOpen) ||
+  if (!readFloat(sec, "dropout", m.dropout, kFloat32Fraction) ||
+      !readFloat(sec, "norm_eps", m.normEps, kFloat32NormEpsilon) ||
       !readEnum(sec, "positions", kPositions, m.positions))
     return false;
 
@@ -1399,14 +1447,14 @@ bool SpecReader::readTraining(const Section &sec, const Section &hourglassSec,
   Training &t = spec.training;
   int64_t seed = 0;
   if (!readEnum(sec, "optimizer", kOptimizers, t.optimizer) ||
-      !readFloat(sec, "lr", t.lr, kPositive) ||
-      !readFloat(sec, "beta1", t.beta1, kUnitHalfOpen) ||
-      !readFloat(sec, "beta2", t.beta2, kUnitHalfOpen) ||
-      !readFloat(sec, "eps", t.eps, kPositive) ||
-      !readFloat(sec, "weight_decay", t.weightDecay, kNonNegative) ||
+      !readFloat(sec, "lr", t.lr, kLearningRate) ||
+      !readFloat(sec, "beta1", t.beta1, kFloat32Fraction) ||
+      !readFloat(sec, "beta2", t.beta2, kFloat32Fraction) ||
+      !readFloat(sec, "eps", t.eps, kFloat32Epsilon) ||
+      !readFloat(sec, "weight_decay", t.weightDecay, kFloat32NonNegative) ||
       !readEnum(sec, "schedule", kSchedules, t.schedule) ||
       !readInt(sec, "warmup", t.warmup, 0, kMaxSteps) ||
-      !readFloat(sec, "clip", t.clip, kNonNegative) ||
+      !readFloat(sec, "clip", t.clip, kFloat32NonNegative) ||
       !readInt(sec, "batch", t.batch, 1, kMaxBatch) ||
       !readInt(sec, "seq_len", t.seqLen, 1, kMaxSeqLen) ||
       !readInt(sec, "steps", t.steps, 1, kMaxSteps) ||
@@ -1417,6 +1465,26 @@ bool SpecReader::readTraining(const Section &sec, const Section &hourglassSec,
       !readInt(sec, "seed", seed, 0, kMaxInt))
     return false;
   t.seed = static_cast<uint64_t>(seed);
+  t.batchLoc = locOf(sec, "batch");
+  t.seqLenLoc = locOf(sec, "seq_len");
+  // Command-line overrides take the keys' ranges; the checks below and in
+  // readAttention then run on the new values.
+  if (overrides.batch) {
+    if (*overrides.batch < 1 || *overrides.batch > kMaxBatch)
+      return flagError("--batch", "expected " + describeIntRange(1, kMaxBatch) +
+                                      " (the range of training.batch), got " +
+                                      std::to_string(*overrides.batch));
+    t.batch = *overrides.batch;
+  }
+  if (overrides.seqLen) {
+    if (*overrides.seqLen < 1 || *overrides.seqLen > kMaxSeqLen)
+      return flagError("--seq-len", "expected " +
+                                        describeIntRange(1, kMaxSeqLen) +
+                                        " (the range of training.seq_len), "
+                                        "got " +
+                                        std::to_string(*overrides.seqLen));
+    t.seqLen = *overrides.seqLen;
+  }
   if (t.warmup > t.steps)
     return error(locOf(sec, "warmup"), "training.warmup",
                  "expected at most training.steps (" + std::to_string(t.steps) +
@@ -1430,13 +1498,19 @@ bool SpecReader::readTraining(const Section &sec, const Section &hourglassSec,
     int64_t largest = 1;
     for (const HourglassLevel &level : spec.hourglass.levels)
       largest = std::max(largest, level.factor);
+    const char *layoutKey =
+        hourglassSec.has("layout") ? "layout" : "shortening_factors";
+    if (t.seqLen % largest != 0 && overrides.seqLen)
+      return flagError("--seq-len", "expected a multiple of " +
+                                        std::to_string(largest) +
+                                        " (the largest factor of " +
+                                        hourglassSec.dotted(layoutKey) +
+                                        "), got " + std::to_string(t.seqLen));
     if (t.seqLen % largest != 0 && sec.has("seq_len"))
       return error(locOf(sec, "seq_len"), "training.seq_len",
                    "expected a multiple of " + std::to_string(largest) +
                        " (the largest hourglass factor), got " +
                        std::to_string(t.seqLen));
-    const char *layoutKey =
-        hourglassSec.has("layout") ? "layout" : "shortening_factors";
     if (t.seqLen % largest != 0)
       return error(locOf(hourglassSec, layoutKey),
                    hourglassSec.dotted(layoutKey),
@@ -1547,9 +1621,9 @@ bool SpecReader::readAttention(const Section &sec, Spec &spec) {
   const int64_t layers = static_cast<int64_t>(factors.size());
   auto layerSeqText = [&](size_t layer) {
     if (!spec.hourglass.enabled || factors[layer] == 1)
-      return std::to_string(seqLen) + " (training.seq_len)";
+      return std::to_string(seqLen) + " (" + seqLenName() + ")";
     return std::to_string(seqLen / factors[layer]) + " of layer " +
-           std::to_string(layer) + " (training.seq_len " +
+           std::to_string(layer) + " (" + seqLenName() + " " +
            std::to_string(seqLen) + " / hourglass factor " +
            std::to_string(factors[layer]) + ")";
   };
@@ -1583,7 +1657,9 @@ bool SpecReader::readAttention(const Section &sec, Spec &spec) {
       for (int64_t layer = 0; layer < layers; ++layer) {
         const LocatedInt &v = values[isArray ? layer : 0];
         int64_t layerSeq = seqLen / factors[layer];
-        if (v.value > layerSeq) {
+        // A shorter --seq-len than the spec's keeps the spec's windows: a
+        // window that spans the whole sequence is full attention.
+        if (v.value > layerSeq && !overrides.seqLen) {
           std::string key = sec.dotted(field.key);
           if (isArray)
             key += "[" + std::to_string(layer) + "]";
@@ -1608,7 +1684,8 @@ bool SpecReader::readAttention(const Section &sec, Spec &spec) {
       std::string key = "attention.global_tokens[" + std::to_string(i) + "]";
       if (globals[i].value >= seqLen)
         return error(globals[i].loc, key,
-                     "expected a token position below training.seq_len (" +
+                     "expected a token position below " +
+                         std::string(seqLenName()) + " (" +
                          std::to_string(seqLen) + "), got " +
                          std::to_string(globals[i].value));
       for (size_t j = 0; j < i; ++j)
@@ -1705,7 +1782,8 @@ void setFailure(Diagnostic &diag, const std::string &path, Loc loc,
 } // namespace
 
 std::optional<Spec> parseSpecString(const std::string &text,
-                                    const std::string &path, Diagnostic &diag) {
+                                    const std::string &path, Diagnostic &diag,
+                                    const Overrides &overrides) {
   try {
     diag = Diagnostic();
     diag.path = path;
@@ -1724,7 +1802,7 @@ std::optional<Spec> parseSpecString(const std::string &text,
     }
     Spec spec;
     spec.path = path;
-    SpecReader reader(text, path, diag);
+    SpecReader reader(text, path, diag, overrides);
     if (!reader.read(root, spec))
       return std::nullopt;
     return spec;
@@ -1740,7 +1818,8 @@ std::optional<Spec> parseSpecString(const std::string &text,
   return std::nullopt;
 }
 
-std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag) {
+std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
+                                  const Overrides &overrides) {
   try {
     diag = Diagnostic();
     diag.path = path;
@@ -1773,7 +1852,7 @@ std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag) {
       setFailure(diag, path, Loc(), "file", "cannot read the spec");
       return std::nullopt;
     }
-    return parseSpecString(text, path, diag);
+    return parseSpecString(text, path, diag, overrides);
   } catch (...) {
     setFailure(diag, path, Loc(), "file", "cannot read the spec");
   }

@@ -17,6 +17,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,8 +29,33 @@ namespace mlir::tfc {
 using namespace mlir;
 using namespace mlir::tfc;
 
-/// Renders the manifest text of ModelABI.h.
-static std::string manifestText(ModuleOp module, func::FuncOp forward) {
+/// The element count of a static shape, std::nullopt when it does not fit in
+/// 64 bits (ShapedType::getNumElements would wrap) or is dynamic.
+static std::optional<int64_t> checkedNumElements(ShapedType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  std::optional<int64_t> count = 1;
+  for (int64_t extent : type.getShape()) {
+    count = llvm::checkedMul(*count, extent);
+    if (!count)
+      return std::nullopt;
+  }
+  return count;
+}
+
+/// The bytes of a tensor of `type`, std::nullopt past 64 bits.
+static std::optional<int64_t> checkedBytes(ShapedType type) {
+  std::optional<int64_t> count = checkedNumElements(type);
+  if (!count)
+    return std::nullopt;
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  return llvm::checkedMul(*count, std::max<int64_t>(1, elementBytes));
+}
+
+/// Renders the manifest text of ModelABI.h; fails, with an error on the
+/// offending op, when a size does not fit in 64 bits.
+static FailureOr<std::string> manifestText(ModuleOp module,
+                                           func::FuncOp forward) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "tfc-manifest 1\n";
@@ -50,18 +76,32 @@ static std::string manifestText(ModuleOp module, func::FuncOp forward) {
     params = count.getInt();
   os << "params " << params << "\n";
   auto tokens = cast<RankedTensorType>(forward.getArgumentTypes()[1]);
-  int64_t positions = tokens.getNumElements();
+  std::optional<int64_t> positions = checkedNumElements(tokens);
+  if (!positions || *positions < 1) {
+    forward.emitOpError() << "has a token tensor " << tokens
+                          << " whose element count is not a positive 64-bit "
+                             "integer";
+    return failure();
+  }
   if (auto flops = module->getAttrOfType<IntegerAttr>("tfc.flops"))
-    os << "flops_per_token " << flops.getInt() / positions << "\n";
+    os << "flops_per_token " << flops.getInt() / *positions << "\n";
   // Upper bound of the working memory: every intermediate tensor, before
   // bufferization reuses any of them.
-  int64_t activationBytes = 0;
-  forward.walk([&](tensor::EmptyOp empty) {
-    auto type = empty.getType();
-    activationBytes +=
-        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  std::optional<int64_t> activationBytes = 0;
+  WalkResult walk = forward.walk([&](tensor::EmptyOp empty) {
+    std::optional<int64_t> bytes = checkedBytes(empty.getType());
+    if (bytes)
+      activationBytes = llvm::checkedAdd(*activationBytes, *bytes);
+    if (!bytes || !activationBytes) {
+      empty.emitOpError() << "makes the working memory of @forward exceed "
+                             "2^63 bytes";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
   });
-  os << "activation_bytes " << activationBytes << "\n";
+  if (walk.wasInterrupted())
+    return failure();
+  os << "activation_bytes " << *activationBytes << "\n";
   if (auto manifest = module->getAttrOfType<ArrayAttr>("tfc.manifest")) {
     for (Attribute attr : manifest) {
       auto entry = cast<DictionaryAttr>(attr);
@@ -134,7 +174,10 @@ struct TfcExportAbiPass
                                "first";
       return signalPassFailure();
     }
-    std::string manifest = manifestText(module, forward);
+    FailureOr<std::string> text = manifestText(module, forward);
+    if (failed(text))
+      return signalPassFailure();
+    std::string manifest = std::move(*text);
     Location loc = forward.getLoc();
 
     OpBuilder builder(module.getBodyRegion());

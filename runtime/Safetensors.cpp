@@ -8,6 +8,7 @@
 #include "runtime/Json.h"
 #include "runtime/Support.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -266,6 +267,41 @@ bool SafetensorsFile::open(const std::string &path, std::string &err) {
                          (unsigned long long)dataSize));
     entries_.push_back(std::move(e));
   }
+  // The format forbids holes and overlaps: sorted by offset, the tensors
+  // tile the data exactly.
+  std::vector<const SafetensorsEntry *> byOffset;
+  for (const SafetensorsEntry &e : entries_)
+    byOffset.push_back(&e);
+  std::stable_sort(byOffset.begin(), byOffset.end(),
+                   [](const SafetensorsEntry *a, const SafetensorsEntry *b) {
+                     return a->begin != b->begin ? a->begin < b->begin
+                                                 : a->end < b->end;
+                   });
+  uint64_t covered = 0;
+  const SafetensorsEntry *previous = nullptr;
+  for (const SafetensorsEntry *e : byOffset) {
+    if (e->begin < covered)
+      return fail(format("bad header: tensor '%s' (data_offsets [%llu, %llu]) "
+                         "overlaps tensor '%s' (data_offsets [%llu, %llu])",
+                         e->name.c_str(), (unsigned long long)e->begin,
+                         (unsigned long long)e->end, previous->name.c_str(),
+                         (unsigned long long)previous->begin,
+                         (unsigned long long)previous->end));
+    if (e->begin > covered)
+      return fail(format("bad header: bytes %llu to %llu of the data belong "
+                         "to no tensor (tensor '%s' starts at %llu)",
+                         (unsigned long long)covered,
+                         (unsigned long long)e->begin, e->name.c_str(),
+                         (unsigned long long)e->begin));
+    covered = e->end;
+    previous = e;
+  }
+  if (covered != dataSize)
+    return fail(format("bad header: bytes %llu to %llu of the data belong to "
+                       "no tensor (the tensors end at %llu)",
+                       (unsigned long long)covered,
+                       (unsigned long long)dataSize,
+                       (unsigned long long)covered));
   return true;
 }
 

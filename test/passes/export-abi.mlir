@@ -38,3 +38,31 @@ module {
     return %loss : tensor<f32>
   }
 }
+
+// -----
+
+// Sizes past 64 bits are an error, not a division by a wrapped zero: 2^62 x 4
+// token positions wrap to 0.
+
+module attributes {tfc.flops = 64 : i64} {
+  // expected-error @+1 {{has a token tensor 'tensor<4611686018427387904x4xi32>' whose element count is not a positive 64-bit integer}}
+  func.func @forward(%p: tensor<8xf32>, %t: tensor<4611686018427387904x4xi32>, %y: tensor<4611686018427387904x4xi32>, %m: tensor<4611686018427387904x4xf32>) -> (tensor<f32>, tensor<2x4x3xf32>) {
+    %logits = tensor.empty() : tensor<2x4x3xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %logits : tensor<f32>, tensor<2x4x3xf32>
+  }
+}
+
+// -----
+
+// Working memory past 2^63 bytes: 2^59 x 4 x 4 floats.
+
+module attributes {tfc.flops = 64 : i64} {
+  func.func @forward(%p: tensor<8xf32>, %t: tensor<2x4xi32>, %y: tensor<2x4xi32>, %m: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4x3xf32>) {
+    %logits = tensor.empty() : tensor<2x4x3xf32>
+    // expected-error @+1 {{makes the working memory of @forward exceed 2^63 bytes}}
+    %big = tensor.empty() : tensor<576460752303423488x4x4xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %logits : tensor<f32>, tensor<2x4x3xf32>
+  }
+}

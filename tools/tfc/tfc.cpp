@@ -15,6 +15,8 @@
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
 #include "passes/Passes.h"
+#include "tools/tfc/Memory.h"
+#include "tools/tfc/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -24,54 +26,25 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
+#include <cstdio>
 #include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-
-/// The bytes of the zero-initialised arenas that tfc-static-buffers places
-/// every intermediate buffer in (`mlir::tfc::kArenaPrefix`); the executable
-/// maps all of them when it starts.
-uint64_t staticArenaBytes(ModuleOp module) {
-  uint64_t bytes = 0;
-  // The arenas are module-level globals: no need to walk function bodies.
-  for (auto global : module.getOps<LLVM::GlobalOp>()) {
-    if (!global.getSymName().starts_with(mlir::tfc::kArenaPrefix))
-      continue;
-    if (auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType()))
-      bytes += array.getNumElements();
-  }
-  return bytes;
-}
-
-/// Warns when the executable's arenas exceed this machine's memory: the
-/// loader cannot map them, and the executable would die before `main`.
-void warnAboutArenaSize(ModuleOp module, llvm::StringRef output) {
-  uint64_t bytes = staticArenaBytes(module);
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || pageSize <= 0)
-    return;
-  uint64_t memory = uint64_t(pages) * uint64_t(pageSize);
-  if (bytes <= memory)
-    return;
-  auto gib = [](uint64_t b) { return double(b) / double(1ull << 30); };
-  llvm::errs() << llvm::format(
-      "tfc: warning: %s: the model's working memory (the arenas of its "
-      "entry points) is %.1f GiB, more than this machine's %.1f GiB; the "
-      "executable cannot start here (a smaller --batch or --seq-len, or "
-      "--train=false, needs less)\n",
-      output.str().c_str(), gib(bytes), gib(memory));
-}
 
 /// The stages `--emit` can stop after.
 enum class Stage { SpecIR, Tfc, Linalg, LLVMDialect, LLVMIR, Obj, Exe };
@@ -109,13 +82,14 @@ cl::opt<std::string> outputPath(
     cl::value_desc("path"), cl::init(""), cl::cat(compileCategory));
 
 cl::opt<int64_t> batchOverride(
-    "batch", cl::desc("Batch size of the generated code (default: "
-                      "training.batch)"),
+    "batch", cl::desc("Batch size of the generated code, 1 to 1048576 "
+                      "(default: training.batch)"),
     cl::init(0), cl::cat(compileCategory));
 
 cl::opt<int64_t> seqLenOverride(
-    "seq-len", cl::desc("Sequence length of the generated code (default: "
-                        "training.seq_len)"),
+    "seq-len", cl::desc("Sequence length of the generated code, 1 to "
+                        "4194304, checked against the spec like "
+                        "training.seq_len (default: training.seq_len)"),
     cl::init(0), cl::cat(compileCategory));
 
 cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
@@ -144,6 +118,13 @@ cl::opt<int64_t> attentionBlock(
     cl::desc("Rows of the query and key blocks of blocked attention "
              "(default 128)"),
     cl::init(128), cl::cat(compileCategory));
+
+cl::opt<bool> allowOversize(
+    "allow-oversize",
+    cl::desc("Write the executable even when its working memory exceeds "
+             "this machine's (for another machine; a warning instead of an "
+             "error)"),
+    cl::init(false), cl::cat(compileCategory));
 
 cl::opt<bool> evalOnly("eval",
                        cl::desc("Strip dropout at --emit=tfc (evaluation "
@@ -177,7 +158,211 @@ void printTopLevelHelp() {
          "USAGE: tfc <command> [options]\n\n"
          "COMMANDS:\n"
          "  compile <spec.toml>   build the model a spec describes\n\n"
+         "OPTIONS:\n"
+         "  --help                this overview\n"
+         "  --version             tfc's version, LLVM/MLIR's and the git "
+         "commit\n\n"
          "Run 'tfc compile --help' for the options of compile.\n";
+}
+
+/// Rewrites the command-line parser's complaints (several lines, LLVM's
+/// wording) as one `tfc: error: <flag>: <what was expected>` line.
+std::string optionError(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.trim().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  if (lines.empty())
+    return "tfc: error: invalid command line (see 'tfc compile --help')";
+  llvm::StringRef first = lines.front().trim();
+  first.consume_front("tfc compile: ");
+  llvm::SmallVector<llvm::StringRef> match;
+  auto hint = [&]() -> std::string {
+    // LLVM's "Did you mean '--batch=3'?" on the next line; its nearest
+    // option is only a useful guess when it is a word, not -o or -O.
+    for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front()) {
+      llvm::SmallVector<llvm::StringRef> guess;
+      if (llvm::Regex("Did you mean '(-*([^'=]*)[^']*)'").match(line, &guess) &&
+          guess[2].size() >= 3)
+        return "; did you mean '" + guess[1].str() + "'?";
+    }
+    return " (see 'tfc compile --help')";
+  };
+  if (llvm::Regex("^Unknown command line argument '([^']*)'")
+          .match(first, &match))
+    return "tfc: error: " + match[1].str() + ": unknown option" + hint();
+  if (first.starts_with("Not enough positional"))
+    return "tfc: error: missing the spec: expected 'tfc compile <spec.toml> "
+           "[options]'";
+  if (first.starts_with("Too many positional"))
+    return "tfc: error: expected one spec, got more (see 'tfc compile "
+           "--help')";
+  if (llvm::Regex("^for the (-+[^ ]+) option: (.*)$").match(first, &match)) {
+    std::string flag = match[1].str();
+    llvm::StringRef message = match[2];
+    llvm::SmallVector<llvm::StringRef> value;
+    if (llvm::Regex("^'(.*)' value invalid for ([a-z ]+) argument!$")
+            .match(message, &value))
+      return "tfc: error: " + flag + ": expected " +
+             (value[2] == "uint" ? std::string("a non-negative integer")
+                                 : std::string("an integer")) +
+             ", got '" + value[1].str() + "'";
+    if (llvm::Regex("^'(.*)' is invalid value for boolean argument!")
+            .match(message, &value))
+      return "tfc: error: " + flag + ": expected true or false, got '" +
+             value[1].str() + "'";
+    if (llvm::Regex("^Cannot find option named '(.*)'!$")
+            .match(message, &value)) {
+      std::string expected;
+      if (flag == "--emit")
+        expected = "spec-ir, tfc, linalg, llvm-dialect, llvm, obj or exe";
+      else
+        expected = "one of the values 'tfc compile --help' lists";
+      return "tfc: error: " + flag + ": expected " + expected + ", got '" +
+             value[1].str() + "'";
+    }
+    return "tfc: error: " + flag + ": " + message.str();
+  }
+  return "tfc: error: " + first.str();
+}
+
+/// Parses the options of `tfc compile`. On failure returns false with the
+/// parser's complaints in `errors`: some come through the stream that
+/// ParseCommandLineOptions takes, others (a value an option cannot parse)
+/// straight to stderr, which is therefore captured while it runs.
+bool parseOptions(int argc, char **argv, std::string &errors) {
+  llvm::raw_string_ostream stream(errors);
+  llvm::errs().flush();
+  int saved = dup(STDERR_FILENO);
+  std::FILE *capture = saved >= 0 ? std::tmpfile() : nullptr;
+  if (capture)
+    dup2(fileno(capture), STDERR_FILENO);
+  bool ok = cl::ParseCommandLineOptions(argc, argv, "tfc compile\n", &stream);
+  if (capture) {
+    llvm::errs().flush();
+    dup2(saved, STDERR_FILENO);
+    std::rewind(capture);
+    std::string captured;
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof(buffer), capture)) > 0)
+      captured.append(buffer, n);
+    std::fclose(capture);
+    errors = captured + errors;
+  }
+  if (saved >= 0)
+    close(saved);
+  return ok;
+}
+
+/// Checks `--cpu` against the CPUs LLVM knows for this machine's target, so
+/// that a typo is an error rather than code for a generic CPU.
+bool checkCpu(llvm::StringRef cpu) {
+  if (cpu.empty() || cpu == "native")
+    return true;
+  llvm::InitializeNativeTarget();
+  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    llvm::errs() << "tfc: error: --cpu: no target for " << triple << ": "
+                 << error << "\n";
+    return false;
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (subtarget && subtarget->isCPUStringValid(cpu))
+    return true;
+  llvm::errs() << "tfc: error: --cpu: expected 'native' or a CPU of " << triple
+               << " (such as x86-64-v3, skylake-avx512, znver4), got '" << cpu
+               << "'\n";
+  return false;
+}
+
+/// Whether writing `output` would overwrite the file at `spec`.
+bool overwritesSpec(const std::string &output, const std::string &spec) {
+  if (output == "-")
+    return false;
+  bool same = false;
+  if (!llvm::sys::fs::equivalent(output, spec, same) && same)
+    return true;
+  llvm::SmallString<256> a(output), b(spec);
+  llvm::sys::fs::make_absolute(a);
+  llvm::sys::fs::make_absolute(b);
+  llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
+  llvm::sys::path::remove_dots(b, /*remove_dot_dot=*/true);
+  return a == b;
+}
+
+/// The command-line flags (or, without them, the spec keys) that set the
+/// sizes, for messages about sizes.
+std::string sizeSource(const ::tfc::spec::Spec &spec,
+                       const ::tfc::spec::Overrides &overrides) {
+  std::string batch =
+      overrides.batch
+          ? "--batch " + std::to_string(spec.training.batch)
+          : "training.batch = " + std::to_string(spec.training.batch);
+  std::string seqLen =
+      overrides.seqLen
+          ? "--seq-len " + std::to_string(spec.training.seqLen)
+          : "training.seq_len = " + std::to_string(spec.training.seqLen);
+  return batch + " and " + seqLen;
+}
+
+/// Refuses a forward graph whose tensors cannot exist in any x86-64 process
+/// (or whose byte counts do not even fit in 64 bits, which the passes would
+/// wrap): the sizes come from the spec or from --batch and --seq-len.
+bool checkTensorSizes(ModuleOp module, const ::tfc::spec::Spec &spec,
+                      const ::tfc::spec::Overrides &overrides) {
+  ::tfc::TensorSizes sizes = ::tfc::measureTensors(module);
+  auto tooLarge = [](std::optional<uint64_t> bytes) {
+    return !bytes || *bytes > ::tfc::kMaxAddressableBytes;
+  };
+  if (!tooLarge(sizes.largestBytes) && !tooLarge(sizes.totalBytes))
+    return true;
+  std::string where;
+  if (overrides.batch || overrides.seqLen)
+    where = "tfc: error: " +
+            std::string(overrides.seqLen ? "--seq-len" : "--batch") + ": ";
+  else
+    where = spec.path + ":" + std::to_string(spec.training.seqLenLoc.line) +
+            ":" + std::to_string(spec.training.seqLenLoc.column) +
+            ": error: training.seq_len: ";
+  std::string what = tooLarge(sizes.largestBytes)
+                         ? "one tensor (" + sizes.largest + ") needs " +
+                               ::tfc::formatBytes(sizes.largestBytes)
+                         : "the tensors of the forward graph need " +
+                               ::tfc::formatBytes(sizes.totalBytes);
+  llvm::errs() << where << "with " << sizeSource(spec, overrides) << ", "
+               << what
+               << "; an x86-64 process can address 128 TiB (expected a "
+                  "smaller batch or sequence length)\n";
+  return false;
+}
+
+/// Refuses (or, with --allow-oversize, warns about) an executable whose
+/// arenas exceed this machine's memory: the loader cannot map them, and the
+/// executable would die before `main`. Beyond what any x86-64 process can
+/// address it refuses in any case.
+bool checkArenaSize(ModuleOp module, llvm::StringRef output) {
+  std::optional<uint64_t> bytes = ::tfc::staticArenaBytes(module);
+  uint64_t memory = ::tfc::physicalMemoryBytes();
+  bool beyondAny = !bytes || *bytes > ::tfc::kMaxAddressableBytes;
+  if (!beyondAny && (memory == 0 || *bytes <= memory))
+    return true;
+  bool refuse = beyondAny || !allowOversize;
+  llvm::errs() << "tfc: " << (refuse ? "error" : "warning") << ": " << output
+               << ": the model's working memory (the arenas of its entry "
+                  "points) is "
+               << ::tfc::formatBytes(bytes) << ", more than "
+               << (beyondAny ? std::string("the 128 TiB an x86-64 process "
+                                           "can address")
+                             : "this machine's " + ::tfc::formatBytes(memory))
+               << "; the executable cannot start here (a smaller --batch or "
+                  "--seq-len, or --train=false, needs less"
+               << (refuse && !beyondAny
+                       ? "; --allow-oversize writes it for a larger machine"
+                       : "")
+               << ")\n";
+  return !refuse;
 }
 
 int compile(int argc, char **argv, const std::string &toolDir) {
@@ -194,35 +379,36 @@ int compile(int argc, char **argv, const std::string &toolDir) {
         entry.first() != "help" && entry.first() != "help-hidden")
       option->setHiddenFlag(cl::Hidden);
   }
-  cl::ParseCommandLineOptions(argc, argv, "tfc compile\n");
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { ::tfc::printVersion(os); });
+  std::string optionErrors;
+  if (!parseOptions(argc, argv, optionErrors)) {
+    llvm::errs() << optionError(optionErrors) << "\n";
+    return 1;
+  }
+  if (optLevel > 3) {
+    llvm::errs() << "tfc: error: -O: expected 0 to 3, got " << optLevel << "\n";
+    return 1;
+  }
+  if (!checkCpu(cpuName))
+    return 1;
 
+  ::tfc::spec::Overrides overrides;
+  if (batchOverride.getNumOccurrences())
+    overrides.batch = batchOverride;
+  if (seqLenOverride.getNumOccurrences())
+    overrides.seqLen = seqLenOverride;
   ::tfc::spec::Diagnostic diag;
-  std::optional<::tfc::spec::Spec> spec = ::tfc::spec::parseSpecFile(specPath, diag);
+  std::optional<::tfc::spec::Spec> spec =
+      ::tfc::spec::parseSpecFile(specPath, diag, overrides);
   if (!spec) {
     llvm::errs() << diag.str() << "\n";
     return 1;
   }
-  if (batchOverride < 0 || seqLenOverride < 0) {
-    llvm::errs() << "tfc: error: --batch and --seq-len must be positive\n";
-    return 1;
-  }
   if (attentionBlock < 1) {
-    llvm::errs() << "tfc: error: --attention-block must be at least 1, got "
+    llvm::errs() << "tfc: error: --attention-block: expected at least 1, got "
                  << attentionBlock << "\n";
     return 1;
   }
-
-  DialectRegistry registry;
-  ::tfc::registerCodegenDialects(registry);
-  MLIRContext ctx(registry);
-  ctx.loadAllAvailableDialects();
-  ::tfc::ImportOptions opts;
-  opts.batch = batchOverride;
-  opts.seqLen = seqLenOverride;
-  opts.useF64 = useF64;
-  OwningOpRef<ModuleOp> module = ::tfc::buildForwardModule(ctx, *spec, opts);
-  if (!module)
-    return 1;
 
   Stage stage = emitStage;
   bool binary = stage == Stage::Obj || stage == Stage::Exe;
@@ -231,6 +417,30 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     output = binary ? llvm::sys::path::stem(specPath).str() +
                           (stage == Stage::Obj ? ".o" : "")
                     : "-";
+  if (overwritesSpec(output, specPath)) {
+    if (outputPath.empty())
+      llvm::errs() << "tfc: error: " << specPath
+                   << ": the default output (the spec's name without its "
+                      "extension) is the spec itself; expected -o <path>\n";
+    else
+      llvm::errs() << "tfc: error: -o: " << output
+                   << " is the spec itself; expected another output path\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  ::tfc::registerCodegenDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  ::tfc::ImportOptions opts;
+  // The spec carries --batch and --seq-len, validated with the rest.
+  opts.useF64 = useF64;
+  OwningOpRef<ModuleOp> module = ::tfc::buildForwardModule(ctx, *spec, opts);
+  if (!module)
+    return 1;
+  if (!checkTensorSizes(*module, *spec, overrides))
+    return 1;
+
   if (stage == Stage::SpecIR)
     return printModule(*module, output);
 
@@ -262,23 +472,22 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  if (stage == Stage::Exe || stage == Stage::Obj)
-    warnAboutArenaSize(*module, output);
+  if ((stage == Stage::Exe || stage == Stage::Obj) &&
+      !checkArenaSize(*module, output))
+    return 1;
 
   std::string object = output;
   if (stage == Stage::Exe) {
-    llvm::SmallString<128> temp;
+    llvm::SmallString<128> temp, tempDir;
+    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, tempDir);
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("tfc-model", "o", temp)) {
-      llvm::errs() << "tfc: error: cannot create a temporary file: "
+      llvm::errs() << "tfc: error: " << tempDir
+                   << ": cannot create a temporary object file: "
                    << ec.message() << "\n";
       return 1;
     }
     object = temp.str().str();
-  }
-  if (optLevel > 3) {
-    llvm::errs() << "tfc: error: -O" << optLevel << ": expected 0 to 3\n";
-    return 1;
   }
   TimingScope llvmTiming = rootTiming.nest("LLVM: translate, optimise, emit");
   std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
@@ -286,9 +495,13 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   llvmTiming.stop();
   if (error.empty() && stage == Stage::Exe) {
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
-    if (!parent.empty())
-      llvm::sys::fs::create_directories(parent);
-    error = ::tfc::linkExecutable(object, output, toolDir);
+    if (!parent.empty()) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+        error =
+            parent.str().str() + ": cannot create the folder: " + ec.message();
+    }
+    if (error.empty())
+      error = ::tfc::linkExecutable(object, output, toolDir);
   }
   if (stage == Stage::Exe)
     llvm::sys::fs::remove(object);
@@ -310,6 +523,10 @@ int main(int argc, char **argv) {
   llvm::StringRef command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
     printTopLevelHelp();
+    return 0;
+  }
+  if (command == "--version" || command == "version") {
+    ::tfc::printVersion(llvm::outs());
     return 0;
   }
   if (command == "compile") {

@@ -356,12 +356,14 @@ TEST(SpecParser, RejectsNegativeBatch) {
 
 TEST(SpecParser, RejectsDropoutOutsideUnitInterval) {
   EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1.0\n" + kData, 6, 11,
-                    "model.dropout", "expected a number in [0, 1), got 1");
+                    "model.dropout",
+                    "expected a number in [0, 0.99999994] (larger values "
+                    "round to 1 in float32), got 1");
 }
 
 TEST(SpecParser, RejectsNonPositiveLearningRate) {
   EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 0.0\n", 9,
-                    6, "training.lr", "expected a number > 0, got 0");
+                    6, "training.lr", "expected a number in [1e-09, 1e+38]");
 }
 
 TEST(SpecParser, RejectsNonFiniteNumber) {
@@ -373,7 +375,7 @@ TEST(SpecParser, RejectsNonFiniteNumber) {
 
 TEST(SpecParser, RejectsBetaOutOfRange) {
   EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbeta2 = 1\n", 9,
-                    9, "training.beta2", "[0, 1)");
+                    9, "training.beta2", "[0, 0.99999994]");
 }
 
 TEST(SpecParser, RejectsNegativeSeed) {
@@ -835,6 +837,118 @@ TEST(SpecFiles, PrimerAndVanillaLanguageModels) {
   EXPECT_EQ(vanilla->model.dFF, 1024);
   EXPECT_EQ(vanilla->model.vocab, 256);
   EXPECT_EQ(vanilla->data.format, DataFormat::Bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Float32 limits
+//===----------------------------------------------------------------------===//
+
+// Values inside the mathematical ranges that float32 turns into 0, 1 or a
+// step too small to move a weight: each one named by its key.
+
+TEST(SpecParser, RejectsEpsilonThatIsZeroInFloat32) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\neps = 1e-300\n",
+                    9, 7, "training.eps",
+                    "smaller values are 0 in float32, and a zero epsilon "
+                    "divides by zero), got 1e-300");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "norm_eps = 1e-300\n" + kData, 6, 12,
+                    "model.norm_eps", "got 1e-300");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\neps = 1e-30\n").spec);
+}
+
+TEST(SpecParser, RejectsBetaThatRoundsToOneInFloat32) {
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + kData + "[training]\nbeta2 = 0.99999999\n", 9, 9,
+      "training.beta2", "larger values round to 1 in float32), got 0.99999999");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "[training]\nbeta1 = 0.99999997\n",
+                    9, 9, "training.beta1", "got 0.99999997");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\nbeta2 = 0.99999994\n")
+          .spec);
+}
+
+TEST(SpecParser, RejectsLearningRateTooSmallForFloat32) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e-50\n", 9,
+                    6, "training.lr",
+                    "a smaller step leaves float32 weights of the usual scale "
+                    "unchanged), got 1e-50");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e39\n", 9,
+                    6, "training.lr", "got 1e+39");
+  EXPECT_SPEC_ERROR(
+      std::string(kModel) + kData + "[training]\nweight_decay = 1e300\n", 9, 16,
+      "training.weight_decay", "larger values overflow float32");
+  EXPECT_TRUE(
+      parse(std::string(kModel) + kData + "[training]\nlr = 1e-9\n").spec);
+}
+
+//===----------------------------------------------------------------------===//
+// Command-line overrides
+//===----------------------------------------------------------------------===//
+
+Outcome parseWith(const std::string &text, std::optional<int64_t> batch,
+                  std::optional<int64_t> seqLen) {
+  Overrides overrides;
+  overrides.batch = batch;
+  overrides.seqLen = seqLen;
+  Outcome out;
+  out.spec = parseSpecString(text, "t.toml", out.diag, overrides);
+  return out;
+}
+
+TEST(SpecOverrides, ReplaceBatchAndSeqLen) {
+  Outcome o = parseWith(std::string(kModel) + kData, 3, 40);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->training.batch, 3);
+  EXPECT_EQ(o.spec->training.seqLen, 40);
+}
+
+TEST(SpecOverrides, TakeTheKeysRanges) {
+  for (int64_t bad :
+       {int64_t(0), int64_t(-3), int64_t(1) << 55, int64_t(1) << 62}) {
+    Outcome o = parseWith(std::string(kModel) + kData, bad, std::nullopt);
+    ASSERT_FALSE(o.spec) << bad;
+    EXPECT_EQ(o.diag.flag, "--batch");
+    EXPECT_EQ(o.diag.str(), "tfc: error: --batch: expected an integer in [1, "
+                            "1048576] (the range of training.batch), got " +
+                                std::to_string(bad));
+  }
+  Outcome o =
+      parseWith(std::string(kModel) + kData, std::nullopt, int64_t(1) << 59);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(),
+            "tfc: error: --seq-len: expected an integer in [1, 4194304] (the "
+            "range of training.seq_len), got 576460752303423488");
+}
+
+TEST(SpecOverrides, SeqLenMustBeAMultipleOfTheHourglassFactors) {
+  Outcome o =
+      parseWith(hourglass("layout = \"2@1 4@3 2@1\""), std::nullopt, 32);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(), "tfc: error: --seq-len: expected a multiple of 3 "
+                          "(the largest factor of hourglass.layout), got 32");
+  EXPECT_TRUE(
+      parseWith(hourglass("layout = \"2@1 4@3 2@1\""), std::nullopt, 33).spec);
+}
+
+TEST(SpecOverrides, GlobalTokenBeyondSeqLenIsAnError) {
+  Outcome o = parseWith(
+      "[model]\ntask = \"classify\"\nvocab = 100\nd_model = 64\nheads = "
+      "4\nd_ff = 128\nlayers = 2\n[attention]\nkind = \"longformer\"\nwindow "
+      "= 8\nglobal_tokens = [0, 40]\n[data]\ntrain = \"a.jsonl\"\n[training]\n"
+      "seq_len = 64\n",
+      std::nullopt, 32);
+  ASSERT_FALSE(o.spec);
+  EXPECT_EQ(o.diag.str(), "t.toml:11:21: error: attention.global_tokens[1]: "
+                          "expected a token position below --seq-len (32), "
+                          "got 40");
+}
+
+TEST(SpecOverrides, WindowsWiderThanAShorterSeqLenAreKept) {
+  Outcome o = parseWith(longformer("window = 32\n"), std::nullopt, 16);
+  ASSERT_TRUE(o.spec) << o.diag.str();
+  EXPECT_EQ(o.spec->attention.window, (std::vector<int64_t>{32, 32, 32}));
 }
 
 //===----------------------------------------------------------------------===//

@@ -214,6 +214,48 @@ TEST(Safetensors, BadHeader) {
                                     "implausible (not a safetensors file?)");
 }
 
+TEST(Safetensors, DataOffsetsTileTheData) {
+  // The format forbids overlapping tensors and bytes that belong to none.
+  TempDir dir;
+  std::string path = dir.file("offsets.safetensors");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                          "\"F32\", \"shape\": [2], \"data_offsets\": [4, "
+                          "12]}}",
+                          12));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'b' (data_offsets "
+                                    "[4, 12]) overlaps tensor 'a' "
+                                    "(data_offsets [0, 8])");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                          "\"F32\", \"shape\": [2], \"data_offsets\": [0, "
+                          "8]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'b' (data_offsets "
+                                    "[0, 8]) overlaps tensor 'a' "
+                                    "(data_offsets [0, 8])");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                          "\"F32\", \"shape\": [2], \"data_offsets\": [12, "
+                          "20]}}",
+                          20));
+  EXPECT_EQ(loadError(path), path + ": bad header: bytes 8 to 12 of the data "
+                                    "belong to no tensor (tensor 'b' starts "
+                                    "at 12)");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [4, 12]}}",
+                          12));
+  EXPECT_EQ(loadError(path), path + ": bad header: bytes 0 to 4 of the data "
+                                    "belong to no tensor (tensor 'a' starts "
+                                    "at 4)");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 8]}}",
+                          16));
+  EXPECT_EQ(loadError(path), path + ": bad header: bytes 8 to 16 of the data "
+                                    "belong to no tensor (the tensors end at "
+                                    "8)");
+}
+
 TEST(Safetensors, WrongShapeNamesTensorAndShapes) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
