@@ -82,6 +82,8 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
   }
   pm.addPass(mlir::tfc::createTfcLowerToLinalg());
+  if (options.fusion)
+    pm.addPass(mlir::tfc::createTfcFuseElementwise());
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 

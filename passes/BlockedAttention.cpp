@@ -749,7 +749,13 @@ Value zeroRows(OpBuilder &b, Location loc, Value x,
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {1})});
 }
 
-void rewriteAttention(AttentionOp op, BlockPlan plan) {
+/// The head-split output and log-sum-exp of a rewritten forward attention,
+/// for the gradient of the same attention to reuse.
+struct ForwardResults {
+  Value out, lse;
+};
+
+ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   buildPlanConstants(b, loc, plan);
@@ -757,16 +763,23 @@ void rewriteAttention(AttentionOp op, BlockPlan plan) {
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
-  Value out = blockedForward(b, loc, plan, q, k, v, op.getMask()).first;
+  auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
+  Value result = out;
   if (!plan.globals.empty())
-    out = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
-                               op.getGlobalKey(), op.getGlobalValue(),
-                               op.getMask(), heads, plan.globals, plan.causal);
-  op.getResult().replaceAllUsesWith(mergeHeads(b, loc, out));
+    result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
+                                  op.getGlobalKey(), op.getGlobalValue(),
+                                  op.getMask(), heads, plan.globals,
+                                  plan.causal);
+  op.getResult().replaceAllUsesWith(mergeHeads(b, loc, result));
   op.erase();
+  return {out, lse};
 }
 
-void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan) {
+/// Rewrites the gradient; `forward` holds the output and log-sum-exp of the
+/// same attention when its forward was rewritten in the same block (else
+/// they are recomputed by blocks).
+void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
+                          std::optional<ForwardResults> forward) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   buildPlanConstants(b, loc, plan);
@@ -775,11 +788,18 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan) {
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
-  auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
+  if (!forward) {
+    auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
+    forward = ForwardResults{out, lse};
+  }
+  // The global rows' output gradient belongs to the global projections;
+  // with it zeroed, those rows' local outputs (overwritten in the forward)
+  // do not matter.
   Value localGradOut =
       plan.globals.empty() ? gradOut : zeroRows(b, loc, gradOut, plan.globals);
-  BlockedGrads grads = blockedBackward(b, loc, plan, q, k, v, op.getMask(),
-                                       out, lse, localGradOut);
+  BlockedGrads grads =
+      blockedBackward(b, loc, plan, q, k, v, op.getMask(), forward->out,
+                      forward->lse, localGradOut);
   SmallVector<Value> results = {mergeHeads(b, loc, grads.query),
                                 mergeHeads(b, loc, grads.key),
                                 mergeHeads(b, loc, grads.value)};
@@ -793,6 +813,21 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan) {
   op.erase();
 }
 
+/// The forward attention that `grad` differentiates, when it is in the same
+/// block before it: same kind, heads and operands.
+AttentionOp findForward(AttentionGradOp grad) {
+  for (Operation *op = grad->getPrevNode(); op; op = op->getPrevNode()) {
+    auto forward = dyn_cast<AttentionOp>(op);
+    if (!forward || forward.getKind() != grad.getKind() ||
+        forward.getHeads() != grad.getHeads() ||
+        forward->getNumOperands() + 1 != grad->getNumOperands())
+      continue;
+    if (llvm::equal(forward->getOperands(), grad->getOperands().drop_back()))
+      return forward;
+  }
+  return nullptr;
+}
+
 struct TfcBlockedAttentionPass
     : public tfc::impl::TfcBlockedAttentionBase<TfcBlockedAttentionPass> {
   using TfcBlockedAttentionBase::TfcBlockedAttentionBase;
@@ -804,20 +839,38 @@ struct TfcBlockedAttentionPass
           << blockSize;
       return signalPassFailure();
     }
-    SmallVector<Operation *> ops;
+    // Gradients first find their forward, so that the forward's rewrite
+    // keeps its output and log-sum-exp for them.
+    SmallVector<AttentionOp> forwards;
+    SmallVector<AttentionGradOp> grads;
     getOperation().walk([&](Operation *op) {
-      if (isa<AttentionOp, AttentionGradOp>(op))
-        ops.push_back(op);
+      if (auto forward = dyn_cast<AttentionOp>(op))
+        forwards.push_back(forward);
+      else if (auto grad = dyn_cast<AttentionGradOp>(op))
+        grads.push_back(grad);
     });
-    for (Operation *op : ops) {
-      if (auto attention = dyn_cast<AttentionOp>(op)) {
-        if (std::optional<BlockPlan> plan = planFor(attention, blockSize))
-          rewriteAttention(attention, *plan);
-      } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
-        if (std::optional<BlockPlan> plan = planFor(grad, blockSize))
-          rewriteAttentionGrad(grad, *plan);
-      }
+    DenseMap<Operation *, SmallVector<AttentionGradOp>> gradsOf;
+    SmallVector<AttentionGradOp> unpaired;
+    for (AttentionGradOp grad : grads) {
+      if (AttentionOp forward = findForward(grad))
+        gradsOf[forward].push_back(grad);
+      else
+        unpaired.push_back(grad);
     }
+    for (AttentionOp forward : forwards) {
+      std::optional<BlockPlan> plan = planFor(forward, blockSize);
+      SmallVector<AttentionGradOp> paired = gradsOf.lookup(forward);
+      if (!plan) {
+        unpaired.append(paired);
+        continue;
+      }
+      ForwardResults results = rewriteAttention(forward, *plan);
+      for (AttentionGradOp grad : paired)
+        rewriteAttentionGrad(grad, *plan, results);
+    }
+    for (AttentionGradOp grad : unpaired)
+      if (std::optional<BlockPlan> plan = planFor(grad, blockSize))
+        rewriteAttentionGrad(grad, *plan, std::nullopt);
   }
 };
 

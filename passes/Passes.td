@@ -101,6 +101,20 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses chains of element-wise linalg.generic ops into one";
+  let description = [{
+    On linalg on tensors, fuses an element-wise `linalg.generic` into the
+    element-wise `linalg.generic` that consumes it (bias add, activation,
+    dropout mask, residual add, scaling; their gradients), so that a chain
+    becomes one loop nest with no intermediate tensor. A producer is fused
+    only when its result has no other use and the consumer reads it through
+    a permutation (no broadcast); contractions and reductions are not
+    consumers, so the contraction kernels still recognise them.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers tfc operations to linalg, tensor, arith and math";
   let description = [{
@@ -177,8 +191,11 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let description = [{
     After bufferization, replaces each `memref.alloc` of static shape that is
     not inside a loop by a `memref.view` at a fixed offset of a module-level
-    byte arena (`memref.global`, uninitialised, 64-byte aligned), one arena
-    per function, and erases the matching `memref.dealloc`s. A buffer is
+    byte arena (`memref.global`, uninitialised, 64-byte aligned), and
+    erases the matching `memref.dealloc`s. The entry points (functions that
+    no other function calls and that call none) never run at the same time,
+    so they share one arena as large as the largest of them; any other
+    function gets an arena of its own. A buffer is
     live from its allocation to the last top-level operation that uses it
     or a view of it (to the end when it is returned); buffers whose live
     ranges do not overlap share bytes (largest first, each at the lowest
@@ -192,7 +209,8 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     tfc-export-abi), its `activation_bytes` record becomes the arena bytes
     of `tfc_forward` (and of the functions it calls), and a
     `train_activation_bytes` record gives those of `tfc_train_step` and
-    `tfc_optimizer_step`.
+    `tfc_optimizer_step`, and an `arena_bytes` record the bytes of all
+    arenas together.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::LLVM::LLVMDialect",

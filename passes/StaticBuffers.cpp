@@ -117,21 +117,27 @@ int64_t reachableArenaBytes(func::FuncOp func,
 
 /// Rewrites the `activation_bytes` record of the manifest text (ExportAbi's
 /// upper bound, the sum of every intermediate tensor) with the arena bytes
-/// of `tfc_forward`, and records those of the training entry points as
-/// `train_activation_bytes`.
+/// of `tfc_forward`, records those of the training entry points as
+/// `train_activation_bytes`, and the bytes of all arenas together (the
+/// entry points share theirs) as `arena_bytes`.
 void recordArenaSizes(ModuleOp module,
-                      const llvm::DenseMap<Operation *, int64_t> &arenas) {
+                      const llvm::DenseMap<Operation *, int64_t> &arenas,
+                      int64_t totalArenaBytes) {
   auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
   auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
                      : StringAttr();
   if (!text)
     return;
+  // The working memory of entry points that run one after the other: the
+  // largest of them.
   auto entryBytes = [&](ArrayRef<StringRef> names) {
-    llvm::DenseSet<Operation *> seen;
     int64_t bytes = 0;
-    for (StringRef name : names)
-      bytes += reachableArenaBytes(module.lookupSymbol<func::FuncOp>(name),
-                                   arenas, seen);
+    for (StringRef name : names) {
+      llvm::DenseSet<Operation *> seen;
+      bytes = std::max(
+          bytes, reachableArenaBytes(module.lookupSymbol<func::FuncOp>(name),
+                                     arenas, seen));
+    }
     return bytes;
   };
   bool training = module.lookupSymbol("tfc_train_step");
@@ -151,6 +157,7 @@ void recordArenaSizes(ModuleOp module,
       updated += "\ntrain_activation_bytes " +
                  std::to_string(
                      entryBytes({"tfc_train_step", "tfc_optimizer_step"}));
+    updated += "\narena_bytes " + std::to_string(totalArenaBytes);
   }
   OpBuilder builder(global);
   auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), updated.size());
@@ -160,6 +167,23 @@ void recordArenaSizes(ModuleOp module,
   global.erase();
 }
 
+/// The buffers of one function, placed in an arena of `bytes` bytes.
+struct FunctionPlan {
+  func::FuncOp func;
+  SmallVector<Allocation> allocations;
+  int64_t bytes = 0;
+};
+
+/// True when no other function calls `func` and `func` calls none: an entry
+/// point whose working memory is dead between its calls, which may share
+/// bytes with the others (they never run at the same time).
+bool isLeafEntryPoint(func::FuncOp func, ModuleOp module) {
+  if (!SymbolTable::symbolKnownUseEmpty(func, module))
+    return false;
+  return !func.walk([](func::CallOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+}
+
 struct TfcStaticBuffersPass
     : public tfc::impl::TfcStaticBuffersBase<TfcStaticBuffersPass> {
   void runOnOperation() override {
@@ -167,24 +191,48 @@ struct TfcStaticBuffersPass
     OpBuilder builder(&getContext());
     unsigned counter = 0;
     llvm::DenseMap<Operation *, int64_t> arenas;
+    SmallVector<FunctionPlan> shared;
+    int64_t totalBytes = 0;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (failed(placeBuffers(func, builder, counter, arenas[func])))
+      FunctionPlan plan{func, {}, 0};
+      if (failed(planBuffers(func, plan)))
         return signalPassFailure();
+      arenas[func] = plan.bytes;
+      if (plan.allocations.empty())
+        continue;
+      if (isLeafEntryPoint(func, module)) {
+        shared.push_back(std::move(plan));
+        continue;
+      }
+      std::string name = createArena(module, builder, func.getLoc(),
+                                     plan.bytes, counter);
+      placeBuffers(plan, builder, name, plan.bytes);
+      totalBytes += plan.bytes;
     }
-    recordArenaSizes(module, arenas);
+    // One arena for the entry points, as large as the largest of them.
+    int64_t sharedBytes = 0;
+    for (FunctionPlan &plan : shared)
+      sharedBytes = std::max(sharedBytes, plan.bytes);
+    if (!shared.empty()) {
+      std::string name = createArena(module, builder, shared.front().func.getLoc(),
+                                     sharedBytes, counter);
+      for (FunctionPlan &plan : shared)
+        placeBuffers(plan, builder, name, sharedBytes);
+      totalBytes += sharedBytes;
+    }
+    recordArenaSizes(module, arenas, totalBytes);
   }
 
-  LogicalResult placeBuffers(func::FuncOp func, OpBuilder &builder,
-                             unsigned &counter, int64_t &arenaSize) {
+  /// Collects the allocations of `func` and their offsets in its arena.
+  LogicalResult planBuffers(func::FuncOp func, FunctionPlan &plan) {
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> positions;
     int64_t position = 0;
     for (Operation &op : block)
       positions[&op] = position++;
 
-    SmallVector<Allocation> allocations;
     WalkResult walk = func.walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
@@ -200,30 +248,40 @@ struct TfcStaticBuffersPass
       int64_t bits = type.getNumElements() *
                      type.getElementType().getIntOrFloatBitWidth();
       int64_t bytes = std::max<int64_t>((bits + 7) / 8, 1);
-      allocations.push_back({alloc, bytes,
-                             positionIn(block, alloc, positions),
-                             lastUse(alloc, block, positions)});
+      plan.allocations.push_back({alloc, bytes,
+                                  positionIn(block, alloc, positions),
+                                  lastUse(alloc, block, positions)});
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return failure();
-    if (allocations.empty())
-      return success();
+    if (!plan.allocations.empty())
+      plan.bytes = assignOffsets(plan.allocations);
+    return success();
+  }
 
-    int64_t arenaBytes = assignOffsets(allocations);
-    arenaSize = arenaBytes;
-    auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
+  /// A new zero-initialised arena global of `bytes` bytes; returns its name.
+  std::string createArena(ModuleOp module, OpBuilder &builder, Location loc,
+                          int64_t bytes, unsigned &counter) {
+    auto arenaType = MemRefType::get({bytes}, builder.getI8Type());
     std::string name = kArenaPrefix.str() + std::to_string(counter++);
-    ModuleOp module = func->getParentOfType<ModuleOp>();
     builder.setInsertionPointToStart(module.getBody());
     builder.create<memref::GlobalOp>(
-        func.getLoc(), name, builder.getStringAttr("private"), arenaType,
+        loc, name, builder.getStringAttr("private"), arenaType,
         builder.getUnitAttr(), /*constant=*/false,
         builder.getI64IntegerAttr(kAlignment));
+    return name;
+  }
+
+  /// Replaces the allocations of `plan` by views of the arena `name`.
+  void placeBuffers(FunctionPlan &plan, OpBuilder &builder, StringRef name,
+                    int64_t arenaBytes) {
+    Block &block = plan.func.getBody().front();
+    auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
     builder.setInsertionPointToStart(&block);
     Value arena =
-        builder.create<memref::GetGlobalOp>(func.getLoc(), arenaType, name);
-    for (Allocation &a : allocations) {
+        builder.create<memref::GetGlobalOp>(plan.func.getLoc(), arenaType, name);
+    for (Allocation &a : plan.allocations) {
       builder.setInsertionPoint(a.op);
       Value offset =
           builder.create<arith::ConstantIndexOp>(a.op.getLoc(), a.offset);
@@ -235,7 +293,6 @@ struct TfcStaticBuffersPass
       a.op.getResult().replaceAllUsesWith(view);
       a.op.erase();
     }
-    return success();
   }
 };
 } // namespace

@@ -395,8 +395,15 @@ int runInfo(const Manifest &m) {
            trainBytes, humanBytes(trainBytes).c_str());
     printf("  train state  %14.0f bytes  %s (gradients, Adam m and v)\n",
            stateBytes, humanBytes(stateBytes).c_str());
-    // Validation runs the forward pass, so a training run holds both.
-    double trainTotal = allBytes + trainBytes + stateBytes;
+    // Validation runs the forward pass; the entry points share one arena
+    // (arena_bytes), or, from an older manifest, a run holds both.
+    double arenaBytes = m.arenaBytes > 0 ? double(m.arenaBytes)
+                                         : activationBytes + trainBytes;
+    if (m.arenaBytes > 0)
+      printf("  arenas       %14.0f bytes  %s (shared by forward, train step "
+             "and optimizer)\n",
+             arenaBytes, humanBytes(arenaBytes).c_str());
+    double trainTotal = paramBytes + ioBytes + arenaBytes + stateBytes;
     printf("  total        %14.0f bytes  %s (train, validation included)\n",
            trainTotal,
            humanBytes(trainTotal).c_str());

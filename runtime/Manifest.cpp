@@ -261,6 +261,9 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
     } else if (key == "train_activation_bytes") {
       if (!intValue(manifest.trainActivationBytes, 0))
         return false;
+    } else if (key == "arena_bytes") {
+      if (!intValue(manifest.arenaBytes, 0))
+        return false;
     } else if (key == "min_freq") {
       if (!intValue(manifest.minFreq, 1))
         return false;

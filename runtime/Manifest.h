@@ -58,6 +58,9 @@ struct Manifest {
   double flopsPerToken = 0;
   int64_t activationBytes = 0;      ///< Working memory of tfc_forward.
   int64_t trainActivationBytes = 0; ///< Of the training entry points.
+  /// Of all entry points together (they share one arena); 0 when the
+  /// manifest does not say, then the sum of the two above bounds it.
+  int64_t arenaBytes = 0;
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;

@@ -25,6 +25,9 @@
 ///   activation_bytes <bytes of tfc_forward's working memory>
 ///   train_activation_bytes <bytes of the training entry points' working
 ///                  memory>         optional (absent: no training functions)
+///   arena_bytes <bytes of all working memory together>   optional: the
+///                  entry points share one arena, so this is about the
+///                  larger of the two above, not their sum
 ///   min_freq <n>                   optional, classify: word vocabulary
 ///                                  keeps words seen >= n times (default 1)
 ///   split <train> <val>            optional, lm: byte split fractions of

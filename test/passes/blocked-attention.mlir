@@ -161,3 +161,29 @@ func.func @performer(%q: tensor<1x8x4xf32>, %k: tensor<1x8x4xf32>,
       : tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32> -> tensor<1x8x4xf32>
   return %a : tensor<1x8x4xf32>
 }
+
+// -----
+
+// A forward and its gradient in one function (as in @train_step): the
+// gradient reuses the forward's output and log-sum-exp instead of running
+// the blocked forward again, so the log of the row sums appears once.
+
+// CHECK-LABEL: func.func @forward_and_grad
+// CHECK: %[[FWD:.*]]:2 = scf.for
+// CHECK: math.log
+// CHECK-NOT: math.log
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[FWD]]#0 : tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>)
+// CHECK-NOT: math.log
+// CHECK: tensor.extract_slice %[[FWD]]#1
+// CHECK-NOT: math.log
+// CHECK: return
+func.func @forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
+                            %v: tensor<1x8x8xf32>, %g: tensor<1x8x8xf32>)
+    -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      grad %g : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+      -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+  return %a, %dq, %dk, %dv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+}

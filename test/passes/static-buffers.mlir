@@ -58,11 +58,14 @@ func.func @dynamic(%n: index) {
 // -----
 
 // The manifest's activation_bytes (tfc-export-abi's upper bound) becomes
-// tfc_forward's arena, counting the functions it calls; the training entry
-// points' arenas are recorded as train_activation_bytes.
+// tfc_forward's working memory, counting the functions it calls; the
+// larger of the training entry points' is recorded as
+// train_activation_bytes, and all arenas together as arena_bytes: @helper's
+// (512) and @tfc_forward's (1024, it calls @helper) are their own, the two
+// training entry points share one of 1024.
 
 // CHECK-LABEL: llvm.mlir.global external constant @tfc_model_manifest
-// CHECK-SAME: "tfc-manifest 1\0Aparams 16\0Aactivation_bytes 1536\0Atrain_activation_bytes 2048\0Aend\0A\00"
+// CHECK-SAME: "tfc-manifest 1\0Aparams 16\0Aactivation_bytes 1536\0Atrain_activation_bytes 1024\0Aarena_bytes 2560\0Aend\0A\00"
 llvm.mlir.global external constant @tfc_model_manifest("tfc-manifest 1\0Aparams 16\0Aactivation_bytes 999999\0Aend\0A\00") {addr_space = 0 : i32}
 func.func private @helper() {
   %a = memref.alloc() : memref<128xf32>
@@ -84,5 +87,35 @@ func.func @tfc_train_step() {
 func.func @tfc_optimizer_step() {
   %a = memref.alloc() : memref<256xf32>
   "test.use"(%a) : (memref<256xf32>) -> ()
+  return
+}
+
+// -----
+
+// Entry points that no function calls and that call none never run at the
+// same time: they share one arena, as large as the largest of them (4096
+// bytes, @entry_train's), not the sum.
+
+// CHECK: memref.global "private" @__tfc_arena_0 : memref<4096xi8>
+// CHECK-NOT: memref.global
+// CHECK: func.func @entry_forward
+// CHECK: memref.get_global @__tfc_arena_0 : memref<4096xi8>
+// CHECK-LABEL: func.func @entry_train
+// CHECK: memref.get_global @__tfc_arena_0 : memref<4096xi8>
+// CHECK-LABEL: func.func @entry_optimizer
+// CHECK: memref.get_global @__tfc_arena_0 : memref<4096xi8>
+func.func @entry_forward() {
+  %a = memref.alloc() : memref<256xf32>
+  "test.use"(%a) : (memref<256xf32>) -> ()
+  return
+}
+func.func @entry_train() {
+  %a = memref.alloc() : memref<1024xf32>
+  "test.use"(%a) : (memref<1024xf32>) -> ()
+  return
+}
+func.func @entry_optimizer() {
+  %a = memref.alloc() : memref<512xf32>
+  "test.use"(%a) : (memref<512xf32>) -> ()
   return
 }

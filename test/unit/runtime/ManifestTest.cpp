@@ -150,6 +150,16 @@ TEST(Manifest, TrainingWorkingMemory) {
   ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
   EXPECT_EQ(m.activationBytes, 4096);
   EXPECT_EQ(m.trainActivationBytes, 12288);
+  EXPECT_EQ(m.arenaBytes, 0);
+  Manifest shared;
+  ASSERT_TRUE(parseManifest(edited("activation_bytes 4096\n",
+                                   "activation_bytes 4096\n"
+                                   "train_activation_bytes 12288\n"
+                                   "arena_bytes 12288\n")
+                                .c_str(),
+                            shared, err))
+      << err;
+  EXPECT_EQ(shared.arenaBytes, 12288);
   EXPECT_EQ(parseError(edited("activation_bytes 4096\n",
                               "train_activation_bytes -1\n")),
             "manifest:12: record 'train_activation_bytes': expected an "
