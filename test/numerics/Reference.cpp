@@ -484,12 +484,18 @@ void attendRow(const Matrix &q, int64_t i, const Matrix &k, const Matrix &v,
   }
 }
 
-/// FAVOR+ (Performer): with `x' = x / Dh^(1/4)` per head,
-/// `phi(x)_m = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M)`, `W` the
-/// checkpoint's `[M, Dh]` features, `c` the max over m of the exponent for
-/// queries and 0 for keys; padding keys' features are zero. Output
-/// `phi(q_i) . sum_j phi(k_j) v_j^T / (phi(q_i) . sum_j phi(k_j) + 1e-6)`
-/// over all keys, or the keys `j <= i` when causal.
+/// FAVOR+ (Performer): with `x' = x / Dh^(1/4)` per head and the exponent
+/// `E(x)_m = W_m . x' - |x'|^2 / 2` (`W` the checkpoint's `[M, Dh]`
+/// features), query i reads the keys j that it may attend (all, or
+/// `j <= i` when causal; padding keys left out) with the weights
+///
+///   a_ij = sum_m exp(E(q_i)_m - s_i) exp(E(k_j)_m - t_i) / M
+///
+/// where `s_i = max_m E(q_i)_m` and `t_i` is the max of `E(k_j)_m` over the
+/// same keys and all m: output `sum_j a_ij v_j / sum_j a_ij`, or 0 when
+/// the denominator is at most 1e-30. Written pair by pair, with no prefix
+/// sums and no chunks; the constants `s_i`, `t_i` cancel in the quotient,
+/// and only keep the exponentials in range.
 Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
                                  const Matrix &v, const std::string &name,
                                  const float *keyMask) {
@@ -497,65 +503,56 @@ Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
   const std::vector<double> &features =
       w.get(name + ".features", {count, headDim});
   double inputScale = std::pow(double(headDim), -0.25);
-  double outputScale = 1.0 / std::sqrt(double(count));
-  auto phi = [&](const Matrix &x, int64_t p, int64_t h, bool stabilise,
-                 std::vector<double> &out) {
-    double halfNorm = 0;
-    for (int64_t e = 0; e < headDim; ++e) {
-      double scaled = x(p, h * headDim + e) * inputScale;
-      halfNorm += 0.5 * scaled * scaled;
+  // E(x)_m for every row of x and head h, [rows][count].
+  auto exponents = [&](const Matrix &x, int64_t h) {
+    std::vector<std::vector<double>> out(
+        size_t(x.rows), std::vector<double>(size_t(count)));
+    for (int64_t p = 0; p < x.rows; ++p) {
+      double halfNorm = 0;
+      for (int64_t e = 0; e < headDim; ++e) {
+        double scaled = x(p, h * headDim + e) * inputScale;
+        halfNorm += 0.5 * scaled * scaled;
+      }
+      for (int64_t m = 0; m < count; ++m) {
+        double projection = 0;
+        for (int64_t e = 0; e < headDim; ++e)
+          projection += features[size_t(m * headDim + e)] *
+                        x(p, h * headDim + e) * inputScale;
+        out[size_t(p)][size_t(m)] = projection - halfNorm;
+      }
     }
-    double max = -INFINITY;
-    for (int64_t m = 0; m < count; ++m) {
-      double projection = 0;
-      for (int64_t e = 0; e < headDim; ++e)
-        projection += features[size_t(m * headDim + e)] *
-                      x(p, h * headDim + e) * inputScale;
-      out[size_t(m)] = projection - halfNorm;
-      max = std::max(max, out[size_t(m)]);
-    }
-    for (int64_t m = 0; m < count; ++m)
-      out[size_t(m)] =
-          std::exp(out[size_t(m)] - (stabilise ? max : 0.0)) * outputScale;
+    return out;
+  };
+  auto rowMax = [](const std::vector<double> &row) {
+    return *std::max_element(row.begin(), row.end());
   };
   Matrix out(q.rows, q.cols);
-  std::vector<double> phiQ(static_cast<size_t>(count)),
-      phiK(static_cast<size_t>(count));
   for (int64_t h = 0; h < heads; ++h) {
-    Matrix kv(count, headDim);
-    std::vector<double> z(size_t(count), 0.0);
-    auto accumulate = [&](int64_t j) {
-      phi(k, j, h, /*stabilise=*/false, phiK);
-      double maskValue = keyMask ? double(keyMask[j]) : 1.0;
-      for (int64_t m = 0; m < count; ++m) {
-        double f = phiK[size_t(m)] * maskValue;
-        z[size_t(m)] += f;
-        for (int64_t e = 0; e < headDim; ++e)
-          kv(m, e) += f * v(j, h * headDim + e);
-      }
-    };
-    auto read = [&](int64_t i) {
-      phi(q, i, h, /*stabilise=*/true, phiQ);
-      double denominator = 1e-6;
-      for (int64_t m = 0; m < count; ++m)
-        denominator += phiQ[size_t(m)] * z[size_t(m)];
-      for (int64_t e = 0; e < headDim; ++e) {
-        double numerator = 0;
+    std::vector<std::vector<double>> eq = exponents(q, h), ek = exponents(k, h);
+    for (int64_t i = 0; i < q.rows; ++i) {
+      int64_t keys = s.attention.causal ? i + 1 : k.rows;
+      auto allowed = [&](int64_t j) { return !keyMask || keyMask[j] != 0; };
+      double s_i = rowMax(eq[size_t(i)]), t_i = -INFINITY;
+      for (int64_t j = 0; j < keys; ++j)
+        if (allowed(j))
+          t_i = std::max(t_i, rowMax(ek[size_t(j)]));
+      double denominator = 0;
+      std::vector<double> numerator(size_t(headDim), 0.0);
+      for (int64_t j = 0; j < keys; ++j) {
+        if (!allowed(j))
+          continue;
+        double weight = 0;
         for (int64_t m = 0; m < count; ++m)
-          numerator += phiQ[size_t(m)] * kv(m, e);
-        out(i, h * headDim + e) = numerator / denominator;
+          weight += std::exp(eq[size_t(i)][size_t(m)] - s_i) *
+                    std::exp(ek[size_t(j)][size_t(m)] - t_i);
+        weight *= (keyMask ? double(keyMask[j]) : 1.0) / double(count);
+        denominator += weight;
+        for (int64_t e = 0; e < headDim; ++e)
+          numerator[size_t(e)] += weight * v(j, h * headDim + e);
       }
-    };
-    if (s.attention.causal) {
-      for (int64_t i = 0; i < q.rows; ++i) {
-        accumulate(i);
-        read(i);
-      }
-    } else {
-      for (int64_t j = 0; j < k.rows; ++j)
-        accumulate(j);
-      for (int64_t i = 0; i < q.rows; ++i)
-        read(i);
+      for (int64_t e = 0; e < headDim; ++e)
+        out(i, h * headDim + e) =
+            denominator > 1e-30 ? numerator[size_t(e)] / denominator : 0.0;
     }
   }
   return out;
