@@ -30,9 +30,10 @@
 ///     model matter (init's zero biases and unit LayerNorm scales would hide
 ///     errors in them); buffers (Performer features) are kept.
 ///   tfc-reference edit --weights IN -o OUT [--rename FROM=TO]...
-///       [--zero PREFIX]... [--drop PREFIX]...
+///       [--zero PREFIX]... [--drop PREFIX]... [--scale TEXT=FACTOR]...
 ///     Renames tensor-name prefixes, zeroes or drops the tensors whose names
-///     start with a prefix.
+///     start with a prefix, multiplies the tensors whose names contain TEXT
+///     by FACTOR (e.g. `k_proj=100`: keys 100 times larger).
 ///   tfc-reference compare --logits GOT.bin REF.bin [--loss GOT.json REF.json]
 ///       [--rtol R]
 ///     Fails unless max |got - ref| <= R * max |ref| over the logits and
@@ -41,8 +42,9 @@
 ///       [--atol A]
 ///     For lm logits [B, S, V] of two runs whose inputs differ only at
 ///     positions >= P: fails unless the logits of positions < P agree within
-///     A (default 1e-6) and those of the positions >= P do not all agree
-///     (the change must be visible, or the check would be vacuous).
+///     A (default 1e-6; with 0, bit for bit) and those of the positions >= P
+///     do not all agree (the change must be visible, or the check would be
+///     vacuous).
 ///
 /// Errors are one line, `tfc-reference: <reason>`, with exit status 1.
 ///
@@ -61,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -1004,7 +1007,8 @@ int runRandomize(const Options &o) {
 }
 
 int runEdit(const Options &o) {
-  o.only({"--weights", "--output", "--rename", "--zero", "--drop"});
+  o.only({"--weights", "--output", "--rename", "--zero", "--drop",
+          "--scale"});
   tfc::rt::SafetensorsFile file;
   std::string err;
   if (!file.open(o.get("--weights"), err))
@@ -1018,6 +1022,18 @@ int runEdit(const Options &o) {
     if (eq == std::string::npos || eq == 0)
       fatal("--rename: expected FROM=TO, got '" + rule + "'");
     renames.push_back({rule.substr(0, eq), rule.substr(eq + 1)});
+  }
+  std::vector<std::pair<std::string, double>> scales;
+  for (const std::string &rule : o.all("--scale")) {
+    size_t eq = rule.find('=');
+    char *end = nullptr;
+    double factor = eq == std::string::npos
+                        ? 0.0
+                        : std::strtod(rule.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == rule.c_str() + eq + 1 ||
+        *end != '\0')
+      fatal("--scale: expected TEXT=FACTOR, got '" + rule + "'");
+    scales.push_back({rule.substr(0, eq), factor});
   }
   std::vector<std::string> zero = o.all("--zero"), drop = o.all("--drop");
   std::vector<std::vector<float>> storage;
@@ -1036,6 +1052,10 @@ int runEdit(const Options &o) {
     if (std::any_of(zero.begin(), zero.end(),
                     [&](const std::string &p) { return startsWith(name, p); }))
       std::fill(values.begin(), values.end(), 0.0f);
+    for (const auto &[text, factor] : scales)
+      if (name.find(text) != std::string::npos)
+        for (float &value : values)
+          value = static_cast<float>(value * factor);
     for (const auto &[from, to] : renames)
       if (startsWith(name, from)) {
         name = to + name.substr(from.size());
@@ -1130,6 +1150,9 @@ int runPrefix(const Options &o) {
       for (int64_t v = 0; v < V; ++v) {
         size_t i = size_t((r * S + p) * V + v);
         double diff = std::abs(double(a[i]) - double(b[i]));
+        // Equal values with different bits (0 and -0) still differ.
+        if (diff == 0 && std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+          diff = std::numeric_limits<double>::denorm_min();
         if (!std::isfinite(a[i]) || !std::isfinite(b[i]))
           diff = INFINITY;
         if (p < from && diff > before) {
@@ -1160,7 +1183,7 @@ void printUsage() {
          "  inputs     random raw inputs for a spec\n"
          "  perturb    change the tokens from a position on\n"
          "  randomize  redraw the parameters of a checkpoint\n"
-         "  edit       rename, zero or drop checkpoint tensors\n"
+         "  edit       rename, zero, drop or scale checkpoint tensors\n"
          "  compare    compare logits and losses with a relative tolerance\n"
          "  prefix     check that changed later tokens leave earlier logits\n");
 }
