@@ -179,9 +179,10 @@ Value longformerLocalFilter(OpBuilder &b, Location loc, LongformerAttr kind,
 /// A row whose stabilised FAVOR+ denominator is at most this gives zero.
 /// The stabilised denominator of a query that matches a key is of order
 /// `1 / M` or more (both features up to `1 / sqrt(M)`); this bound is far
-/// below it, and far enough above the smallest normal float that the
-/// gradients `dO / den` and `dO * out / den` stay finite in float32.
-inline constexpr double kPerformerMinDenominator = 1e-30;
+/// below it, and large enough that the gradients, which scale with
+/// `1 / den` (`dO / den`, `dO * out / den`), stay far from the largest
+/// float32.
+inline constexpr double kPerformerMinDenominator = 1e-20;
 
 /// The most negative finite value of the float type `element`, the
 /// stabiliser of a sequence with no unmasked key yet.

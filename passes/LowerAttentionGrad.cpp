@@ -252,7 +252,7 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
 /// `num`):
 ///
 ///   dNum[..., e] = dO[..., e] / den[...]
-///   dDen[...]    = -sum_e dO[..., e] * num[..., e] / den^2
+///   dDen[...]    = -sum_e dO[..., e] * num[..., e] / den / den
 ///
 /// where `den > kPerformerMinDenominator`; both are 0 elsewhere (the output
 /// is 0 there).
@@ -283,9 +283,11 @@ quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
       filledTensor(b, loc, shape.drop_back(), element, 0.0),
       {identity, identity, rowMap}, rowMap,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        // dO * num / den / den: den^2 would underflow in float32 for the
+        // smallest denominators that are kept.
         Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-        Value square = nb.create<arith::MulFOp>(nloc, args[2], args[2]);
-        Value term = nb.create<arith::DivFOp>(nloc, product, square);
+        Value term = nb.create<arith::DivFOp>(nloc, product, args[2]);
+        term = nb.create<arith::DivFOp>(nloc, term, args[2]);
         Value sum = nb.create<arith::SubFOp>(nloc, args[3], term);
         return nb.create<arith::SelectOp>(nloc, positive(nb, nloc, args[2]),
                                           sum, args[3]);

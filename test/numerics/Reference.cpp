@@ -496,7 +496,7 @@ void attendRow(const Matrix &q, int64_t i, const Matrix &k, const Matrix &v,
 ///
 /// where `s_i = max_m E(q_i)_m` and `t_i` is the max of `E(k_j)_m` over the
 /// same keys and all m: output `sum_j a_ij v_j / sum_j a_ij`, or 0 when
-/// the denominator is at most 1e-30. Written pair by pair, with no prefix
+/// the denominator is at most 1e-20. Written pair by pair, with no prefix
 /// sums and no chunks; the constants `s_i`, `t_i` cancel in the quotient,
 /// and only keep the exponentials in range.
 Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
@@ -555,7 +555,7 @@ Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
       }
       for (int64_t e = 0; e < headDim; ++e)
         out(i, h * headDim + e) =
-            denominator > 1e-30 ? numerator[size_t(e)] / denominator : 0.0;
+            denominator > 1e-20 ? numerator[size_t(e)] / denominator : 0.0;
     }
   }
   return out;

@@ -95,13 +95,13 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // over features less |x'|^2 / 2, reduced over positions and broadcast
 // back); the key/value state is summed over all keys once (z with the
 // feature dimension innermost) and read by every query; a denominator at
-// most 1e-30 gives 0 instead of the quotient. No loop.
+// most 1e-20 gives 0 instead of the quotient. No loop.
 
 // CHECK-LABEL: func.func @performer
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>
 // CHECK-NOT: tfc.
 // CHECK-NOT: scf.for
-// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 1.000000e-30 : f64
+// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-21 : f64
 // CHECK-DAG: %[[LOWEST:[a-z0-9_]+]] = arith.constant -1.7976931348623157E+308 : f64
 // CHECK-DAG: %[[QUARTER:[a-z0-9_]+]] = arith.constant 2.500000e-01 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
@@ -172,7 +172,7 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>
 // CHECK-NOT: tfc.
-// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 1.000000e-30 : f32
+// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 9.99999968E-21 : f32
 // CHECK-DAG: %[[LOWEST:[a-z0-9_]+]] = arith.constant -3.40282347E+38 : f32
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
