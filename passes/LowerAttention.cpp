@@ -12,10 +12,13 @@
 /// - `#tfc.longformer`: sliding-window attention (window, dilation, causal)
 ///   plus global tokens with their own projections, written as dense
 ///   attention over a structured mask.
-/// - `#tfc.performer`: FAVOR+ positive random features; the non-causal form
-///   contracts keys and values once, the causal form works by chunks:
-///   masked dense sums within a chunk, an exclusive scan of per-chunk
-///   key/value states across chunks.
+/// - `#tfc.performer`: FAVOR+ positive random features, every exponential
+///   stabilised by a constant that cancels in the output (for causal keys a
+///   running max, so that no constant depends on a later position); the
+///   non-causal form contracts keys and values once, the causal form works
+///   by chunks: masked dense sums within a chunk, an exclusive scan of
+///   per-chunk key/value states across chunks, rescaled as the running max
+///   grows.
 ///
 /// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
 /// `c = h * Dh + e` belongs to head `h`. Every builder works on the
