@@ -226,8 +226,8 @@ enum class Stabiliser {
   Prefix,
 };
 
-/// The FAVOR+ feature map of one input with the quantities its gradient
-/// needs.
+/// The FAVOR+ feature map of one input with the quantities it is built
+/// from; the causal form and its gradient rescale by the stabilisers.
 struct FeatureMap {
   /// `W_m . x'`, `[B, S, H, M]`.
   Value projection;
