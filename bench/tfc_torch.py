@@ -62,7 +62,9 @@ __all__ = [
 
 PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
 SPECIAL_TOKENS = (b"<pad>", b"<unk>", b"<cls>")
-PERFORMER_EPSILON = 1e-6
+# A Performer row whose stabilised denominator is at most this gives zero
+# (docs/weights.md).
+PERFORMER_MIN_DENOMINATOR = 1e-20
 
 
 # ---------------------------------------------------------------------------
@@ -602,6 +604,14 @@ def _banded_local(q, k, v, key_ok, lo: int, hi: int, gk=None, gv=None, g_ok=None
     return out.reshape(n, padded, dh)[:, :length]
 
 
+def _performer_quotient(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
+    """``num / den`` where ``den > PERFORMER_MIN_DENOMINATOR``, else 0 (with
+    no infinity on the path of the gradient)."""
+    ok = den > PERFORMER_MIN_DENOMINATOR
+    safe = torch.where(ok, den, torch.ones_like(den))
+    return torch.where(ok, num / safe, torch.zeros_like(num))
+
+
 class Attention(nn.Module):
     """One attention block's projections and attention (``P attn.``).
 
@@ -672,43 +682,68 @@ class Attention(nn.Module):
         return dense_attention(q, k, v, allowed)
 
     # -- performer ----------------------------------------------------------
-    def feature_map(self, x: torch.Tensor, stabilise: bool) -> torch.Tensor:
-        """FAVOR+ positive features of ``x [B, H, S, Dh]``: with
-        ``x' = x / Dh^(1/4)``, ``exp(W x' - |x'|^2/2 - c) / sqrt(M)``, ``c`` the
-        max over the M features for queries and 0 for keys."""
+    def feature_exponent(self, x: torch.Tensor) -> torch.Tensor:
+        """The FAVOR+ exponent of ``x [B, H, S, Dh]``: with ``x' = x /
+        Dh^(1/4)``, ``W x' - |x'|^2/2``, ``[B, H, S, M]``."""
         w = self.features.to(x.dtype)
         xs = x * (x.shape[-1] ** -0.25)
-        exponent = torch.matmul(xs, w.t()) - 0.5 * (xs * xs).sum(-1, keepdim=True)
-        if stabilise:
-            exponent = exponent - exponent.amax(-1, keepdim=True)
-        return torch.exp(exponent) * (1.0 / math.sqrt(w.shape[0]))
+        return torch.matmul(xs, w.t()) - 0.5 * (xs * xs).sum(-1, keepdim=True)
 
     def _performer(self, q, k, v, key_mask, chunk: int = 64):
-        pq = self.feature_map(q, stabilise=True)
-        pk = self.feature_map(k, stabilise=False)
+        """FAVOR+ with the stabilisers of docs/weights.md: ``exp(E - c) /
+        sqrt(M)`` with ``c`` the max over features for queries, and for keys
+        the max over the unmasked sequence (non-causal) or the running max
+        over the unmasked keys up to the position (causal). The stabilisers
+        cancel in the output, so they are held constant (detached)."""
+        scale = 1.0 / math.sqrt(self.features.shape[0])
+        eq = self.feature_exponent(q)
+        pq = torch.exp(eq - eq.amax(-1, keepdim=True).detach()) * scale
+        ek = self.feature_exponent(k)
+        lowest = torch.finfo(ek.dtype).min
+        row = ek.amax(-1).detach()                               # [B, H, S]
         if key_mask is not None:
-            pk = pk * key_mask[:, None, :, None].to(pk.dtype)
+            row = row.masked_fill(~key_mask[:, None, :], lowest)
+        if self.causal:
+            c = torch.cummax(row, dim=-1).values
+        else:
+            c = row.amax(-1, keepdim=True).expand_as(row)
+        exponent = ek - c.unsqueeze(-1)
+        if key_mask is not None:
+            # Masked keys are left out of c, so their exponent may be large.
+            exponent = exponent.masked_fill(~key_mask[:, None, :, None], -math.inf)
+        pk = torch.exp(exponent) * scale
         if not self.causal:
             kv = torch.matmul(pk.transpose(-1, -2), v)         # [B, H, M, Dh]
             z = pk.sum(2)                                        # [B, H, M]
             num = torch.matmul(pq, kv)
-            den = torch.matmul(pq, z.unsqueeze(-1)) + PERFORMER_EPSILON
-            return num / den
+            den = torch.matmul(pq, z.unsqueeze(-1))
+            return _performer_quotient(num, den)
         # Causal: prefix sums over keys j <= i, a chunk at a time (the exact
-        # quadratic form inside a chunk, the carried state across chunks).
+        # quadratic form inside a chunk, the carried state across chunks),
+        # every key rescaled from its own stabiliser c_j to that of the row
+        # or state that reads it (exponents <= 0, clamped for safety).
+        def rescale(a, b):
+            return torch.exp((a - b).clamp(max=0))
         b, h, s, m = pq.shape
         kv = pq.new_zeros(b, h, m, v.shape[-1])
         z = pq.new_zeros(b, h, m, 1)
+        before = c.new_full((b, h, 1), lowest)   # the state's stabiliser
         outs = []
         for start in range(0, s, chunk):
             sl = slice(start, min(s, start + chunk))
-            cq, ck, cv = pq[:, :, sl], pk[:, :, sl], v[:, :, sl]
-            local = torch.matmul(cq, ck.transpose(-1, -2)).tril()
-            num = torch.matmul(local, cv) + torch.matmul(cq, kv)
-            den = local.sum(-1, keepdim=True) + torch.matmul(cq, z) + PERFORMER_EPSILON
-            outs.append(num / den)
-            kv = kv + torch.matmul(ck.transpose(-1, -2), cv)
-            z = z + ck.sum(2).unsqueeze(-1)
+            cq, ck, cv, cc = pq[:, :, sl], pk[:, :, sl], v[:, :, sl], c[:, :, sl]
+            end = cc[..., -1:]
+            local = torch.matmul(cq, ck.transpose(-1, -2))
+            local = (local * rescale(cc[..., None, :], cc[..., :, None])).tril()
+            rq = cq * rescale(before, cc).unsqueeze(-1)
+            num = torch.matmul(local, cv) + torch.matmul(rq, kv)
+            den = local.sum(-1, keepdim=True) + torch.matmul(rq, z)
+            outs.append(_performer_quotient(num, den))
+            rk = ck * rescale(cc, end).unsqueeze(-1)
+            decay = rescale(before, end).unsqueeze(-1)
+            kv = kv * decay + torch.matmul(rk.transpose(-1, -2), cv)
+            z = z * decay + rk.sum(2).unsqueeze(-1)
+            before = end
         return torch.cat(outs, 2)
 
     # -- longformer ---------------------------------------------------------

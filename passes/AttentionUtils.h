@@ -169,9 +169,44 @@ SmallVector<Value> longformerGlobalRowGrads(OpBuilder &b, Location loc,
 //===----------------------------------------------------------------------===//
 // #tfc.performer
 //===----------------------------------------------------------------------===//
+//
+// FAVOR+ features are `phi(x)_m = exp(W_m . x' - |x'|^2 / 2) / sqrt(M)`
+// with `x' = x / Dh^(1/4)`. Every exponential is taken after subtracting a
+// stabiliser, a constant that cancels between the numerator and the
+// denominator of the output:
+//
+// - queries: the max over m of the row's own exponent (row i only);
+// - keys, non-causal: the max of the exponent over all unmasked keys and
+//   features of the sequence;
+// - keys, causal: the running max `c_j` over the unmasked keys `j' <= j`
+//   and all features, so that no constant depends on a later position. The
+//   chunked sums rescale by `exp(c_j - c_i) <= 1` wherever a key stabilised
+//   by `c_j` meets a query or a state stabilised by a larger `c_i`, as
+//   online softmax rescales its accumulator.
+//
+// The stabilised features are at most `1 / sqrt(M)`, so nothing
+// overflows, and the largest key feature is exactly `1 / sqrt(M)`, so the
+// sums never all underflow however large the keys are. There is no
+// additive epsilon in the denominator: an epsilon would not cancel with
+// the stabilisers (its weight would change with the largest key). Instead
+// a row whose stabilised denominator is at most kPerformerMinDenominator
+// (every query-key product underflowed: a query that attends nowhere) gives
+// a zero output and zero gradients, as a fully masked softmax row does.
+// Everywhere else the output is exactly `num / den`, invariant to the
+// stabilisers, whose gradient is therefore zero: the gradient lowering
+// treats them as constants.
 
-/// The FAVOR+ denominator's regulariser.
-inline constexpr double kPerformerEpsilon = 1e-6;
+/// A row whose stabilised FAVOR+ denominator is at most this gives zero.
+/// The stabilised denominator of a query that matches a key is of order
+/// `1 / M` or more (both features up to `1 / sqrt(M)`); this bound is far
+/// below it, and large enough that the gradients, which scale with
+/// `1 / den` (`dO / den`, `dO * out / den`), stay far from the largest
+/// float32.
+inline constexpr double kPerformerMinDenominator = 1e-20;
+
+/// The most negative finite value of the float type `element`, the
+/// stabiliser of a sequence with no unmasked key yet.
+double lowestFinite(Type element);
 
 /// `features [M, Dh]` times the input scale `Dh^(-1/4)`, so that the
 /// projections below are plain multiply-add contractions.
@@ -192,34 +227,53 @@ Value rowMaximum(OpBuilder &b, Location loc, Value projection);
 
 /// `phi = exp(projection - offset) / sqrt(M) * mask` for `projection
 /// [B, S, H, M]`, where `offset [B, S, H]` and `mask [B, S]` (1 when null)
-/// broadcast.
+/// broadcast; exactly 0 where the mask is 0 (whatever the exponential).
 Value exponentialFeatures(OpBuilder &b, Location loc, Value projection,
                           Value offset, Value mask);
 
-/// The FAVOR+ feature map of one input with the quantities its gradient
-/// needs.
+/// The running max over positions of `x [B, S, H]`: `out[b, i, h] =
+/// max_{j <= i} x[b, j, h]`, computed by the chunks of performerChunking
+/// (a masked max within each chunk, an exclusive max scan across chunks).
+Value causalRunningMaximum(OpBuilder &b, Location loc, Value x);
+
+/// Which constant randomFeatures subtracts before the exponential.
+enum class Stabiliser {
+  /// Queries: the max over m of the row's own exponent.
+  Row,
+  /// Non-causal keys: the max over all unmasked keys and features.
+  Sequence,
+  /// Causal keys: the running max over the unmasked keys up to the row.
+  Prefix,
+};
+
+/// The FAVOR+ feature map of one input with the quantities it is built
+/// from; the causal form and its gradient rescale by the stabilisers.
 struct FeatureMap {
   /// `W_m . x'`, `[B, S, H, M]`.
   Value projection;
-  /// The per-row constant subtracted before the exponential, `[B, S, H]`.
+  /// The per-row constant subtracted from the projection before the
+  /// exponential, `[B, S, H]`.
   Value offset;
+  /// The stabiliser `c` of each row, `[B, S, H]` (the running max `c_j` of
+  /// causal keys, which the chunked sums rescale).
+  Value stabiliser;
   /// The features, `[B, S, H, M]`.
   Value phi;
 };
 
 /// FAVOR+ positive random features of head-split `x [B, S, H, Dh]` with
-/// `scaled = features * Dh^(-1/4)` (scaledFeatures): with `x' = x / Dh^(1/4)`,
+/// `scaled = features * Dh^(-1/4)` (scaledFeatures): with `x' = x / Dh^(1/4)`
+/// and the exponent `E[s, m] = W_m . x' - |x'|^2 / 2`,
 ///
-///   phi[b, s, h, m] = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M).
+///   phi[b, s, h, m] = exp(E[s, m] - c[s]) / sqrt(M)
 ///
-/// For queries (`stabilise`), `c` is the max over m of the exponent, which
-/// cancels between numerator and denominator; then `|x'|^2 / 2 + c` is the
-/// max over m of the projection, the offset. For keys `c = 0` (the offset
-/// is `|x'|^2 / 2`), so that no constant depending on other positions
-/// enters a causal prefix. `mask [B, S]`, when given, multiplies the
-/// features (padding keys vanish).
+/// where `c` is chosen by `kind` (see Stabiliser). For queries (`Row`),
+/// `|x'|^2 / 2 + c` is the max over m of the projection, which is the
+/// offset; for keys the offset is `|x'|^2 / 2 + c`. `mask [B, S]`, when
+/// given, multiplies the features (padding keys vanish) and keeps masked
+/// rows out of the keys' stabilisers.
 FeatureMap randomFeatures(OpBuilder &b, Location loc, Value x, Value scaled,
-                          bool stabilise, Value mask);
+                          Stabiliser kind, Value mask);
 
 /// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
 /// `v [B, J, H, Dh]` to the running state:
@@ -238,10 +292,15 @@ std::pair<Value, Value> accumulateKeyValues(OpBuilder &b, Location loc,
 Value performerNumerator(OpBuilder &b, Location loc, Value queryFeatures,
                          Value kv);
 
-/// `den[b, i, h] = sum_m phi_q[b, i, h, m] * z[b, h, m] + 1e-6` for
+/// `den[b, i, h] = sum_m phi_q[b, i, h, m] * z[b, h, m]` for
 /// `queryFeatures [B, I, H, M]` and `z [B, H, M]`.
 Value performerDenominator(OpBuilder &b, Location loc, Value queryFeatures,
                            Value z);
+
+/// `out[..., e] = num[..., e] / den[...]` where `den >
+/// kPerformerMinDenominator`, else 0, for `num [..., Dh]` and `den [...]`
+/// of any rank.
+Value performerQuotient(OpBuilder &b, Location loc, Value num, Value den);
 
 //===----------------------------------------------------------------------===//
 // Causal FAVOR+ by chunks
@@ -250,12 +309,27 @@ Value performerDenominator(OpBuilder &b, Location loc, Value queryFeatures,
 // The causal form splits the sequence into NC chunks of C positions (the
 // last zero-padded when C does not divide S) and works on chunked views
 // `[B, NC, C, H, D]`. Within a chunk, the pairs `j <= i` are summed densely
-// through masked scores `A = phi_q phi_k^T` (`[B, NC, H, C, C]`); across
-// chunks, each chunk reads the prefix state of the keys of all earlier
-// chunks (`[B, NC, H, M, Dh]` and `[B, NC, H, M]`), an exclusive scan of
+// through masked scores `A` (`[B, NC, H, C, C]`); across chunks, each chunk
+// reads the prefix state of the keys of all earlier chunks
+// (`[B, NC, H, M, Dh]` and `[B, NC, H, M]`), an exclusive scan of
 // per-chunk states. Every sum is a contraction over a whole chunk or
 // feature dimension, which tfc-vectorize-contractions turns into FMA
-// kernels; only the scan runs over chunks in an `scf.for`.
+// kernels; only the scans run over chunks in an `scf.for`.
+//
+// The keys' features are stabilised by their running max `c_j`; the
+// constants (all `[B, NC, H]` or `[B, NC, C, H]`) that bring every sum to
+// the stabiliser of the row that reads it are, with `E_n` the stabiliser
+// at the end of chunk n and `F_n = E_{n-1}` the one before it (the lowest
+// float for n = 0):
+//
+//   within chunk n:   A[i, j] = [j <= i] (phiQ[i] . phiK[j]) exp(c_j - c_i)
+//   chunk states:     keys scaled by exp(c_j - E_n)
+//   scan:             R_{n+1} = R_n exp(F_n - E_n) + state_n, prefix_n = R_n
+//   reading prefix_n: queries scaled by exp(F_n - c_i).
+//
+// Each exponent is `<= 0` for real positions (the running max never
+// decreases); it is clamped at 0 so that padding positions (stabiliser
+// the lowest float) cannot make an infinity that meets a zero feature.
 
 /// Chunk count and size of a causal sequence.
 struct Chunking {
@@ -269,15 +343,25 @@ struct Chunking {
 /// positions, as few padded positions as possible.
 Chunking performerChunking(int64_t length);
 
-/// `x [B, S, H, D] -> [B, NC, C, H, D]`, zero-padded at the end.
-Value toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks);
+/// `x [B, S, ...] -> [B, NC, C, ...]`, padded at the end with `padding`.
+Value toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks,
+               double padding = 0.0);
 
-/// `x [B, NC, C, H, D] -> [B, S, H, D]`, dropping the padding.
+/// `x [B, NC, C, ...] -> [B, S, ...]`, dropping the padding.
 Value fromChunks(OpBuilder &b, Location loc, Value x, int64_t length);
 
-/// The exclusive scan of `x [B, NC, ...]` over chunks:
-/// `out[:, n] = sum_{n' < n} x[:, n']`, or over `n' > n` when `reverse`.
-Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse);
+/// The exclusive scan of `x [B, NC, ...]` over chunks: a running state `R`
+/// (zero at first) visits the chunks in order (or backwards when
+/// `reverse`); chunk n's output is `R`, then `R = R * decay[:, n] + x[:, n]`,
+/// where `decay [B, NC, H]` (1 when null) broadcasts over the trailing
+/// dimensions. Without decay, `out[:, n] = sum_{n' < n} x[:, n']` (or
+/// `n' > n`).
+Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse,
+                         Value decay = Value());
+
+/// The exclusive max scan of `x [B, NC, ...]` over chunks:
+/// `out[:, n] = max_{n' < n} x[:, n']`, the lowest float for n = 0.
+Value exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x);
 
 /// Per-chunk key/value states of chunked `keyFeatures [B, NC, C, H, M]` and
 /// `v [B, NC, C, H, Dh]`:
@@ -287,41 +371,61 @@ Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse);
 std::pair<Value, Value> chunkStates(OpBuilder &b, Location loc,
                                     Value keyFeatures, Value v);
 
+/// `x [B, NC, C, H, D] * scale [B, NC, C, H]`, broadcast over D.
+Value scaleChunkRows(OpBuilder &b, Location loc, Value x, Value scale);
+
 /// The causal scores within each chunk, `[B, NC, H, C, C]`:
 ///
-///   A[b, n, h, i, j] = [j <= i] sum_m phiQ[b, n, i, h, m] phiK[b, n, j, h, m].
+///   A[b, n, h, i, j] = [j <= i] exp(c_j - c_i)
+///                      sum_m phiQ[b, n, i, h, m] phiK[b, n, j, h, m]
+///
+/// for the chunked key stabilisers `c [B, NC, C, H]`.
 Value chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
-                  Value keyFeatures);
+                  Value keyFeatures, Value stabiliser);
 
-/// What causal FAVOR+ in chunks and its gradient both start from: the
-/// chunked query/key features and values, the exclusive prefix states and
-/// the masked scores within each chunk.
+/// What causal FAVOR+ in chunks and its gradient both start from.
 struct CausalChunks {
   Chunking chunking;
+  /// Chunked query features, key features and values.
   Value query, key, value;
+  /// The keys' stabilisers `c`, `[B, NC, C, H]`.
+  Value stabiliser;
+  /// `exp(F_n - c_i)` and `exp(c_j - E_n)`, `[B, NC, C, H]`.
+  Value queryScale, keyScale;
+  /// `query * queryScale` and `key * keyScale`.
+  Value queryPrefix, keyState;
+  /// `exp(F_n - E_n)`, `[B, NC, H]`: the scan's decay.
+  Value decay;
+  /// The exclusive prefix states, relative to `F_n`.
   Value prefixKv, prefixZ;
+  /// The masked scores within each chunk (chunkScores).
   Value scores;
 };
 
-/// Chunks `queryFeatures`, `keyFeatures [B, S, H, M]` and `v [B, S, H, Dh]`
-/// of a sequence of `length` positions and builds their states and scores.
+/// Chunks `queryFeatures`, `keyFeatures [B, S, H, M]`, the keys'
+/// stabilisers `keyStabiliser [B, S, H]` (the running max of
+/// randomFeatures with Stabiliser::Prefix) and `v [B, S, H, Dh]` of a
+/// sequence of `length` positions and builds their rescaling constants,
+/// states and scores.
 CausalChunks buildCausalChunks(OpBuilder &b, Location loc, Value queryFeatures,
-                               Value keyFeatures, Value v, int64_t length);
+                               Value keyFeatures, Value keyStabiliser, Value v,
+                               int64_t length);
 
-/// `x [B, NC, H, C, C]` with the pairs `j > i` set to zero.
-Value causalChunkMask(OpBuilder &b, Location loc, Value x);
+/// `x [B, NC, H, C, C]` times `exp(c_j - c_i)` for the chunked stabilisers
+/// `c [B, NC, C, H]`, with the pairs `j > i` set to zero.
+Value causalChunkMask(OpBuilder &b, Location loc, Value x, Value stabiliser);
 
 /// The numerator `[B, NC, C, H, Dh]` and denominator `[B, NC, C, H]` of
-/// causal FAVOR+ in chunks, from the chunked query features, values, the
-/// masked scores and the exclusive prefix states `kv [B, NC, H, M, Dh]`,
-/// `z [B, NC, H, M]`:
+/// causal FAVOR+ in chunks, from the rescaled chunked query features
+/// `queryPrefix` (CausalChunks), values, the masked scores and the
+/// exclusive prefix states `kv [B, NC, H, M, Dh]`, `z [B, NC, H, M]`:
 ///
 ///   num[b, n, i, h, e] = sum_j A[b, n, h, i, j] v[b, n, j, h, e]
-///                        + sum_m phiQ[b, n, i, h, m] kv[b, n, h, m, e]
+///                        + sum_m phiQ'[b, n, i, h, m] kv[b, n, h, m, e]
 ///   den[b, n, i, h]    = sum_j A[b, n, h, i, j]
-///                        + sum_m phiQ[b, n, i, h, m] z[b, n, h, m] + 1e-6.
+///                        + sum_m phiQ'[b, n, i, h, m] z[b, n, h, m].
 std::pair<Value, Value> chunkNumeratorDenominator(OpBuilder &b, Location loc,
-                                                  Value queryFeatures, Value v,
+                                                  Value queryPrefix, Value v,
                                                   Value scores, Value kv,
                                                   Value z);
 

@@ -12,10 +12,13 @@
 /// - `#tfc.longformer`: sliding-window attention (window, dilation, causal)
 ///   plus global tokens with their own projections, written as dense
 ///   attention over a structured mask.
-/// - `#tfc.performer`: FAVOR+ positive random features; the non-causal form
-///   contracts keys and values once, the causal form works by chunks:
-///   masked dense sums within a chunk, an exclusive scan of per-chunk
-///   key/value states across chunks.
+/// - `#tfc.performer`: FAVOR+ positive random features, every exponential
+///   stabilised by a constant that cancels in the output (for causal keys a
+///   running max, so that no constant depends on a later position); the
+///   non-causal form contracts keys and values once, the causal form works
+///   by chunks: masked dense sums within a chunk, an exclusive scan of
+///   per-chunk key/value states across chunks, rescaled as the running max
+///   grows.
 ///
 /// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
 /// `c = h * Dh + e` belongs to head `h`. Every builder works on the
@@ -446,6 +449,12 @@ Value attention::longformerGlobalRows(OpBuilder &b, Location loc, Value result,
 // #tfc.performer
 //===----------------------------------------------------------------------===//
 
+double attention::lowestFinite(Type element) {
+  return APFloat::getLargest(cast<FloatType>(element).getFloatSemantics(),
+                             /*Negative=*/true)
+      .convertToDouble();
+}
+
 Value attention::scaledFeatures(OpBuilder &b, Location loc, Value features) {
   Type element = elementOf(features);
   double inputScale =
@@ -496,6 +505,13 @@ Value attention::rowMaximum(OpBuilder &b, Location loc, Value projection) {
       });
 }
 
+/// `value == 0` for a float `value`.
+static Value isZero(OpBuilder &b, Location loc, Value value) {
+  return b.create<arith::CmpFOp>(
+      loc, arith::CmpFPredicate::OEQ, value,
+      floatConstant(b, loc, value.getType(), 0.0));
+}
+
 Value attention::exponentialFeatures(OpBuilder &b, Location loc,
                                      Value projection, Value offset,
                                      Value mask) {
@@ -516,20 +532,127 @@ Value attention::exponentialFeatures(OpBuilder &b, Location loc,
         value = nb.create<math::ExpOp>(nloc, value);
         value = nb.create<arith::MulFOp>(
             nloc, value, floatConstant(nb, nloc, element, outputScale));
-        if (mask)
-          value = nb.create<arith::MulFOp>(nloc, value, args[2]);
-        return value;
+        if (!mask)
+          return value;
+        // A masked key is left out of the stabiliser, so its exponential
+        // may overflow; select rather than multiply by 0.
+        value = nb.create<arith::MulFOp>(nloc, value, args[2]);
+        return nb.create<arith::SelectOp>(
+            nloc, isZero(nb, nloc, args[2]),
+            floatConstant(nb, nloc, element, 0.0), value);
       },
       maps);
 }
 
+/// The max over m of the keys' exponent `projection - halfNorm`, `[B, S,
+/// H]`, the lowest float where `mask [B, S]` (when given) is 0.
+static Value keyRowMaximum(OpBuilder &b, Location loc, Value projection,
+                           Value halfNorm, Value mask) {
+  Value rowMax = rowMaximum(b, loc, projection);
+  Type element = elementOf(projection);
+  SmallVector<Value> inputs = {rowMax, halfNorm};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(3),
+                                 b.getMultiDimIdentityMap(3)};
+  if (mask) {
+    inputs.push_back(mask);
+    maps.push_back(loopDims(b, 3, {0, 1}));
+  }
+  double lowest = lowestFinite(element);
+  return elementwise(
+      b, loc, shapeOf(rowMax), element, inputs,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value value = nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+        if (!mask)
+          return value;
+        return nb.create<arith::SelectOp>(
+            nloc, isZero(nb, nloc, args[2]),
+            floatConstant(nb, nloc, element, lowest), value);
+      },
+      maps);
+}
+
+/// The max over positions of `x [B, S, H]`, broadcast back to `[B, S, H]`.
+static Value sequenceMaximum(OpBuilder &b, Location loc, Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  // Loops (b, h, s); s is reduced.
+  Value total = buildGeneric(
+      b, loc, ValueRange{x},
+      filledTensor(b, loc, {shape[0], shape[2]}, element,
+                   lowestFinite(element)),
+      {loopDims(b, 3, {0, 2, 1})}, loopDims(b, 3, {0, 1}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+      });
+  return elementwise(
+      b, loc, shape, element, ValueRange{total},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {loopDims(b, 3, {0, 2})});
+}
+
+Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  double lowest = lowestFinite(element);
+  Chunking chunking = performerChunking(shape[1]);
+  Value chunks = toChunks(b, loc, x, chunking, lowest);
+  SmallVector<int64_t> chunkShape(shapeOf(chunks));
+  auto maximum = [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+    return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+  };
+  // Within each chunk; loops (b, n, i, h, j), j is reduced.
+  Value within = buildGeneric(
+      b, loc, ValueRange{chunks},
+      filledTensor(b, loc, chunkShape, element, lowest),
+      {loopDims(b, 5, {0, 1, 4, 3})}, loopDims(b, 5, {0, 1, 2, 3}),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value i = nb.create<linalg::IndexOp>(nloc, 2);
+        Value j = nb.create<linalg::IndexOp>(nloc, 4);
+        Value allowed =
+            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        Value value = nb.create<arith::SelectOp>(
+            nloc, allowed, args[0], floatConstant(nb, nloc, element, lowest));
+        return nb.create<arith::MaximumFOp>(nloc, args[1], value);
+      });
+  // The max of each chunk; loops (b, n, h, i), i is reduced.
+  Value chunkMax = buildGeneric(
+      b, loc, ValueRange{chunks},
+      filledTensor(b, loc, {chunkShape[0], chunkShape[1], chunkShape[3]},
+                   element, lowest),
+      {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}), maximum);
+  Value before = exclusiveChunkMaximum(b, loc, chunkMax);
+  Value running = elementwise(
+      b, loc, chunkShape, element, ValueRange{within, before},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, args[0], args[1]);
+      },
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 3})});
+  return fromChunks(b, loc, running, shape[1]);
+}
+
 FeatureMap attention::randomFeatures(OpBuilder &b, Location loc, Value x,
-                                     Value scaled, bool stabilise,
+                                     Value scaled, Stabiliser kind,
                                      Value mask) {
   FeatureMap map;
   map.projection = featureProjection(b, loc, x, scaled);
-  map.offset = stabilise ? rowMaximum(b, loc, map.projection)
-                         : halfSquaredNorm(b, loc, x);
+  if (kind == Stabiliser::Row) {
+    // The max over m of W_m . x' - |x'|^2 / 2 is the max of the projection
+    // less |x'|^2 / 2, which cancels.
+    map.offset = rowMaximum(b, loc, map.projection);
+    map.stabiliser = map.offset;
+  } else {
+    Value halfNorm = halfSquaredNorm(b, loc, x);
+    Value rowMax = keyRowMaximum(b, loc, map.projection, halfNorm, mask);
+    map.stabiliser = kind == Stabiliser::Prefix
+                         ? causalRunningMaximum(b, loc, rowMax)
+                         : sequenceMaximum(b, loc, rowMax);
+    map.offset = elementwise(
+        b, loc, shapeOf(halfNorm), elementOf(halfNorm),
+        ValueRange{halfNorm, map.stabiliser},
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return nb.create<arith::AddFOp>(nloc, args[0], args[1]);
+        });
+  }
   map.phi = exponentialFeatures(b, loc, map.projection, map.offset, mask);
   return map;
 }
@@ -579,7 +702,7 @@ Value attention::performerDenominator(OpBuilder &b, Location loc,
   // Loops (b, i, h, m); m is reduced.
   return buildGeneric(b, loc, ValueRange{queryFeatures, z},
                       filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]},
-                                   element, kPerformerEpsilon),
+                                   element, 0.0),
                       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
                       loopDims(b, 4, {0, 1, 2}),
                       [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -587,23 +710,23 @@ Value attention::performerDenominator(OpBuilder &b, Location loc,
                       });
 }
 
-/// Reads the attention output of `queryFeatures [B, I, H, M]` from the
-/// state `kv [B, H, M, Dh]`, `z [B, H, M]`:
-///
-///   out[b, i, h, e] = sum_m phi_q[b, i, h, m] * kv[b, h, m, e]
-///                     / (sum_m phi_q[b, i, h, m] * z[b, h, m] + 1e-6).
-static Value readOutput(OpBuilder &b, Location loc, Value queryFeatures,
-                        Value kv, Value z) {
-  Value numerator = performerNumerator(b, loc, queryFeatures, kv);
-  Value denominator = performerDenominator(b, loc, queryFeatures, z);
-  return buildGeneric(
-      b, loc, ValueRange{numerator, denominator},
-      emptyTensor(b, loc, shapeOf(numerator), elementOf(numerator)),
-      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 2})},
-      b.getMultiDimIdentityMap(4),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
-      });
+Value attention::performerQuotient(OpBuilder &b, Location loc, Value num,
+                                   Value den) {
+  ArrayRef<int64_t> shape = shapeOf(num);
+  unsigned rank = shape.size();
+  Type element = elementOf(num);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  return elementwise(
+      b, loc, shape, element, ValueRange{num, den},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value positive = nb.create<arith::CmpFOp>(
+            nloc, arith::CmpFPredicate::OGT, args[1],
+            floatConstant(nb, nloc, element, kPerformerMinDenominator));
+        Value quotient = nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+        return nb.create<arith::SelectOp>(
+            nloc, positive, quotient, floatConstant(nb, nloc, element, 0.0));
+      },
+      {identity, identity.getMajorSubMap(rank - 1)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -618,79 +741,122 @@ Chunking attention::performerChunking(int64_t length) {
 }
 
 Value attention::toChunks(OpBuilder &b, Location loc, Value x,
-                          Chunking chunks) {
+                          Chunking chunks, double padding) {
   ArrayRef<int64_t> shape = shapeOf(x);
+  unsigned rank = shape.size();
   Type element = elementOf(x);
   if (chunks.padded() != shape[1]) {
-    Value zeros = filledTensor(
-        b, loc, {shape[0], chunks.padded(), shape[2], shape[3]}, element, 0.0);
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    SmallVector<int64_t> paddedShape(shape);
+    paddedShape[1] = chunks.padded();
+    Value fill = filledTensor(b, loc, paddedShape, element, padding);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
     SmallVector<OpFoldResult> sizes;
     for (int64_t extent : shape)
       sizes.push_back(b.getIndexAttr(extent));
-    x = b.create<tensor::InsertSliceOp>(loc, x, zeros, offsets, sizes,
-                                        strides);
+    x = b.create<tensor::InsertSliceOp>(loc, x, fill, offsets, sizes, strides);
   }
-  auto type = RankedTensorType::get(
-      {shape[0], chunks.count, chunks.size, shape[2], shape[3]}, element);
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
-  return b.create<tensor::ExpandShapeOp>(loc, type, x, groups);
+  SmallVector<int64_t> chunkShape = {shape[0], chunks.count, chunks.size};
+  llvm::append_range(chunkShape, shape.drop_front(2));
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+  for (unsigned d = 3; d <= rank; ++d)
+    groups.push_back({static_cast<int64_t>(d)});
+  return b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get(chunkShape, element), x, groups);
 }
 
 Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
                             int64_t length) {
   ArrayRef<int64_t> shape = shapeOf(x);
+  unsigned rank = shape.size();
   Type element = elementOf(x);
   int64_t padded = shape[1] * shape[2];
-  auto type =
-      RankedTensorType::get({shape[0], padded, shape[3], shape[4]}, element);
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}, {4}};
-  Value flat = b.create<tensor::CollapseShapeOp>(loc, type, x, groups);
+  SmallVector<int64_t> flatShape = {shape[0], padded};
+  llvm::append_range(flatShape, shape.drop_front(3));
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+  for (unsigned d = 3; d < rank; ++d)
+    groups.push_back({static_cast<int64_t>(d)});
+  Value flat = b.create<tensor::CollapseShapeOp>(
+      loc, RankedTensorType::get(flatShape, element), x, groups);
   if (padded == length)
     return flat;
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(shape[0]), b.getIndexAttr(length),
-      b.getIndexAttr(shape[3]), b.getIndexAttr(shape[4])};
+  SmallVector<OpFoldResult> offsets(rank - 1, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank - 1, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t extent : flatShape)
+    sizes.push_back(b.getIndexAttr(extent));
+  sizes[1] = b.getIndexAttr(length);
   return b.create<tensor::ExtractSliceOp>(loc, flat, offsets, sizes, strides);
 }
 
-Value attention::exclusiveChunkScan(OpBuilder &b, Location loc, Value x,
-                                    bool reverse) {
+/// An exclusive scan of `x [B, NC, ...]` over chunks, visiting them in
+/// order (or backwards when `reverse`) with a running state that starts at
+/// `init`: chunk n's output is the state, then the state becomes
+/// `combine(state, x[:, n], decay[:, n])`, where `decay [B, NC, H]` (null
+/// when not needed) broadcasts over the trailing dimensions.
+static Value scanChunks(
+    OpBuilder &b, Location loc, Value x, bool reverse, double init,
+    Value decay,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
   ArrayRef<int64_t> shape = shapeOf(x);
   Type element = elementOf(x);
   int64_t count = shape[1];
   SmallVector<int64_t> rowShape(shape);
   rowShape[1] = 1;
-  // The running sum is carried as its own tensor and copied into chunk n
-  // before chunk n is added to it, so that no iteration reads the result
-  // it writes.
-  Value running = filledTensor(b, loc, rowShape, element, 0.0);
-  Value init = emptyTensor(b, loc, shape, element);
+  // The running state is carried as its own tensor and copied into chunk n
+  // before chunk n is combined with it, so that no iteration reads the
+  // result it writes.
+  Value running = filledTensor(b, loc, rowShape, element, init);
+  Value result = emptyTensor(b, loc, shape, element);
   Value last = indexConstant(b, loc, count - 1);
   auto loop = b.create<scf::ForOp>(
       loc, indexConstant(b, loc, 0), indexConstant(b, loc, count),
-      indexConstant(b, loc, 1), ValueRange{running, init},
+      indexConstant(b, loc, 1), ValueRange{running, result},
       [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
         Value n = reverse ? nb.create<arith::SubIOp>(nloc, last, t) : t;
-        Value result = insertRow(nb, nloc, state[0], state[1], n);
-        Value chunk = extractRow(nb, nloc, x, n);
+        Value written = insertRow(nb, nloc, state[0], state[1], n);
         unsigned rank = rowShape.size();
         AffineMap identity = nb.getMultiDimIdentityMap(rank);
-        auto add = nb.create<linalg::GenericOp>(
-            nloc, TypeRange{state[0].getType()}, ValueRange{chunk},
-            ValueRange{state[0]}, ArrayRef<AffineMap>{identity, identity},
-            parallelIterators(rank),
+        SmallVector<Value> inputs = {extractRow(nb, nloc, x, n)};
+        SmallVector<AffineMap> maps = {identity};
+        if (decay) {
+          inputs.push_back(extractRow(nb, nloc, decay, n));
+          maps.push_back(loopDims(nb, rank, {0, 1, 2}));
+        }
+        maps.push_back(identity);
+        auto update = nb.create<linalg::GenericOp>(
+            nloc, TypeRange{state[0].getType()}, inputs, ValueRange{state[0]},
+            maps, parallelIterators(rank),
             [&](OpBuilder &bb, Location bloc, ValueRange args) {
-              bb.create<linalg::YieldOp>(
-                  bloc, ValueRange{bb.create<arith::AddFOp>(bloc, args[1],
-                                                            args[0])});
+              Value next = combine(bb, bloc, args.back(), args[0],
+                                   decay ? args[1] : Value());
+              bb.create<linalg::YieldOp>(bloc, ValueRange{next});
             });
-        nb.create<scf::YieldOp>(nloc, ValueRange{add.getResult(0), result});
+        nb.create<scf::YieldOp>(nloc,
+                                ValueRange{update.getResult(0), written});
       });
   return loop.getResult(1);
+}
+
+Value attention::exclusiveChunkScan(OpBuilder &b, Location loc, Value x,
+                                    bool reverse, Value decay) {
+  return scanChunks(
+      b, loc, x, reverse, 0.0, decay,
+      [](OpBuilder &nb, Location nloc, Value state, Value chunk,
+         Value factor) -> Value {
+        if (factor)
+          state = nb.create<arith::MulFOp>(nloc, state, factor);
+        return nb.create<arith::AddFOp>(nloc, state, chunk);
+      });
+}
+
+Value attention::exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x) {
+  return scanChunks(b, loc, x, /*reverse=*/false,
+                    lowestFinite(elementOf(x)), Value(),
+                    [](OpBuilder &nb, Location nloc, Value state, Value chunk,
+                       Value) -> Value {
+                      return nb.create<arith::MaximumFOp>(nloc, state, chunk);
+                    });
 }
 
 std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
@@ -720,38 +886,101 @@ std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
   return {kv, z};
 }
 
-Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x) {
-  Type element = elementOf(x);
+/// `exp(min(a - b, 0))`: a rescaling factor whose exponent is `<= 0` for
+/// real positions (see AttentionUtils.h).
+static Value rescaling(OpBuilder &b, Location loc, Value a, Value bValue) {
+  Value difference = b.create<arith::SubFOp>(loc, a, bValue);
+  difference = b.create<arith::MinimumFOp>(
+      loc, difference, floatConstant(b, loc, a.getType(), 0.0));
+  return b.create<math::ExpOp>(loc, difference);
+}
+
+Value attention::scaleChunkRows(OpBuilder &b, Location loc, Value x,
+                                Value scale) {
   return elementwise(
-      b, loc, shapeOf(x), element, ValueRange{x},
+      b, loc, shapeOf(x), elementOf(x), ValueRange{x, scale},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+      },
+      {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 2, 3})});
+}
+
+Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x,
+                                 Value stabiliser) {
+  Type element = elementOf(x);
+  // x is [B, NC, H, C, C]; the stabilisers of rows i and columns j.
+  return elementwise(
+      b, loc, shapeOf(x), element, ValueRange{x, stabiliser, stabiliser},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value i = nb.create<linalg::IndexOp>(nloc, 3);
         Value j = nb.create<linalg::IndexOp>(nloc, 4);
         Value allowed =
             nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        Value scaled = nb.create<arith::MulFOp>(
+            nloc, args[0], rescaling(nb, nloc, args[2], args[1]));
         return nb.create<arith::SelectOp>(
-            nloc, allowed, args[0], floatConstant(nb, nloc, element, 0.0));
-      });
+            nloc, allowed, scaled, floatConstant(nb, nloc, element, 0.0));
+      },
+      {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 3, 2}),
+       loopDims(b, 5, {0, 1, 4, 2})});
 }
 
 CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
                                          Value queryFeatures,
-                                         Value keyFeatures, Value v,
+                                         Value keyFeatures,
+                                         Value keyStabiliser, Value v,
                                          int64_t length) {
   CausalChunks c;
+  Type element = elementOf(v);
   c.chunking = performerChunking(length);
   c.query = toChunks(b, loc, queryFeatures, c.chunking);
   c.key = toChunks(b, loc, keyFeatures, c.chunking);
   c.value = toChunks(b, loc, v, c.chunking);
-  auto [kv, z] = chunkStates(b, loc, c.key, c.value);
-  c.prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false);
-  c.prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false);
-  c.scores = chunkScores(b, loc, c.query, c.key);
+  c.stabiliser =
+      toChunks(b, loc, keyStabiliser, c.chunking, lowestFinite(element));
+  ArrayRef<int64_t> shape = shapeOf(c.stabiliser);
+  // E_n, the stabiliser at the end of chunk n (the running max never
+  // decreases); loops (b, n, h, i), i is reduced.
+  Value end = buildGeneric(
+      b, loc, ValueRange{c.stabiliser},
+      filledTensor(b, loc, {shape[0], shape[1], shape[3]}, element,
+                   lowestFinite(element)),
+      {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+      });
+  // F_n = E_{n-1}.
+  Value start = exclusiveChunkMaximum(b, loc, end);
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap chunkMap = loopDims(b, 4, {0, 1, 3});
+  c.queryScale = elementwise(
+      b, loc, shape, element, ValueRange{start, c.stabiliser},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return rescaling(nb, nloc, args[0], args[1]);
+      },
+      {chunkMap, identity});
+  c.keyScale = elementwise(
+      b, loc, shape, element, ValueRange{c.stabiliser, end},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return rescaling(nb, nloc, args[0], args[1]);
+      },
+      {identity, chunkMap});
+  c.decay = elementwise(
+      b, loc, shapeOf(end), element, ValueRange{start, end},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return rescaling(nb, nloc, args[0], args[1]);
+      });
+  c.queryPrefix = scaleChunkRows(b, loc, c.query, c.queryScale);
+  c.keyState = scaleChunkRows(b, loc, c.key, c.keyScale);
+  auto [kv, z] = chunkStates(b, loc, c.keyState, c.value);
+  c.prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false, c.decay);
+  c.prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false, c.decay);
+  c.scores = chunkScores(b, loc, c.query, c.key, c.stabiliser);
   return c;
 }
 
 Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
-                             Value keyFeatures) {
+                             Value keyFeatures, Value stabiliser) {
   ArrayRef<int64_t> shape = shapeOf(queryFeatures);
   Type element = elementOf(queryFeatures);
   // Loops (b, n, h, i, j, m); m is reduced.
@@ -764,20 +993,20 @@ Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
       });
-  return causalChunkMask(b, loc, scores);
+  return causalChunkMask(b, loc, scores, stabiliser);
 }
 
 std::pair<Value, Value> attention::chunkNumeratorDenominator(
-    OpBuilder &b, Location loc, Value queryFeatures, Value v, Value scores,
+    OpBuilder &b, Location loc, Value queryPrefix, Value v, Value scores,
     Value kv, Value z) {
-  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
+  ArrayRef<int64_t> qShape = shapeOf(queryPrefix);
   Type element = elementOf(v);
   auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
   };
   // Across chunks; loops (b, n, i, h, e, m), m is reduced.
   Value num = buildGeneric(
-      b, loc, ValueRange{queryFeatures, kv},
+      b, loc, ValueRange{queryPrefix, kv},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
       loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
@@ -788,8 +1017,8 @@ std::pair<Value, Value> attention::chunkNumeratorDenominator(
       loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
   // Loops (b, n, i, h, m); m is reduced.
   Value den = buildGeneric(
-      b, loc, ValueRange{queryFeatures, z},
-      filledTensor(b, loc, qShape.drop_back(), element, kPerformerEpsilon),
+      b, loc, ValueRange{queryPrefix, z},
+      filledTensor(b, loc, qShape.drop_back(), element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 3, 4}), loopDims(b, 5, {0, 1, 3, 4})},
       loopDims(b, 5, {0, 1, 2, 3}), mulAdd);
   // Loops (b, n, i, h, j); j is reduced.
@@ -807,44 +1036,43 @@ std::pair<Value, Value> attention::chunkNumeratorDenominator(
 /// Non-causal: the key/value state is summed over all keys once and read by
 /// every query. Causal: by chunks (see AttentionUtils.h), the masked dense
 /// form within a chunk plus the exclusive prefix state of earlier chunks;
-/// later keys never reach row `i`.
+/// later keys never reach row `i`, neither through the sums nor through
+/// the keys' stabilisers (running maxima).
 static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
                             PerformerAttr kind) {
   int64_t heads = op.getHeads();
+  bool causal = kind.getCausal();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value scaled = scaledFeatures(b, loc, op.getFeatures());
   Value queryFeatures =
-      randomFeatures(b, loc, q, scaled, /*stabilise=*/true, Value()).phi;
-  Value keyFeatures =
-      randomFeatures(b, loc, k, scaled, /*stabilise=*/false, op.getMask())
-          .phi;
+      randomFeatures(b, loc, q, scaled, Stabiliser::Row, Value()).phi;
+  FeatureMap keyMap =
+      randomFeatures(b, loc, k, scaled,
+                     causal ? Stabiliser::Prefix : Stabiliser::Sequence,
+                     op.getMask());
 
   ArrayRef<int64_t> vShape = shapeOf(v);
   int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
   int64_t count = shapeOf(scaled)[0];
   Type element = elementOf(v);
 
-  if (!kind.getCausal()) {
+  if (!causal) {
     Value kv =
         filledTensor(b, loc, {batch, heads, count, headDim}, element, 0.0);
     Value z = filledTensor(b, loc, {batch, heads, count}, element, 0.0);
-    std::tie(kv, z) = accumulateKeyValues(b, loc, keyFeatures, v, kv, z);
-    return mergeHeads(b, loc, readOutput(b, loc, queryFeatures, kv, z));
+    std::tie(kv, z) = accumulateKeyValues(b, loc, keyMap.phi, v, kv, z);
+    Value num = performerNumerator(b, loc, queryFeatures, kv);
+    Value den = performerDenominator(b, loc, queryFeatures, z);
+    return mergeHeads(b, loc, performerQuotient(b, loc, num, den));
   }
 
-  CausalChunks c =
-      buildCausalChunks(b, loc, queryFeatures, keyFeatures, v, length);
-  auto [num, den] = chunkNumeratorDenominator(b, loc, c.query, c.value,
-                                              c.scores, c.prefixKv, c.prefixZ);
-  Value out = buildGeneric(
-      b, loc, ValueRange{num, den}, emptyTensor(b, loc, shapeOf(num), element),
-      {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 2, 3})},
-      b.getMultiDimIdentityMap(5),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
-      });
+  CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyMap.phi,
+                                     keyMap.stabiliser, v, length);
+  auto [num, den] = chunkNumeratorDenominator(
+      b, loc, c.queryPrefix, c.value, c.scores, c.prefixKv, c.prefixZ);
+  Value out = performerQuotient(b, loc, num, den);
   return mergeHeads(b, loc, fromChunks(b, loc, out, length));
 }
 

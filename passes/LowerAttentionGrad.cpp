@@ -28,8 +28,9 @@
 /// - `#tfc.performer`: through `out = num / den`, the key/value state (sums
 ///   over all keys; when causal, by chunks: masked dense scores within a
 ///   chunk and exclusive prefix states across chunks, whose adjoints are
-///   reverse exclusive scans) and the FAVOR+ feature map. The `features` buffer and the mask get no
-///   gradient.
+///   reverse exclusive scans) and the FAVOR+ feature map, holding the
+///   stabilisers constant (the output does not depend on them). The
+///   `features` buffer and the mask get no gradient.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -257,11 +258,15 @@ SmallVector<Value> attention::longformerGlobalRowGrads(
 // #tfc.performer
 //===----------------------------------------------------------------------===//
 
-/// Gradients of `out = num / den` for `num [..., Dh]`, `den [...]` (any
-/// rank) and the output gradient `gradOut` (shaped as `num`):
+/// Gradients of `out = num / den` (performerQuotient) for `num [..., Dh]`,
+/// `den [...]` (any rank) and the output gradient `gradOut` (shaped as
+/// `num`):
 ///
 ///   dNum[..., e] = dO[..., e] / den[...]
-///   dDen[...]    = -sum_e dO[..., e] * num[..., e] / den^2.
+///   dDen[...]    = -sum_e dO[..., e] * num[..., e] / den / den
+///
+/// where `den > kPerformerMinDenominator`; both are 0 elsewhere (the output
+/// is 0 there).
 static std::pair<Value, Value>
 quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
   ArrayRef<int64_t> shape = shapeOf(gradOut);
@@ -269,22 +274,34 @@ quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
   Type element = elementOf(gradOut);
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap rowMap = identity.getMajorSubMap(rank - 1);
-  Value numGrad =
-      elementwise(b, loc, shape, element, ValueRange{gradOut, den},
-                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                    return nb.create<arith::DivFOp>(nloc, args[0], args[1]);
-                  },
-                  {identity, rowMap});
+  auto positive = [&](OpBuilder &nb, Location nloc, Value value) -> Value {
+    return nb.create<arith::CmpFOp>(
+        nloc, arith::CmpFPredicate::OGT, value,
+        floatConstant(nb, nloc, element, kPerformerMinDenominator));
+  };
+  Value numGrad = elementwise(
+      b, loc, shape, element, ValueRange{gradOut, den},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value quotient = nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+        return nb.create<arith::SelectOp>(
+            nloc, positive(nb, nloc, args[1]), quotient,
+            floatConstant(nb, nloc, element, 0.0));
+      },
+      {identity, rowMap});
   // The last loop (e) is reduced.
   Value denGrad = buildGeneric(
       b, loc, ValueRange{gradOut, num, den},
       filledTensor(b, loc, shape.drop_back(), element, 0.0),
       {identity, identity, rowMap}, rowMap,
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        // dO * num / den / den: den^2 would underflow in float32 for the
+        // smallest denominators that are kept.
         Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-        Value square = nb.create<arith::MulFOp>(nloc, args[2], args[2]);
-        Value term = nb.create<arith::DivFOp>(nloc, product, square);
-        return nb.create<arith::SubFOp>(nloc, args[3], term);
+        Value term = nb.create<arith::DivFOp>(nloc, product, args[2]);
+        term = nb.create<arith::DivFOp>(nloc, term, args[2]);
+        Value sum = nb.create<arith::SubFOp>(nloc, args[3], term);
+        return nb.create<arith::SelectOp>(nloc, positive(nb, nloc, args[2]),
+                                          sum, args[3]);
       });
   return {numGrad, denGrad};
 }
@@ -381,75 +398,36 @@ static std::pair<Value, Value> keyValueGrads(OpBuilder &b, Location loc,
 
 /// The gradient of head-split `x [B, S, H, Dh]` through the random feature
 /// map `phi = exp(W x' - offset) / sqrt(M) * mask` (see randomFeatures),
-/// given `featureGrad = dPhi`, the feature map `map` of `x` and `scaled =
-/// W * s`, `s = Dh^(-1/4)`. With `dE = dPhi * phi`, the gradient of the
-/// exponent:
+/// given `featureGrad = dPhi`, the features `phi` of `x` and `scaled =
+/// W * s`, `s = Dh^(-1/4)`. The stabilisers are constants here: the output
+/// does not depend on them (AttentionUtils.h), so their gradient is zero.
+/// With `dE = dPhi * phi`, the gradient of the exponent:
 ///
-/// - keys (offset `|x'|^2 / 2`):
+/// - keys (offset `|x'|^2 / 2 + c`):
 ///     dx = sum_m dE[m] * s W[m] - s^2 * x * sum_m dE[m];
-/// - queries (`stabilised`, offset `c = max_m W_m . x'`): the max's
-///   gradient goes to the projection attaining it, shared equally between
-///   ties, so `dE'[m] = dE[m] - [proj[m] == c] * sum_m' dE[m'] / #ties` and
-///   `dx = sum_m dE'[m] * s W[m]` (the `|x'|^2 / 2` terms of the exponent
-///   and of `c` cancel). The max's gradient is nonzero, though tiny, only
-///   through the 1e-6 of the denominator.
+/// - queries (offset `max_m W_m . x'`, the `|x'|^2 / 2` of the exponent
+///   cancelling with the stabiliser): dx = sum_m dE[m] * s W[m].
 static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
-                              const FeatureMap &map, bool stabilised, Value x,
-                              Value scaled) {
-  ArrayRef<int64_t> shape = shapeOf(map.phi);
-  Type element = elementOf(map.phi);
+                              Value phi, bool query, Value x, Value scaled) {
+  ArrayRef<int64_t> shape = shapeOf(phi);
+  Type element = elementOf(phi);
   AffineMap identity = b.getMultiDimIdentityMap(4);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  auto sum = [](OpBuilder &nb, Location nloc, Value acc, Value value) {
-    return nb.create<arith::AddFOp>(nloc, acc, value).getResult();
-  };
-  Value exponentGrad, init;
-  if (stabilised) {
-    // One pass for sum_m dE[m] and the number of ties at the max.
-    SmallVector<int64_t> rowShape(shape.drop_back());
-    Value zeros = filledTensor(b, loc, rowShape, element, 0.0);
-    auto totals = b.create<linalg::GenericOp>(
-        loc, TypeRange{zeros.getType(), zeros.getType()},
-        ValueRange{featureGrad, map.phi, map.projection, map.offset},
-        ValueRange{zeros, zeros},
-        ArrayRef<AffineMap>{identity, identity, identity, rowMap, rowMap,
-                            rowMap},
-        ArrayRef<utils::IteratorType>{
-            utils::IteratorType::parallel, utils::IteratorType::parallel,
-            utils::IteratorType::parallel, utils::IteratorType::reduction},
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value grad = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-          Value isMax = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::OEQ, args[2], args[3]);
-          Value one = nb.create<arith::SelectOp>(
-              nloc, isMax, floatConstant(nb, nloc, element, 1.0),
-              floatConstant(nb, nloc, element, 0.0));
-          nb.create<linalg::YieldOp>(
-              nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[4], grad),
-                               nb.create<arith::AddFOp>(nloc, args[5], one)});
-        });
-    exponentGrad = elementwise(
-        b, loc, shape, element,
-        ValueRange{featureGrad, map.phi, map.projection, map.offset,
-                   totals.getResult(0), totals.getResult(1)},
-        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value grad = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-          Value isMax = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::OEQ, args[2], args[3]);
-          Value share = nb.create<arith::DivFOp>(nloc, args[4], args[5]);
-          Value adjusted = nb.create<arith::SubFOp>(nloc, grad, share);
-          return nb.create<arith::SelectOp>(nloc, isMax, adjusted, grad);
-        },
-        {identity, identity, identity, rowMap, rowMap, rowMap});
+  Value exponentGrad =
+      elementwise(b, loc, shape, element, ValueRange{featureGrad, phi},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+                  });
+  Value init;
+  if (query) {
     init = filledTensor(b, loc, shapeOf(x), element, 0.0);
   } else {
-    exponentGrad =
-        elementwise(b, loc, shape, element, ValueRange{featureGrad, map.phi},
-                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                      return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-                    });
     double squaredScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(x)[3]));
-    Value rowSum = reduceLastDim(b, loc, exponentGrad, 0.0, sum);
+    Value rowSum = reduceLastDim(
+        b, loc, exponentGrad, 0.0,
+        [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
+          return nb.create<arith::AddFOp>(nloc, acc, value);
+        });
     // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
     init = elementwise(
         b, loc, shapeOf(x), element, ValueRange{x, rowSum},
@@ -470,110 +448,114 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
       });
 }
 
-/// Gradients of causal FAVOR+ in chunks (see chunkNumeratorDenominator),
-/// from the chunked query and key features, values, the output gradient,
-/// the masked scores `A` and the exclusive prefix states `kv`, `z`. With
-/// `dNum`, `dDen` the gradients of the quotient:
+/// Gradients of causal FAVOR+ in chunks (see buildCausalChunks and
+/// chunkNumeratorDenominator) given the chunked output gradient. With
+/// `dNum`, `dDen` the gradients of the quotient, `w[i, j] = exp(c_j - c_i)`,
+/// `g`, `a` the query and key scales (`phiQ' = g phiQ`, `phiK' = a phiK`)
+/// and `A` the masked scores:
 ///
-///   dA[b, n, h, i, j]  = [j <= i] (dNum[i] . v[j] + dDen[i])
-///   dPhiQ[i]           = sum_j dA[i, j] phiK[j] + dNum[i] kv^T + dDen[i] z
-///   dKv[n]             = sum_{i in chunk n} phiQ[i]^T dNum[i]
-///   dZ[n]              = sum_{i in chunk n} phiQ[i] dDen[i]
-///   dS[n], dZs[n]      = the sums of dKv, dZ over the chunks after n
-///   dPhiK[j]           = sum_i dA[i, j] phiQ[i] + v[j] dS^T + dZs
-///   dV[j]              = sum_i A[i, j] dNum[i] + phiK[j] dS
+///   dS[b, n, h, i, j]  = [j <= i] w[i, j] (dNum[i] . v[j] + dDen[i])
+///   dPhiQ[i]           = sum_j dS[i, j] phiK[j]
+///                        + g[i] (dNum[i] kv^T + dDen[i] z)
+///   dKv[n]             = sum_{i in chunk n} phiQ'[i]^T dNum[i]
+///   dZ[n]              = sum_{i in chunk n} phiQ'[i] dDen[i]
+///   dS[n], dZs[n]      = the reverse scan of dKv, dZ with the forward's
+///                        decay: the state gradients of the chunks after n
+///   dPhiK[j]           = sum_i dS[i, j] phiQ[i] + a[j] (v[j] dS^T + dZs)
+///   dV[j]              = sum_i A[i, j] dNum[i] + phiK'[j] dS
 ///
 /// (chunk indices and heads left out where they follow the row). Returns
 /// the chunked gradients of the query features, key features and values.
 static std::tuple<Value, Value, Value>
-chunkGrads(OpBuilder &b, Location loc, Value phiQ, Value phiK, Value v,
-           Value gradOut, Value scores, Value kv, Value z) {
+chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
+  Value v = c.value;
   Type element = elementOf(v);
   auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
   };
   AffineMap out5 = loopDims(b, 6, {0, 1, 2, 3, 4});
-  auto [num, den] =
-      chunkNumeratorDenominator(b, loc, phiQ, v, scores, kv, z);
+  auto [num, den] = chunkNumeratorDenominator(b, loc, c.queryPrefix, v,
+                                              c.scores, c.prefixKv, c.prefixZ);
   auto [numGrad, denGrad] = quotientGrads(b, loc, gradOut, num, den);
 
-  // dA; loops (b, n, h, i, j, e), e is reduced.
+  // dA = dNum . v + dDen; loops (b, n, h, i, j, e), e is reduced. Then
+  // dS = dA o w, masked.
   Value scoreGrad = buildGeneric(
       b, loc, ValueRange{numGrad, v},
-      filledTensor(b, loc, shapeOf(scores), element, 0.0),
+      filledTensor(b, loc, shapeOf(c.scores), element, 0.0),
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})},
       out5, mulAdd);
   scoreGrad = elementwise(
-      b, loc, shapeOf(scores), element, ValueRange{scoreGrad, denGrad},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value i = nb.create<linalg::IndexOp>(nloc, 3);
-        Value j = nb.create<linalg::IndexOp>(nloc, 4);
-        Value allowed =
-            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
-        Value grad = nb.create<arith::AddFOp>(nloc, args[0], args[1]);
-        return nb.create<arith::SelectOp>(
-            nloc, allowed, grad, floatConstant(nb, nloc, element, 0.0));
+      b, loc, shapeOf(c.scores), element, ValueRange{scoreGrad, denGrad},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::AddFOp>(nloc, args[0], args[1]);
       },
       {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 3, 2})});
+  scoreGrad = causalChunkMask(b, loc, scoreGrad, c.stabiliser);
 
-  // dPhiQ: dDen z, then dNum kv^T (loops (b, n, i, h, m, e), e reduced),
-  // then dA phiK (loops (b, n, i, h, m, j), j reduced).
+  // dPhiQ: g (dDen z + dNum kv^T) (loops (b, n, i, h, m, e), e reduced),
+  // then dS phiK (loops (b, n, i, h, m, j), j reduced).
   Value queryGrad = elementwise(
-      b, loc, shapeOf(phiQ), element, ValueRange{denGrad, z},
+      b, loc, shapeOf(c.query), element, ValueRange{denGrad, c.prefixZ},
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
       },
       {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   queryGrad = buildGeneric(
-      b, loc, ValueRange{numGrad, kv}, queryGrad,
+      b, loc, ValueRange{numGrad, c.prefixKv}, queryGrad,
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
       out5, mulAdd);
+  queryGrad = scaleChunkRows(b, loc, queryGrad, c.queryScale);
   queryGrad = buildGeneric(
-      b, loc, ValueRange{scoreGrad, phiK}, queryGrad,
+      b, loc, ValueRange{scoreGrad, c.key}, queryGrad,
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
       out5, mulAdd);
 
   // The state gradients of each chunk's queries; dKv loops
   // (b, n, h, m, e, i), dZ loops (b, n, h, i, m), i reduced.
   Value kvGrad = buildGeneric(
-      b, loc, ValueRange{phiQ, numGrad},
-      filledTensor(b, loc, shapeOf(kv), element, 0.0),
+      b, loc, ValueRange{c.queryPrefix, numGrad},
+      filledTensor(b, loc, shapeOf(c.prefixKv), element, 0.0),
       {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
       out5, mulAdd);
   Value zGrad = buildGeneric(
-      b, loc, ValueRange{phiQ, denGrad},
-      filledTensor(b, loc, shapeOf(z), element, 0.0),
+      b, loc, ValueRange{c.queryPrefix, denGrad},
+      filledTensor(b, loc, shapeOf(c.prefixZ), element, 0.0),
       {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
       loopDims(b, 5, {0, 1, 2, 4}), mulAdd);
-  // Chunk n's prefix state sums the keys of chunks n' < n, so the keys of
-  // chunk n' get the state gradients of the chunks after it.
-  Value suffixKvGrad = exclusiveChunkScan(b, loc, kvGrad, /*reverse=*/true);
-  Value suffixZGrad = exclusiveChunkScan(b, loc, zGrad, /*reverse=*/true);
+  // Chunk n's prefix state holds the keys of chunks n' < n, so the keys of
+  // chunk n' get the state gradients of the chunks after it, through the
+  // transpose of the forward scan: the same recurrence run backwards.
+  Value suffixKvGrad =
+      exclusiveChunkScan(b, loc, kvGrad, /*reverse=*/true, c.decay);
+  Value suffixZGrad =
+      exclusiveChunkScan(b, loc, zGrad, /*reverse=*/true, c.decay);
 
-  // dPhiK: dZs, then v dS^T (loops (b, n, j, h, m, e), e reduced), then
-  // dA^T phiQ (loops (b, n, j, h, m, i), i reduced).
+  // dPhiK: a (dZs + v dS^T) (loops (b, n, j, h, m, e), e reduced), then
+  // dS^T phiQ (loops (b, n, j, h, m, i), i reduced).
   Value keyGrad = elementwise(
-      b, loc, shapeOf(phiK), element, ValueRange{suffixZGrad},
+      b, loc, shapeOf(c.key), element, ValueRange{suffixZGrad},
       [](OpBuilder &, Location, ValueRange args) { return args[0]; },
       {loopDims(b, 5, {0, 1, 3, 4})});
   keyGrad = buildGeneric(
       b, loc, ValueRange{v, suffixKvGrad}, keyGrad,
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
       out5, mulAdd);
+  keyGrad = scaleChunkRows(b, loc, keyGrad, c.keyScale);
   keyGrad = buildGeneric(
-      b, loc, ValueRange{scoreGrad, phiQ}, keyGrad,
+      b, loc, ValueRange{scoreGrad, c.query}, keyGrad,
       {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
       out5, mulAdd);
 
-  // dV: phiK dS (loops (b, n, j, h, e, m), m reduced), then A^T dNum
+  // dV: phiK' dS (loops (b, n, j, h, e, m), m reduced), then A^T dNum
   // (loops (b, n, j, h, e, i), i reduced).
   Value valueGrad = buildGeneric(
-      b, loc, ValueRange{phiK, suffixKvGrad},
+      b, loc, ValueRange{c.keyState, suffixKvGrad},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
       out5, mulAdd);
   valueGrad = buildGeneric(
-      b, loc, ValueRange{scores, numGrad}, valueGrad,
+      b, loc, ValueRange{c.scores, numGrad}, valueGrad,
       {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
       out5, mulAdd);
   return {queryGrad, keyGrad, valueGrad};
@@ -586,22 +568,28 @@ chunkGrads(OpBuilder &b, Location loc, Value phiQ, Value phiK, Value v,
 /// the state gradient sums over all queries and is read by every key.
 ///
 /// Causal: by chunks, as the forward (chunkGrads); the per-chunk state
-/// gradients run backwards through a reverse exclusive scan.
+/// gradients run backwards through the reverse of the forward's scan.
+///
+/// The stabilisers (query row maxima, key maxima or running maxima) are
+/// recomputed as the forward computes them and held constant.
 static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
                                              AttentionGradOp op,
                                              PerformerAttr kind) {
   int64_t heads = op.getHeads();
+  bool causal = kind.getCausal();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   Value scaled = scaledFeatures(b, loc, op.getFeatures());
 
-  // The forward's features, with their projections and offsets.
+  // The forward's features.
   FeatureMap queryMap =
-      randomFeatures(b, loc, q, scaled, /*stabilise=*/true, Value());
+      randomFeatures(b, loc, q, scaled, Stabiliser::Row, Value());
   FeatureMap keyMap =
-      randomFeatures(b, loc, k, scaled, /*stabilise=*/false, op.getMask());
+      randomFeatures(b, loc, k, scaled,
+                     causal ? Stabiliser::Prefix : Stabiliser::Sequence,
+                     op.getMask());
   Value queryFeatures = queryMap.phi, keyFeatures = keyMap.phi;
 
   ArrayRef<int64_t> vShape = shapeOf(v);
@@ -610,7 +598,7 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   Type element = elementOf(v);
 
   Value queryFeatureGrad, keyFeatureGrad, valueGrad;
-  if (!kind.getCausal()) {
+  if (!causal) {
     SmallVector<int64_t> stateShape = {batch, heads, count, headDim};
     SmallVector<int64_t> normShape = {batch, heads, count};
     Value kv = filledTensor(b, loc, stateShape, element, 0.0);
@@ -627,21 +615,19 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
     std::tie(keyFeatureGrad, valueGrad) =
         keyValueGrads(b, loc, keyFeatures, v, kvGrad, zGrad);
   } else {
-    CausalChunks c =
-        buildCausalChunks(b, loc, queryFeatures, keyFeatures, v, length);
+    CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyFeatures,
+                                       keyMap.stabiliser, v, length);
     auto [queryGrad, keyGrad, chunkValueGrad] =
-        chunkGrads(b, loc, c.query, c.key, c.value,
-                   toChunks(b, loc, gradOut, c.chunking), c.scores,
-                   c.prefixKv, c.prefixZ);
+        chunkGrads(b, loc, c, toChunks(b, loc, gradOut, c.chunking));
     queryFeatureGrad = fromChunks(b, loc, queryGrad, length);
     keyFeatureGrad = fromChunks(b, loc, keyGrad, length);
     valueGrad = fromChunks(b, loc, chunkValueGrad, length);
   }
 
-  Value queryGrad = featureInputGrad(b, loc, queryFeatureGrad, queryMap,
-                                     /*stabilised=*/true, q, scaled);
-  Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyMap,
-                                   /*stabilised=*/false, k, scaled);
+  Value queryGrad = featureInputGrad(b, loc, queryFeatureGrad, queryFeatures,
+                                     /*query=*/true, q, scaled);
+  Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyFeatures,
+                                   /*query=*/false, k, scaled);
   return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
           mergeHeads(b, loc, valueGrad)};
 }

@@ -30,11 +30,15 @@
 /// over all, and a final verdict; the exit status is 0 only if every check
 /// passed.
 ///
-///   <model-gradcheck> [--seed N] [--samples K] [--rtol R] [--verbose]
+///   <model-gradcheck> [--seed N] [--samples K] [--rtol R]
+///                     [--scale TEXT=FACTOR]... [--verbose]
 ///                     [--dump FILE | --compare FILE [--compare-rtol R]]
 ///     --seed N     seed of the parameters, inputs and sampled elements (1)
 ///     --samples K  elements checked per tensor (3)
 ///     --rtol R     tolerance on the relative error (1e-6)
+///     --scale TEXT=FACTOR
+///                  multiply the initial values of every tensor whose name
+///                  contains TEXT by FACTOR (e.g. `k_proj=100`: large keys)
 ///     --verbose    print every sample
 ///     --dump FILE  also writes the results of this build to FILE: the
 ///                  forward loss and logits, the gradient, and the
@@ -58,6 +62,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -331,6 +336,8 @@ struct Options {
   uint64_t seed = 1;
   int64_t samples = 3;
   double rtol = 1e-6;
+  /// `--scale` rules: a name fragment and its factor.
+  std::vector<std::pair<std::string, double>> scales;
   bool verbose = false;
   std::string dump, compare;
   double compareRtol = 1e-10;
@@ -352,7 +359,18 @@ Options parseOptions(int argc, char **argv) {
       options.samples = std::max(1ll, strtoll(value(), nullptr, 10));
     else if (arg == "--rtol")
       options.rtol = strtod(value(), nullptr);
-    else if (arg == "--verbose")
+    else if (arg == "--scale") {
+      std::string rule = value();
+      size_t eq = rule.find('=');
+      char *end = nullptr;
+      double factor = eq == std::string::npos
+                          ? 0.0
+                          : strtod(rule.c_str() + eq + 1, &end);
+      if (eq == std::string::npos || eq == 0 ||
+          end == rule.c_str() + eq + 1 || *end != '\0')
+        fatal("--scale: expected TEXT=FACTOR, got '" + rule + "'");
+      options.scales.push_back({rule.substr(0, eq), factor});
+    } else if (arg == "--verbose")
       options.verbose = true;
     else if (arg == "--dump")
       options.dump = value();
@@ -701,6 +719,11 @@ int main(int argc, char **argv) {
 
   std::vector<double> params(info.params, 0.0);
   initParams(info, params, rng);
+  for (const auto &[text, factor] : options.scales)
+    for (const TensorRecord &t : info.tensors)
+      if (t.name.find(text) != std::string::npos)
+        for (int64_t i = 0; i < t.size; ++i)
+          params[t.offset + i] *= factor;
   Inputs inputs = makeInputs(info, rng);
   bool ok = true;
   if (!options.dump.empty() || !options.compare.empty()) {

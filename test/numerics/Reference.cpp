@@ -30,9 +30,10 @@
 ///     model matter (init's zero biases and unit LayerNorm scales would hide
 ///     errors in them); buffers (Performer features) are kept.
 ///   tfc-reference edit --weights IN -o OUT [--rename FROM=TO]...
-///       [--zero PREFIX]... [--drop PREFIX]...
+///       [--zero PREFIX]... [--drop PREFIX]... [--scale TEXT=FACTOR]...
 ///     Renames tensor-name prefixes, zeroes or drops the tensors whose names
-///     start with a prefix.
+///     start with a prefix, multiplies the tensors whose names contain TEXT
+///     by FACTOR (e.g. `k_proj=100`: keys 100 times larger).
 ///   tfc-reference compare --logits GOT.bin REF.bin [--loss GOT.json REF.json]
 ///       [--rtol R]
 ///     Fails unless max |got - ref| <= R * max |ref| over the logits and
@@ -41,8 +42,9 @@
 ///       [--atol A]
 ///     For lm logits [B, S, V] of two runs whose inputs differ only at
 ///     positions >= P: fails unless the logits of positions < P agree within
-///     A (default 1e-6) and those of the positions >= P do not all agree
-///     (the change must be visible, or the check would be vacuous).
+///     A (default 1e-6; with 0, bit for bit) and those of the positions >= P
+///     do not all agree (the change must be visible, or the check would be
+///     vacuous).
 ///
 /// Errors are one line, `tfc-reference: <reason>`, with exit status 1.
 ///
@@ -61,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -484,12 +487,18 @@ void attendRow(const Matrix &q, int64_t i, const Matrix &k, const Matrix &v,
   }
 }
 
-/// FAVOR+ (Performer): with `x' = x / Dh^(1/4)` per head,
-/// `phi(x)_m = exp(W_m . x' - |x'|^2 / 2 - c) / sqrt(M)`, `W` the
-/// checkpoint's `[M, Dh]` features, `c` the max over m of the exponent for
-/// queries and 0 for keys; padding keys' features are zero. Output
-/// `phi(q_i) . sum_j phi(k_j) v_j^T / (phi(q_i) . sum_j phi(k_j) + 1e-6)`
-/// over all keys, or the keys `j <= i` when causal.
+/// FAVOR+ (Performer): with `x' = x / Dh^(1/4)` per head and the exponent
+/// `E(x)_m = W_m . x' - |x'|^2 / 2` (`W` the checkpoint's `[M, Dh]`
+/// features), query i reads the keys j that it may attend (all, or
+/// `j <= i` when causal; padding keys left out) with the weights
+///
+///   a_ij = sum_m exp(E(q_i)_m - s_i) exp(E(k_j)_m - t_i) / M
+///
+/// where `s_i = max_m E(q_i)_m` and `t_i` is the max of `E(k_j)_m` over the
+/// same keys and all m: output `sum_j a_ij v_j / sum_j a_ij`, or 0 when
+/// the denominator is at most 1e-20. Written pair by pair, with no prefix
+/// sums and no chunks; the constants `s_i`, `t_i` cancel in the quotient,
+/// and only keep the exponentials in range.
 Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
                                  const Matrix &v, const std::string &name,
                                  const float *keyMask) {
@@ -497,65 +506,56 @@ Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
   const std::vector<double> &features =
       w.get(name + ".features", {count, headDim});
   double inputScale = std::pow(double(headDim), -0.25);
-  double outputScale = 1.0 / std::sqrt(double(count));
-  auto phi = [&](const Matrix &x, int64_t p, int64_t h, bool stabilise,
-                 std::vector<double> &out) {
-    double halfNorm = 0;
-    for (int64_t e = 0; e < headDim; ++e) {
-      double scaled = x(p, h * headDim + e) * inputScale;
-      halfNorm += 0.5 * scaled * scaled;
+  // E(x)_m for every row of x and head h, [rows][count].
+  auto exponents = [&](const Matrix &x, int64_t h) {
+    std::vector<std::vector<double>> out(
+        size_t(x.rows), std::vector<double>(size_t(count)));
+    for (int64_t p = 0; p < x.rows; ++p) {
+      double halfNorm = 0;
+      for (int64_t e = 0; e < headDim; ++e) {
+        double scaled = x(p, h * headDim + e) * inputScale;
+        halfNorm += 0.5 * scaled * scaled;
+      }
+      for (int64_t m = 0; m < count; ++m) {
+        double projection = 0;
+        for (int64_t e = 0; e < headDim; ++e)
+          projection += features[size_t(m * headDim + e)] *
+                        x(p, h * headDim + e) * inputScale;
+        out[size_t(p)][size_t(m)] = projection - halfNorm;
+      }
     }
-    double max = -INFINITY;
-    for (int64_t m = 0; m < count; ++m) {
-      double projection = 0;
-      for (int64_t e = 0; e < headDim; ++e)
-        projection += features[size_t(m * headDim + e)] *
-                      x(p, h * headDim + e) * inputScale;
-      out[size_t(m)] = projection - halfNorm;
-      max = std::max(max, out[size_t(m)]);
-    }
-    for (int64_t m = 0; m < count; ++m)
-      out[size_t(m)] =
-          std::exp(out[size_t(m)] - (stabilise ? max : 0.0)) * outputScale;
+    return out;
+  };
+  auto rowMax = [](const std::vector<double> &row) {
+    return *std::max_element(row.begin(), row.end());
   };
   Matrix out(q.rows, q.cols);
-  std::vector<double> phiQ(static_cast<size_t>(count)),
-      phiK(static_cast<size_t>(count));
   for (int64_t h = 0; h < heads; ++h) {
-    Matrix kv(count, headDim);
-    std::vector<double> z(size_t(count), 0.0);
-    auto accumulate = [&](int64_t j) {
-      phi(k, j, h, /*stabilise=*/false, phiK);
-      double maskValue = keyMask ? double(keyMask[j]) : 1.0;
-      for (int64_t m = 0; m < count; ++m) {
-        double f = phiK[size_t(m)] * maskValue;
-        z[size_t(m)] += f;
-        for (int64_t e = 0; e < headDim; ++e)
-          kv(m, e) += f * v(j, h * headDim + e);
-      }
-    };
-    auto read = [&](int64_t i) {
-      phi(q, i, h, /*stabilise=*/true, phiQ);
-      double denominator = 1e-6;
-      for (int64_t m = 0; m < count; ++m)
-        denominator += phiQ[size_t(m)] * z[size_t(m)];
-      for (int64_t e = 0; e < headDim; ++e) {
-        double numerator = 0;
+    std::vector<std::vector<double>> eq = exponents(q, h), ek = exponents(k, h);
+    for (int64_t i = 0; i < q.rows; ++i) {
+      int64_t keys = s.attention.causal ? i + 1 : k.rows;
+      auto allowed = [&](int64_t j) { return !keyMask || keyMask[j] != 0; };
+      double s_i = rowMax(eq[size_t(i)]), t_i = -INFINITY;
+      for (int64_t j = 0; j < keys; ++j)
+        if (allowed(j))
+          t_i = std::max(t_i, rowMax(ek[size_t(j)]));
+      double denominator = 0;
+      std::vector<double> numerator(size_t(headDim), 0.0);
+      for (int64_t j = 0; j < keys; ++j) {
+        if (!allowed(j))
+          continue;
+        double weight = 0;
         for (int64_t m = 0; m < count; ++m)
-          numerator += phiQ[size_t(m)] * kv(m, e);
-        out(i, h * headDim + e) = numerator / denominator;
+          weight += std::exp(eq[size_t(i)][size_t(m)] - s_i) *
+                    std::exp(ek[size_t(j)][size_t(m)] - t_i);
+        weight *= (keyMask ? double(keyMask[j]) : 1.0) / double(count);
+        denominator += weight;
+        for (int64_t e = 0; e < headDim; ++e)
+          numerator[size_t(e)] += weight * v(j, h * headDim + e);
       }
-    };
-    if (s.attention.causal) {
-      for (int64_t i = 0; i < q.rows; ++i) {
-        accumulate(i);
-        read(i);
-      }
-    } else {
-      for (int64_t j = 0; j < k.rows; ++j)
-        accumulate(j);
-      for (int64_t i = 0; i < q.rows; ++i)
-        read(i);
+      for (int64_t e = 0; e < headDim; ++e)
+        out(i, h * headDim + e) =
+            denominator > 1e-20 ? numerator[size_t(e)] / denominator : 0.0;
     }
   }
   return out;
@@ -1007,7 +1007,8 @@ int runRandomize(const Options &o) {
 }
 
 int runEdit(const Options &o) {
-  o.only({"--weights", "--output", "--rename", "--zero", "--drop"});
+  o.only({"--weights", "--output", "--rename", "--zero", "--drop",
+          "--scale"});
   tfc::rt::SafetensorsFile file;
   std::string err;
   if (!file.open(o.get("--weights"), err))
@@ -1021,6 +1022,18 @@ int runEdit(const Options &o) {
     if (eq == std::string::npos || eq == 0)
       fatal("--rename: expected FROM=TO, got '" + rule + "'");
     renames.push_back({rule.substr(0, eq), rule.substr(eq + 1)});
+  }
+  std::vector<std::pair<std::string, double>> scales;
+  for (const std::string &rule : o.all("--scale")) {
+    size_t eq = rule.find('=');
+    char *end = nullptr;
+    double factor = eq == std::string::npos
+                        ? 0.0
+                        : std::strtod(rule.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == rule.c_str() + eq + 1 ||
+        *end != '\0')
+      fatal("--scale: expected TEXT=FACTOR, got '" + rule + "'");
+    scales.push_back({rule.substr(0, eq), factor});
   }
   std::vector<std::string> zero = o.all("--zero"), drop = o.all("--drop");
   std::vector<std::vector<float>> storage;
@@ -1039,6 +1052,10 @@ int runEdit(const Options &o) {
     if (std::any_of(zero.begin(), zero.end(),
                     [&](const std::string &p) { return startsWith(name, p); }))
       std::fill(values.begin(), values.end(), 0.0f);
+    for (const auto &[text, factor] : scales)
+      if (name.find(text) != std::string::npos)
+        for (float &value : values)
+          value = static_cast<float>(value * factor);
     for (const auto &[from, to] : renames)
       if (startsWith(name, from)) {
         name = to + name.substr(from.size());
@@ -1133,6 +1150,9 @@ int runPrefix(const Options &o) {
       for (int64_t v = 0; v < V; ++v) {
         size_t i = size_t((r * S + p) * V + v);
         double diff = std::abs(double(a[i]) - double(b[i]));
+        // Equal values with different bits (0 and -0) still differ.
+        if (diff == 0 && std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+          diff = std::numeric_limits<double>::denorm_min();
         if (!std::isfinite(a[i]) || !std::isfinite(b[i]))
           diff = INFINITY;
         if (p < from && diff > before) {
@@ -1163,7 +1183,7 @@ void printUsage() {
          "  inputs     random raw inputs for a spec\n"
          "  perturb    change the tokens from a position on\n"
          "  randomize  redraw the parameters of a checkpoint\n"
-         "  edit       rename, zero or drop checkpoint tensors\n"
+         "  edit       rename, zero, drop or scale checkpoint tensors\n"
          "  compare    compare logits and losses with a relative tolerance\n"
          "  prefix     check that changed later tokens leave earlier logits\n");
 }

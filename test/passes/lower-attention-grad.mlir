@@ -117,21 +117,22 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // -----
 
 // Non-causal Performer (f64): no loop. The features are recomputed as in
-// the forward (projections by the features scaled by Dh^(-1/4)); the state
-// kv, z is recomputed over all keys; dNum = dO / den,
-// dDen = -sum dO * num / den^2; the query features' gradient reads the
-// state, the keys' reads the state gradient summed over all queries.
-// Through the feature map, dE = dPhi * phi. Queries: one pass sums dE and
-// counts the ties at the max of the projections, whose gradient goes to
-// them (dE' = dE - [max] * sum dE / ties), and dx = dE' (s W), the
-// |x'|^2 / 2 terms cancelling. Keys: dx = dE (s W) - s^2 * x * sum dE.
+// the forward (projections by the features scaled by Dh^(-1/4), keys
+// stabilised by the max over the sequence); the state kv, z is recomputed
+// over all keys; dNum = dO / den, dDen = -sum dO * num / den^2, both 0
+// where den <= 1e-20 (the forward gives 0 there); the query features'
+// gradient reads the state, the keys' reads the state gradient summed over
+// all queries. Through the feature map, dE = dPhi * phi, the stabilisers
+// held constant (the output does not depend on them): queries
+// dx = dE (s W), the |x'|^2 / 2 terms cancelling; keys
+// dx = dE (s W) - s^2 * x * sum dE.
 
 // CHECK-LABEL: func.func @performer
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf64>
 // CHECK-NOT: tfc.
 // CHECK-NOT: scf.for
 // CHECK-DAG: %[[NEGSQ:[a-z0-9_]+]] = arith.constant -5.000000e-01 : f64
-// CHECK-DAG: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f64
+// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-21 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
 // CHECK-DAG: %[[GH:[a-z0-9_]+]] = tensor.expand_shape %[[G]]
 // CHECK: %[[SW:[0-9]+]] = linalg.generic {{.*}}ins(%[[W]] : tensor<16x4xf64>)
@@ -143,6 +144,7 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]], %[[QMAX]] : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>)
 // CHECK: math.exp
 // CHECK: %[[KP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
+// CHECK: %[[KSEQ:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x2xf64>)
 // CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%[[KP]], %{{.*}} : tensor<2x6x2x16xf64>, tensor<2x6x2xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.subf
@@ -153,9 +155,13 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[Z]] :
 // CHECK: %[[DNUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[DEN]] : tensor<2x6x2x4xf64>, tensor<2x6x2xf64>)
 // CHECK: arith.divf
+// CHECK-NEXT: arith.cmpf ogt, %{{.*}}, %[[MIN]]
+// CHECK-NEXT: arith.select
 // CHECK: %[[DDEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[GH]], %[[NUM]], %[[DEN]] :
 // CHECK: arith.divf
 // CHECK: arith.subf
+// CHECK-NEXT: arith.cmpf ogt, %{{.*}}, %[[MIN]]
+// CHECK-NEXT: arith.select
 // CHECK: %[[DPHIQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[Z]] :
 // CHECK: %[[DPHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[KV]] : tensor<2x6x2x4xf64>, tensor<2x2x16x4xf64>) outs(%[[DPHIQ0]] : tensor<2x6x2x16xf64>)
 // CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[DNUM]] : tensor<2x6x2x16xf64>, tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x2x16x4xf64>)
@@ -163,15 +169,12 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK: %[[DPHIK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZ]] : tensor<2x2x16xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK: %[[DPHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DKV]] : tensor<2x6x2x4xf64>, tensor<2x2x16x4xf64>) outs(%[[DPHIK0]] : tensor<2x6x2x16xf64>)
 // CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIK]], %[[DKV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>) outs(%{{.*}} : tensor<2x6x2x4xf64>)
-// CHECK: %[[TOT:[0-9]+]]:2 = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]], %[[QP]], %[[QMAX]] : {{.*}}) outs(%{{.*}}, %{{.*}} : tensor<2x6x2xf64>, tensor<2x6x2xf64>)
-// CHECK: arith.cmpf oeq
-// CHECK: arith.select %{{.*}}, %[[ONE]]
-// CHECK: %[[DEQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]], %[[QP]], %[[QMAX]], %[[TOT]]#0, %[[TOT]]#1 :
-// CHECK: %[[ISMAX:.*]] = arith.cmpf oeq
-// CHECK: %[[SHARE:.*]] = arith.divf
-// CHECK: %[[ADJ:.*]] = arith.subf %{{.*}}, %[[SHARE]]
-// CHECK: arith.select %[[ISMAX]], %[[ADJ]]
-// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]], %[[SW]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x4xf64>)
+// CHECK: %[[DEQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIQ]], %[[PHIQ]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[DQ0:.*]] = linalg.fill
+// CHECK-NEXT: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEQ]], %[[SW]] : tensor<2x6x2x16xf64>, tensor<16x4xf64>) outs(%[[DQ0]] : tensor<2x6x2x4xf64>)
 // CHECK: %[[DEK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DPHIK]], %[[PHIK]] :
 // CHECK-NOT: arith.cmpf oeq
 // CHECK: %[[SUMK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEK]] :
@@ -197,13 +200,15 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // -----
 
 // Causal Performer with a padding mask, by chunks (2 chunks of 3): the
-// forward's chunk states, exclusive prefix scans and masked scores A are
-// recomputed, then num and den. From dNum and dDen: dA = dNum v^T + dDen
-// masked to j <= i; dPhiQ = dDen z + dNum kv^T + dA phiK; the per-chunk
-// state gradients (phiQ^T dNum, phiQ^T dDen) go through reverse exclusive
-// scans (chunk n gets the sums over the chunks after it, the scf.for
-// running n = NC - 1 - t); dPhiK = dZs + v dS^T + dA^T phiQ and
-// dV = phiK dS + A^T dNum.
+// forward's keys' running maxima, rescaling constants, chunk states,
+// decayed exclusive prefix scans and masked scores A are recomputed, then
+// num and den. From dNum and dDen: dS = (dNum v^T + dDen) rescaled by
+// exp(min(c_j - c_i, 0)) and masked to j <= i; dPhiQ = g (dDen z +
+// dNum kv^T) + dS phiK; the per-chunk state gradients (phiQ'^T dNum,
+// phiQ'^T dDen) go through reverse exclusive scans with the forward's decay
+// (chunk n gets the decayed sums over the chunks after it, the scf.for
+// running n = NC - 1 - t); dPhiK = a (dZs + v dS^T) + dS^T phiQ and
+// dV = phiK' dS + A^T dNum.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf32>
@@ -212,11 +217,18 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C2:[a-z0-9_]+]] = arith.constant 2 : index
 // CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK-DAG: %[[CQ:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
+// CHECK: %[[START:[0-9]+]]:2 = scf.for
+// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[RMAX:[0-9]+]] :
+// CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %{{.*}} :
+// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
+// CHECK: %[[QPRE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[QSCALE]] :
+// CHECK: %[[KSTATE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] :
 // CHECK: %[[KV:[0-9]+]]:2 = scf.for
 // CHECK: %[[Z:[0-9]+]]:2 = scf.for
 // CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
-// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]] : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]], %[[RMAX]], %[[RMAX]] : tensor<2x2x2x3x3xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
 // CHECK: linalg.index 3
 // CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
 // CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2xf32>)
@@ -224,22 +236,29 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK: %[[DDEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NUM]], %[[DEN]] :
 // CHECK: %[[DA0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %{{.*}} : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
 // CHECK: %[[DA:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA0]], %[[DDEN]] :
+// CHECK: %[[DS:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %[[RMAX]], %[[RMAX]] :
 // CHECK: arith.cmpi ule
+// CHECK: math.exp
 // CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[Z]]#1 :
 // CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[KV]]#1 : {{.*}}) outs(%[[DQ0]] :
-// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %[[CK]] : {{.*}}) outs(%[[DQ1]] :
-// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
-// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
-// CHECK: %[[DS:[0-9]+]]:2 = scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
+// CHECK: %[[DQ2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DQ1]], %[[QSCALE]] :
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CK]] : {{.*}}) outs(%[[DQ2]] :
+// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[DNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[DDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK: %[[DSUM:[0-9]+]]:2 = scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
 // CHECK: %[[N:.*]] = arith.subi %[[LAST]], %[[T]] : index
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
 // CHECK: tensor.extract_slice %[[DKV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
+// CHECK: tensor.extract_slice %[[DECAY]][0, %[[N]], 0] [2, 1, 2]
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
 // CHECK: %[[DZS:[0-9]+]]:2 = scf.for
 // CHECK: tensor.extract_slice %[[DZ]]
 // CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZS]]#1 :
-// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DS]]#1 : {{.*}}) outs(%[[DK0]] :
-// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %{{.*}} : {{.*}}) outs(%[[DK1]] :
-// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[DS]]#1 :
+// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DSUM]]#1 : {{.*}}) outs(%[[DK0]] :
+// CHECK: %[[DK2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DK1]], %[[KSCALE]] :
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CQ]] : {{.*}}) outs(%[[DK2]] :
+// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[KSTATE]], %[[DSUM]]#1 :
 // CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[DNUM]] : {{.*}}) outs(%[[DV0]] :
 // CHECK-DAG: tensor.collapse_shape %[[DQ]] {{\[}}[0], [1, 2], [3], [4]]
 // CHECK-DAG: tensor.collapse_shape %[[DK]] {{\[}}[0], [1, 2], [3], [4]]

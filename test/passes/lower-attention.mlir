@@ -90,15 +90,19 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 
 // Non-causal Performer (f64): the random features are scaled once by
 // Dh^(-1/4), so that both projections are plain multiply-add contractions;
-// queries are stabilised by the row max of their projections, keys offset
-// by |x'|^2 / 2; the key/value state is summed over all keys once (z with
-// the feature dimension innermost) and read by every query. No loop.
+// queries are stabilised by the row max of their projections; keys by
+// |x'|^2 / 2 plus the max of the exponent over the whole sequence (the max
+// over features less |x'|^2 / 2, reduced over positions and broadcast
+// back); the key/value state is summed over all keys once (z with the
+// feature dimension innermost) and read by every query; a denominator at
+// most 1e-20 gives 0 instead of the quotient. No loop.
 
 // CHECK-LABEL: func.func @performer
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf64>, %[[W:[a-z0-9]+]]: tensor<16x4xf64>
 // CHECK-NOT: tfc.
 // CHECK-NOT: scf.for
-// CHECK-DAG: %[[EPS:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-7 : f64
+// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 9.9999999999999995E-21 : f64
+// CHECK-DAG: %[[LOWEST:[a-z0-9_]+]] = arith.constant -1.7976931348623157E+308 : f64
 // CHECK-DAG: %[[QUARTER:[a-z0-9_]+]] = arith.constant 2.500000e-01 : f64
 // CHECK-DAG: %[[INSCALE:[a-z0-9_]+]] = arith.constant 0.70710678118654757 : f64
 // CHECK: %[[SW:[0-9]+]] = linalg.generic {{.*}}ins(%[[W]] : tensor<16x4xf64>)
@@ -111,22 +115,35 @@ func.func @longformer(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // CHECK-NEXT: linalg.yield
 // CHECK: %[[QMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]] :
 // CHECK: arith.maximumf
-// CHECK: linalg.generic {{.*}}ins(%[[QP]], %[[QMAX]] :
+// CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QP]], %[[QMAX]] :
 // CHECK: arith.subf
 // CHECK-NEXT: math.exp
 // CHECK: %[[KP:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[SW]] : tensor<2x6x2x4xf64>, tensor<16x4xf64>) outs(%{{.*}} : tensor<2x6x2x16xf64>)
 // CHECK: %[[HALF:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}} : tensor<2x6x2x4xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
 // CHECK: arith.mulf %{{.*}}, %[[QUARTER]]
-// CHECK: linalg.generic {{.*}}ins(%[[KP]], %[[HALF]] :
+// CHECK: %[[KMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[KP]] :
+// CHECK: arith.maximumf
+// CHECK: %[[KROW:[0-9]+]] = linalg.generic {{.*}}ins(%[[KMAX]], %[[HALF]] :
+// CHECK: arith.subf
+// CHECK: %[[SEQ0:.*]] = linalg.fill ins(%[[LOWEST]] : f64) outs(%{{.*}} : tensor<2x2xf64>)
+// CHECK: %[[SEQ:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[KROW]] : tensor<2x6x2xf64>) outs(%[[SEQ0]] : tensor<2x2xf64>)
+// CHECK: arith.maximumf
+// CHECK: %[[BCAST:[0-9]+]] = linalg.generic {{.*}}ins(%[[SEQ]] : tensor<2x2xf64>) outs(%{{.*}} : tensor<2x6x2xf64>)
+// CHECK: %[[OFFSET:[0-9]+]] = linalg.generic {{.*}}ins(%[[HALF]], %[[BCAST]] :
+// CHECK: arith.addf
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%[[KP]], %[[OFFSET]] :
 // CHECK: arith.subf
 // CHECK-NEXT: math.exp
-// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<2x2x16x4xf64>)
-// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}}outs(%{{.*}} : tensor<2x2x16xf64>)
-// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[KV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>)
-// CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[EPS]] : f64)
-// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %[[Z]] : tensor<2x6x2x16xf64>, tensor<2x2x16xf64>) outs(%[[DEN0]] : tensor<2x6x2xf64>)
-// CHECK: arith.divf
-// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf64> into tensor<2x6x8xf64>
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PHIK]], {{.*}}outs(%{{.*}} : tensor<2x2x16x4xf64>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[PHIK]] : {{.*}}outs(%{{.*}} : tensor<2x2x16xf64>)
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[KV]] : tensor<2x6x2x16xf64>, tensor<2x2x16x4xf64>)
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[PHIQ]], %[[Z]] : tensor<2x6x2x16xf64>, tensor<2x2x16xf64>)
+// CHECK: %[[O:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM]], %[[DEN]] :
+// CHECK-NEXT: ^bb0(%[[N:.*]]: f64, %[[D:.*]]: f64,
+// CHECK-NEXT: %[[OK:.*]] = arith.cmpf ogt, %[[D]], %[[MIN]] : f64
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[N]], %[[D]] : f64
+// CHECK-NEXT: arith.select %[[OK]], %[[Q]], %{{.*}} : f64
+// CHECK: tensor.collapse_shape %[[O]] {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf64> into tensor<2x6x8xf64>
 // CHECK-NOT: tfc.
 // CHECK: return
 func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
@@ -140,49 +157,97 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // -----
 
 // Causal Performer by chunks: 6 positions make 2 chunks of 3 (views
-// [B, NC, C, H, D]). The per-chunk key/value states (a contraction over the
-// chunk, z with the feature dimension innermost) go through an exclusive
-// scan over chunks, an scf.for that copies the running sum into chunk n
-// before adding chunk n to it; the scores within each chunk are a
-// contraction over features, masked to j <= i; numerator and denominator
-// add the within-chunk sums to the reads of the prefix state.
+// [B, NC, C, H, D]). The keys are stabilised by the running max of their
+// exponent (masked keys left out): a masked max within each chunk, an
+// exclusive max scan over chunks (an scf.for), so that row i's constant
+// never sees a later key. The per-chunk key/value states (a contraction
+// over the chunk, z with the feature dimension innermost) of the keys
+// rescaled to the chunk's last stabiliser go through an exclusive scan over
+// chunks that copies the running state into chunk n before rescaling it by
+// the chunk's decay and adding chunk n; the scores within each chunk are a
+// contraction over features, rescaled by exp(min(c_j - c_i, 0)) and masked
+// to j <= i; numerator and denominator add the within-chunk sums to the
+// reads of the prefix state by the rescaled queries.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>
 // CHECK-NOT: tfc.
-// CHECK-DAG: %[[EPS:[a-z0-9_]+]] = arith.constant 9.99999997E-7 : f32
+// CHECK-DAG: %[[MIN:[a-z0-9_]+]] = arith.constant 9.99999968E-21 : f32
+// CHECK-DAG: %[[LOWEST:[a-z0-9_]+]] = arith.constant -3.40282347E+38 : f32
 // CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:[a-z0-9_]+]] = arith.constant 2 : index
 // CHECK-DAG: %[[ZERO:[a-z0-9_]+]] = arith.constant 0.000000e+00 : f32
 // CHECK: arith.maximumf
 // CHECK: %[[PHIQ:[0-9]+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6x2x16xf32>)
-// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK: %[[KROW:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK: arith.subf
+// CHECK-NEXT: %[[MASKED:.*]] = arith.cmpf oeq, %{{.*}}, %[[ZERO]] : f32
+// CHECK-NEXT: arith.select %[[MASKED]], %[[LOWEST]], %{{.*}} : f32
+// CHECK: %[[KROWC:.*]] = tensor.expand_shape %[[KROW]] {{\[}}[0], [1, 2], [3]] output_shape [2, 2, 3, 2]
+// CHECK: %[[WITHIN:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[KROWC]] : tensor<2x2x3x2xf32>)
+// CHECK-DAG: %[[WI:.*]] = linalg.index 2 : index
+// CHECK-DAG: %[[WJ:.*]] = linalg.index 4 : index
+// CHECK: %[[BEFORE:.*]] = arith.cmpi ule, %[[WJ]], %[[WI]] : index
+// CHECK: arith.select %[[BEFORE]], %{{.*}}, %[[LOWEST]] : f32
+// CHECK: arith.maximumf
+// CHECK: %[[CMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[KROWC]] : tensor<2x2x3x2xf32>) outs(%{{.*}} : tensor<2x2x2xf32>)
+// CHECK: %[[PMAX:[0-9]+]]:2 = scf.for {{.*}} -> (tensor<2x1x2xf32>, tensor<2x2x2xf32>)
+// CHECK: tensor.extract_slice %[[CMAX]]
+// CHECK: arith.maximumf
+// CHECK: %[[RMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[WITHIN]], %[[PMAX]]#1 : tensor<2x2x3x2xf32>, tensor<2x2x2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK: %[[RMAXFLAT:.*]] = tensor.collapse_shape %[[RMAX]] {{\[}}[0], [1, 2], [3]] : tensor<2x2x3x2xf32> into tensor<2x6x2xf32>
+// CHECK: %[[KOFF:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[RMAXFLAT]] : tensor<2x6x2xf32>, tensor<2x6x2xf32>)
+// CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[KOFF]], %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
+// CHECK: math.exp
+// CHECK: arith.select
 // CHECK-DAG: %[[CQ:.*]] = tensor.expand_shape %[[PHIQ]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CV:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 4]
-// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[CK]], %[[CV]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
-// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[CK]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK: %[[END:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]] : tensor<2x2x3x2xf32>) outs(%{{.*}} : tensor<2x2x2xf32>)
+// CHECK: %[[START:[0-9]+]]:2 = scf.for
+// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[RMAX]] :
+// CHECK: arith.subf
+// CHECK-NEXT: arith.minimumf %{{.*}}, %[[ZERO]]
+// CHECK-NEXT: math.exp
+// CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %[[END]] :
+// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[END]] : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
+// CHECK: %[[QPRE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[QSCALE]] :
+// CHECK: %[[KSTATE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] :
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[KSTATE]], %[[CV]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[KSTATE]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
 // CHECK: %[[PKV:[0-9]+]]:2 = scf.for %[[N:.*]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (tensor<2x1x2x16x4xf32>, tensor<2x2x2x16x4xf32>)
 // CHECK: %[[INS:.*]] = tensor.insert_slice %[[ACC]] into %[[OUT]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
 // CHECK: %[[CHUNK:.*]] = tensor.extract_slice %[[KV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
-// CHECK: %[[ADD:[0-9]+]] = linalg.generic {{.*}}ins(%[[CHUNK]] : {{.*}}) outs(%[[ACC]] : tensor<2x1x2x16x4xf32>)
+// CHECK: %[[FACTOR:.*]] = tensor.extract_slice %[[DECAY]][0, %[[N]], 0] [2, 1, 2]
+// CHECK: %[[ADD:[0-9]+]] = linalg.generic {{.*}}ins(%[[CHUNK]], %[[FACTOR]] : {{.*}}) outs(%[[ACC]] : tensor<2x1x2x16x4xf32>)
+// CHECK-NEXT: ^bb0(%[[NEW:.*]]: f32, %[[F:.*]]: f32, %[[OLD:.*]]: f32):
+// CHECK-NEXT: %[[KEPT:.*]] = arith.mulf %[[OLD]], %[[F]] : f32
+// CHECK-NEXT: arith.addf %[[KEPT]], %[[NEW]] : f32
 // CHECK: scf.yield %[[ADD]], %[[INS]]
 // CHECK: %[[PZ:[0-9]+]]:2 = scf.for
 // CHECK: tensor.extract_slice %[[Z]]
 // CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[CK]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
-// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]] : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]], %[[RMAX]], %[[RMAX]] : tensor<2x2x2x3x3xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[CI:.*]]: f32, %[[CJ:.*]]: f32,
 // CHECK-DAG: %[[I:.*]] = linalg.index 3 : index
 // CHECK-DAG: %[[J:.*]] = linalg.index 4 : index
 // CHECK: %[[KEEP:.*]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.subf %[[CJ]], %[[CI]] : f32
+// CHECK-NEXT: arith.minimumf %{{.*}}, %[[ZERO]]
+// CHECK-NEXT: math.exp
 // CHECK: arith.select %[[KEEP]], %{{.*}}, %[[ZERO]] : f32
-// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
 // CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM0]] : tensor<2x2x3x2x4xf32>)
-// CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[EPS]] : f32)
-// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN1]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[O:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM]], %[[DEN]] :
-// CHECK: arith.divf
+// CHECK: arith.cmpf ogt, %{{.*}}, %[[MIN]]
+// CHECK-NEXT: arith.divf
+// CHECK-NEXT: arith.select
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[O]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x3x2x4xf32> into tensor<2x6x2x4xf32>
 // CHECK: %[[RES:.*]] = tensor.collapse_shape %[[FLAT]] {{\[}}[0], [1], [2, 3]] : tensor<2x6x2x4xf32> into tensor<2x6x8xf32>
 // CHECK-NOT: tfc.
@@ -199,10 +264,14 @@ func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
 
 // Causal Performer whose length is no multiple of the chunk: 7 positions
 // make 2 chunks of 4; features and values are zero-padded to 8 positions
-// (a padding key adds nothing to any state) and the result drops the
-// padded row.
+// (a padding key adds nothing to any state), the keys' row maxima padded
+// with the lowest float (a padding position never raises a running max),
+// and the result drops the padded row.
 
 // CHECK-LABEL: func.func @performer_causal_padded
+// CHECK: %[[LOWEST:.*]] = arith.constant -3.40282347E+38 : f32
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[LOWEST]] : f32) outs(%{{.*}} : tensor<2x8x2xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %[[FILL]][0, 0, 0] [2, 7, 2] [1, 1, 1] : tensor<2x7x2xf32> into tensor<2x8x2xf32>
 // CHECK: %[[PAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 7, 2, 16] [1, 1, 1, 1] : tensor<2x7x2x16xf32> into tensor<2x8x2x16xf32>
 // CHECK: tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 4, 2, 16]
 // CHECK: scf.for

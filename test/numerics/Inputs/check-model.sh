@@ -5,13 +5,15 @@
 #
 #===------------------------------------------------------------------------===#
 #
-# usage: check-model.sh SPEC MODEL DIR BATCH SEQ_LEN [CAUSAL_FROM [DATA]]
+# usage: check-model.sh SPEC MODEL DIR BATCH SEQ_LEN [CAUSAL_FROM [DATA [SCALE]]]
 #
 # MODEL is the executable `tfc compile SPEC --batch BATCH --seq-len SEQ_LEN`
 # produced. In DIR (created if needed):
 #   1. initialises its weights (`MODEL init`, with `--data DATA` for a
 #      classifier) and redraws them with visible magnitudes
-#      (`tfc-reference randomize`; Performer features are kept);
+#      (`tfc-reference randomize`; Performer features are kept), then, when
+#      SCALE (TEXT=FACTOR) is given, multiplies the tensors whose names
+#      contain TEXT by FACTOR (`tfc-reference edit --scale`);
 #   2. draws random inputs (`tfc-reference inputs`: classifiers get CLS,
 #      word ids and padding with its mask);
 #   3. runs `MODEL forward` and `tfc-reference forward` on them and compares
@@ -32,6 +34,7 @@ batch=$4
 seqlen=$5
 from=${6:--}
 data=${7:-}
+scale=${8:-}
 shape="--batch $batch --seq-len $seqlen"
 
 mkdir -p "$dir"
@@ -42,6 +45,11 @@ else
 fi
 tfc-reference randomize --weights "$dir/init.safetensors" --seed 2 \
   -o "$dir/weights.safetensors"
+if [ -n "$scale" ]; then
+  tfc-reference edit --weights "$dir/weights.safetensors" --scale "$scale" \
+    -o "$dir/scaled.safetensors"
+  mv "$dir/scaled.safetensors" "$dir/weights.safetensors"
+fi
 tfc-reference inputs --spec "$spec" $shape --seed 3 --tokens "$dir/tokens.bin" \
   --targets "$dir/targets.bin" --mask "$dir/mask.bin"
 "$model" forward --weights "$dir/weights.safetensors" \
