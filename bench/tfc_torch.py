@@ -827,7 +827,7 @@ class Attention(nn.Module):
             exponent = exponent - exponent.amax(-1, keepdim=True)
         return torch.exp(exponent) * (1.0 / math.sqrt(w.shape[0]))
 
-    def _performer(self, q, k, v, key_mask, chunk: int = 64):
+    def _performer(self, q, k, v, key_mask, chunk: int = 128):
         pq = self.feature_map(q, stabilise=True)
         pk = self.feature_map(k, stabilise=False)
         if key_mask is not None:
@@ -838,22 +838,27 @@ class Attention(nn.Module):
             num = torch.matmul(pq, kv)
             den = torch.matmul(pq, z.unsqueeze(-1)) + PERFORMER_EPSILON
             return num / den
-        # Causal: prefix sums over keys j <= i, a chunk at a time (the exact
-        # quadratic form inside a chunk, the carried state across chunks).
+        # Causal: prefix sums over keys j <= i by chunks of C positions, all
+        # chunks at once: the exact quadratic form inside a chunk, plus the
+        # sums over every earlier chunk (an exclusive cumulative sum of the
+        # chunks' k^T v and k sums).
         b, h, s, m = pq.shape
-        kv = pq.new_zeros(b, h, m, v.shape[-1])
-        z = pq.new_zeros(b, h, m, 1)
-        outs = []
-        for start in range(0, s, chunk):
-            sl = slice(start, min(s, start + chunk))
-            cq, ck, cv = pq[:, :, sl], pk[:, :, sl], v[:, :, sl]
-            local = torch.matmul(cq, ck.transpose(-1, -2)).tril()
-            num = torch.matmul(local, cv) + torch.matmul(cq, kv)
-            den = local.sum(-1, keepdim=True) + torch.matmul(cq, z) + PERFORMER_EPSILON
-            outs.append(num / den)
-            kv = kv + torch.matmul(ck.transpose(-1, -2), cv)
-            z = z + ck.sum(2).unsqueeze(-1)
-        return torch.cat(outs, 2)
+        dh = v.shape[-1]
+        c = min(chunk, s)
+        n = -(-s // c)
+        if n * c != s:
+            pq, pk, v = (F.pad(t, (0, 0, 0, n * c - s)) for t in (pq, pk, v))
+        cq, ck, cv = pq.view(b, h, n, c, m), pk.view(b, h, n, c, m), v.reshape(b, h, n, c, dh)
+        local = torch.matmul(cq, ck.transpose(-1, -2))
+        local.masked_fill_(_future_mask(c, q.device), 0.0)     # [B, H, n, C, C]
+        kv = torch.matmul(ck.transpose(-1, -2), cv)              # [B, H, n, M, Dh]
+        kz = ck.sum(3, keepdim=True)                             # [B, H, n, 1, M]
+        # Sums over the chunks before each chunk.
+        kv = torch.cat([kv.new_zeros(b, h, 1, m, dh), kv[:, :, :-1]], 2).cumsum(2)
+        kz = torch.cat([kz.new_zeros(b, h, 1, 1, m), kz[:, :, :-1]], 2).cumsum(2)
+        num = torch.matmul(local, cv) + torch.matmul(cq, kv)
+        den = local.sum(-1, keepdim=True) + (cq * kz).sum(-1, keepdim=True) + PERFORMER_EPSILON
+        return (num / den).view(b, h, n * c, dh)[:, :, :s]
 
     # -- longformer ---------------------------------------------------------
     def _longformer(self, x, q, k, v, parts, key_mask):
