@@ -562,27 +562,48 @@ def _future_mask(length: int, device) -> torch.Tensor:
     return mask
 
 
+#: Causal attention runs by blocks of query rows: at least this many rows,
+#: at most ``CAUSAL_BLOCKS`` blocks.
+CAUSAL_ROWS, CAUSAL_BLOCKS = 64, 8
+
+
 def fast_attention(q, k, v, causal: bool, key_mask: Optional[torch.Tensor]) -> torch.Tensor:
-    """``dense_attention`` with the causal mask and/or the key mask
-    (``[B, Sk]`` bool, True = real key), computed with the fewest passes over
-    the ``[B, H, Sq, Sk]`` scores that PyTorch allows: one batched matmul
-    over every head (the scale folded into the queries), the masks written
-    in place as -inf, softmax, one batched matmul. Rows without any allowed
-    key give zeros (checked from the masks, not from the scores)."""
-    scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-1, -2))
-    if causal:
-        scores.masked_fill_(_future_mask(q.shape[-2], q.device), float("-inf"))
-    if key_mask is not None:
-        scores.masked_fill_(~key_mask[:, None, None, :], float("-inf"))
-    probs = torch.softmax(scores, -1)
+    """``dense_attention`` of ``[B, H, S, Dh]`` queries, keys and values
+    (self-attention) with the causal mask and/or the key mask (``[B, S]``
+    bool, True = real key), computed with the fewest passes over the scores
+    that PyTorch allows: one batched matmul over every head (the 1/sqrt(Dh)
+    scale folded into the queries), the masks written in place as -inf,
+    softmax, one batched matmul. Rows without any allowed key give zeros
+    (read from the masks, not from the scores).
+
+    Causal attention goes by blocks of query rows (``CAUSAL_ROWS`` or more,
+    ``CAUSAL_BLOCKS`` at most): the block of rows ``a .. b-1`` multiplies
+    keys ``0 .. b-1`` only, so the keys after a block, all masked, are never
+    computed (about half of the scores for many blocks)."""
+    s = q.shape[-2]
+    qs = q * (1.0 / math.sqrt(q.shape[-1]))
+    empty = None
     if key_mask is not None:
         if causal:  # row i is empty when no key j <= i is real
             empty = key_mask.cumsum(-1) == 0
         else:
-            empty = ~key_mask.any(-1, keepdim=True)
-        if bool(empty.any()):
-            probs = probs.masked_fill(empty[:, None, :, None], 0.0)
-    return torch.matmul(probs, v)
+            empty = (~key_mask.any(-1, keepdim=True)).expand(-1, s)
+        if not bool(empty.any()):
+            empty = None
+    rows = s if not causal else max(CAUSAL_ROWS, -(-s // CAUSAL_BLOCKS))
+    outs = []
+    for start, qb in zip(range(0, s, rows), qs.split(rows, -2)):
+        end = start + qb.shape[-2] if causal else s
+        scores = torch.matmul(qb, k[:, :, :end].transpose(-1, -2))
+        if causal:
+            scores[..., start:].masked_fill_(_future_mask(end - start, q.device), float("-inf"))
+        if key_mask is not None:
+            scores.masked_fill_(~key_mask[:, None, None, :end], float("-inf"))
+        probs = torch.softmax(scores, -1)
+        if empty is not None:
+            probs = probs.masked_fill(empty[:, None, start:start + qb.shape[-2], None], 0.0)
+        outs.append(torch.matmul(probs, v[:, :, :end]))
+    return outs[0] if len(outs) == 1 else torch.cat(outs, -2)
 
 
 def longformer_band(length: int, window: int, dilation: int, causal: bool,
