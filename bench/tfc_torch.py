@@ -1261,7 +1261,7 @@ def build_model(spec, batch: Optional[int] = None, seq_len: Optional[int] = None
     """The PyTorch model of a spec (a path or a ``ModelConfig``), built for
     ``seq_len`` (default: the spec's). ``dropout`` overrides the spec's rate
     (0 for benchmarks without dropout). ``longformer_impl`` is ``"chunks"``
-    (blocked band attention, O(S * window)) or ``"dense"`` (an S x S mask,
+    (sliding chunks, O(S * window)) or ``"dense"`` (an S x S mask,
     the literal definition)."""
     cfg = spec if isinstance(spec, ModelConfig) else load_config(spec, batch, seq_len)
     return TfcModel(cfg, dropout, longformer_impl)
