@@ -788,11 +788,9 @@ class Attention(nn.Module):
         for leaf in ("weight", "bias"):
             names = [f"{prefix}{name}.{leaf}" for name in module.fused]
             present = [n for n in names if n in state_dict]
-            if not present:
-                continue  # the strict check reports qkv_{leaf} as missing
             if len(present) == len(names):
                 fused = torch.cat([state_dict.pop(n) for n in names])
-            else:  # a partial load: keep the current values of the rest
+            else:  # missing names are reported as such; the rest keep their values
                 fused = getattr(module, f"qkv_{leaf}").detach().clone()
                 for i, n in enumerate(names):
                     if n in state_dict:
