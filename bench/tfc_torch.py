@@ -698,14 +698,64 @@ def sliding_chunk_attention(q, k, v, lo: int, hi: int, key_ok=None, gk=None, gv=
     return out[..., :length, :]
 
 
-def _state_dict_order(names: Sequence[str]):
-    """A key function that orders state-dict keys under a module prefix by
-    the rank of their first name component in ``names``."""
-    rank = {n: i for i, n in enumerate(names)}
-    return lambda rest: rank.get(rest.split(".", 1)[0], len(rank))
+class _FusedProjections(nn.Module):
+    """A module whose projections that read the same input are the row
+    blocks of one parameter ``{tag}_weight [n*D, D]`` (and ``{tag}_bias``),
+    so that they run as one matmul, while ``state_dict()`` gives them under
+    their own checkpoint names (``q_proj.weight``, ...: views of the fused
+    parameter, in the order of the unfused module) and ``load_state_dict``
+    takes them by those names."""
+
+    def _fuse(self, tag: str, names: Sequence[str], width: int, bias: bool,
+              order: Sequence[str]) -> None:
+        self._tag, self.fused, self._width = tag, list(names), width
+        self.register_parameter(f"{tag}_weight", nn.Parameter(
+            torch.empty(len(names) * width, width).normal_(std=0.02)))
+        self.register_parameter(f"{tag}_bias", nn.Parameter(
+            torch.zeros(len(names) * width)) if bias else None)
+        rank = {n: i for i, n in enumerate(order)}
+        self._rank = lambda rest: rank.get(rest.split(".", 1)[0], len(rank))
+        self._register_state_dict_hook(_FusedProjections._split_fused)
+        self._register_load_state_dict_pre_hook(_FusedProjections._join_fused,
+                                                with_module=True)
+
+    def _leaves(self) -> list:
+        return ["weight", "bias"] if getattr(self, f"{self._tag}_bias") is not None \
+            else ["weight"]
+
+    @staticmethod
+    def _split_fused(module, destination, prefix, local_metadata):
+        d = module._width
+        # This module's entries are the last ones written: take them out,
+        # replace the fused ones by per-name views, put them back in order.
+        mine = [key for key in destination if key.startswith(prefix)]
+        entries = {key[len(prefix):]: destination.pop(key) for key in mine}
+        for leaf in module._leaves():
+            fused = entries.pop(f"{module._tag}_{leaf}")
+            for n, name in enumerate(module.fused):
+                entries[f"{name}.{leaf}"] = fused[n * d:(n + 1) * d]
+        for rest in sorted(entries, key=module._rank):
+            destination[prefix + rest] = entries[rest]
+
+    @staticmethod
+    def _join_fused(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                    unexpected_keys, error_msgs):
+        d = module._width
+        for leaf in module._leaves():
+            names = [f"{prefix}{name}.{leaf}" for name in module.fused]
+            if all(n in state_dict for n in names):
+                fused = torch.cat([state_dict.pop(n) for n in names])
+            else:  # missing names are reported as such; the rest keep their values
+                fused = getattr(module, f"{module._tag}_{leaf}").detach().clone()
+                for i, n in enumerate(names):
+                    if n in state_dict:
+                        fused[i * d:(i + 1) * d] = state_dict.pop(n)
+                    else:
+                        missing_keys.append(n)
+            state_dict[f"{prefix}{module._tag}_{leaf}"] = fused
 
 
-class Attention(nn.Module):
+class Attention(_FusedProjections):
     """One attention block's projections and attention (``P attn.``).
 
     Checkpoint names: ``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``
@@ -742,11 +792,12 @@ class Attention(nn.Module):
             self.dilation = cfg.dilation[layer]
             self.globals = sorted({g for g in cfg.global_tokens if g < seq})
             self.longformer_impl = longformer_impl
-        self.fused = ["q_proj", "k_proj", "v_proj"]
+        fused = ["q_proj", "k_proj", "v_proj"]
         if self.globals:
-            self.fused += ["k_global_proj", "v_global_proj"]
-        self.qkv_weight = nn.Parameter(torch.empty(len(self.fused) * d, d).normal_(std=0.02))
-        self.qkv_bias = nn.Parameter(torch.zeros(len(self.fused) * d))
+            fused += ["k_global_proj", "v_global_proj"]
+        self._fuse("qkv", fused, d, bias=True, order=[
+            "features", "q_proj", "k_proj", "v_proj", "q_dconv", "k_dconv", "v_dconv",
+            "q_global_proj", "k_global_proj", "v_global_proj", "out_proj"])
         if cfg.dconv:
             self.q_dconv = DepthwiseConv(cfg.dconv_kernel, cfg.heads, cfg.head_dim)
             self.k_dconv = DepthwiseConv(cfg.dconv_kernel, cfg.heads, cfg.head_dim)
@@ -759,45 +810,6 @@ class Attention(nn.Module):
         if self.globals:
             self.q_global_proj = nn.Linear(d, d)
         self.out_proj = nn.Linear(d, d)
-        # The order of the unfused module's state dict.
-        self._order = _state_dict_order(
-            ["features", "q_proj", "k_proj", "v_proj", "q_dconv", "k_dconv", "v_dconv",
-             "q_global_proj", "k_global_proj", "v_global_proj", "out_proj"])
-        self._register_state_dict_hook(Attention._split_fused)
-        self._register_load_state_dict_pre_hook(self._join_fused, with_module=True)
-
-    # -- the fused projection parameter under the checkpoint's names ----------
-    @staticmethod
-    def _split_fused(module, destination, prefix, local_metadata):
-        d = module.out_proj.in_features
-        # This module's entries are the last ones written: take them out,
-        # replace the fused ones by per-name views, put them back in order.
-        mine = [key for key in destination if key.startswith(prefix)]
-        entries = {key[len(prefix):]: destination.pop(key) for key in mine}
-        weight, bias = entries.pop("qkv_weight"), entries.pop("qkv_bias")
-        for n, name in enumerate(module.fused):
-            entries[name + ".weight"] = weight[n * d:(n + 1) * d]
-            entries[name + ".bias"] = bias[n * d:(n + 1) * d]
-        for rest in sorted(entries, key=module._order):
-            destination[prefix + rest] = entries[rest]
-
-    @staticmethod
-    def _join_fused(module, state_dict, prefix, local_metadata, strict, missing_keys,
-                    unexpected_keys, error_msgs):
-        d = module.out_proj.in_features
-        for leaf in ("weight", "bias"):
-            names = [f"{prefix}{name}.{leaf}" for name in module.fused]
-            present = [n for n in names if n in state_dict]
-            if len(present) == len(names):
-                fused = torch.cat([state_dict.pop(n) for n in names])
-            else:  # missing names are reported as such; the rest keep their values
-                fused = getattr(module, f"qkv_{leaf}").detach().clone()
-                for i, n in enumerate(names):
-                    if n in state_dict:
-                        fused[i * d:(i + 1) * d] = state_dict.pop(n)
-                    elif strict:
-                        missing_keys.append(n)
-            state_dict[f"{prefix}qkv_{leaf}"] = fused
 
     # -- forward ---------------------------------------------------------------
     def forward(self, x: torch.Tensor, key_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -1021,18 +1033,25 @@ class ShortenLinear(nn.Linear):
         return super().forward(x.reshape(b, s // self.k, self.k * d))
 
 
-class _Projections(nn.Module):
+class _Projections(_FusedProjections):
     """``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``: ``nn.Linear(D, D,
-    bias=False)`` each."""
+    bias=False)`` each; ``k_proj`` and ``v_proj``, which read the same
+    input, are one fused parameter ``kv_weight [2D, D]``."""
 
     def __init__(self, cfg: ModelConfig, k: int):
         super().__init__()
         d = cfg.d_model
         self.k, self.heads = k, cfg.heads
         self.q_proj = nn.Linear(d, d, bias=False)
-        self.k_proj = nn.Linear(d, d, bias=False)
-        self.v_proj = nn.Linear(d, d, bias=False)
+        self._fuse("kv", ["k_proj", "v_proj"], d, bias=False,
+                   order=["q_proj", "k_proj", "v_proj", "out_proj"])
         self.out_proj = nn.Linear(d, d, bias=False)
+
+    def keys_values(self, x: torch.Tensor) -> tuple:
+        """``k_proj(x)`` and ``v_proj(x)`` in one matmul, as views."""
+        kv = F.linear(x, self.kv_weight)
+        d = self._width
+        return kv[..., :d], kv[..., d:]
 
 
 class ShortenAttention(_Projections):
@@ -1046,8 +1065,9 @@ class ShortenAttention(_Projections):
         n, k, h = s // self.k, self.k, self.heads
         pooled = average_groups(x, k)
         q = self.q_proj(pooled).view(b, n, 1, h, d // h).permute(0, 1, 3, 2, 4)  # [B,n,H,1,Dh]
-        kk = self.k_proj(x).view(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)      # [B,n,H,k,Dh]
-        vv = self.v_proj(x).view(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)
+        kx, vx = self.keys_values(x)
+        kk = kx.reshape(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)               # [B,n,H,k,Dh]
+        vv = vx.reshape(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)
         out = dense_attention(q, kk, vv, None)                                    # [B,n,H,1,Dh]
         return pooled + self.out_proj(out.reshape(b, n, d))
 
@@ -1088,8 +1108,8 @@ class UpsampleAttention(_Projections):
         h, k = self.heads, self.k
         s, n = residual.shape[1], shortened.shape[1]
         q = _split(self.q_proj(residual), h)
-        kk = _split(self.k_proj(shortened), h)
-        vv = _split(self.v_proj(shortened), h)
+        ks, vs = self.keys_values(shortened)
+        kk, vv = _split(ks, h), _split(vs, h)
         p = torch.arange(s, device=residual.device)[:, None]
         i = torch.arange(n, device=residual.device)[None, :]
         out = dense_attention(q, kk, vv, i * k <= p)
