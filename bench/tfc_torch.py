@@ -545,9 +545,67 @@ def _merge(x: torch.Tensor) -> torch.Tensor:
 def dense_attention(q, k, v, allowed: Optional[torch.Tensor]) -> torch.Tensor:
     """Scaled dot-product attention of ``[B, H, Sq, Dh]`` queries over
     ``[B, H, Sk, Dh]`` keys/values, restricted to ``allowed`` (bool,
-    broadcastable to ``[B, H, Sq, Sk]``; None = every pair)."""
+    broadcastable to ``[B, H, Sq, Sk]``; None = every pair). The literal
+    form, kept as the reference that the faster paths are checked against."""
     scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
     return torch.matmul(safe_softmax(scores, allowed), v)
+
+
+_MASK_CACHE: dict = {}
+
+
+def _future_mask(length: int, device) -> torch.Tensor:
+    """``[S, S]`` bool, True where key ``j`` lies after query ``i`` (cached)."""
+    key = ("future", length, str(device))
+    mask = _MASK_CACHE.get(key)
+    if mask is None:
+        mask = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
+        _MASK_CACHE[key] = mask
+    return mask
+
+
+#: Causal attention runs by blocks of query rows: at least this many rows,
+#: at most ``CAUSAL_BLOCKS`` blocks.
+CAUSAL_ROWS, CAUSAL_BLOCKS = 64, 8
+
+
+def fast_attention(q, k, v, causal: bool, key_mask: Optional[torch.Tensor]) -> torch.Tensor:
+    """``dense_attention`` of ``[B, H, S, Dh]`` queries, keys and values
+    (self-attention) with the causal mask and/or the key mask (``[B, S]``
+    bool, True = real key), computed with the fewest passes over the scores
+    that PyTorch allows: one batched matmul over every head (the 1/sqrt(Dh)
+    scale folded into the queries), the masks written in place as -inf,
+    softmax, one batched matmul. Rows without any allowed key give zeros
+    (read from the masks, not from the scores).
+
+    Causal attention goes by blocks of query rows (``CAUSAL_ROWS`` or more,
+    ``CAUSAL_BLOCKS`` at most): the block of rows ``a .. b-1`` multiplies
+    keys ``0 .. b-1`` only, so the keys after a block, all masked, are never
+    computed (about half of the scores for many blocks)."""
+    s = q.shape[-2]
+    qs = q * (1.0 / math.sqrt(q.shape[-1]))
+    empty = None
+    if key_mask is not None:
+        if causal:  # row i is empty when no key j <= i is real
+            empty = key_mask.cumsum(-1) == 0
+        else:
+            empty = (~key_mask.any(-1, keepdim=True)).expand(-1, s)
+        if not bool(empty.any()):
+            empty = None
+    rows = s if not causal else max(CAUSAL_ROWS, -(-s // CAUSAL_BLOCKS))
+    outs = []
+    for start, qb in zip(range(0, s, rows), qs.split(rows, -2)):
+        end = start + qb.shape[-2] if causal else s
+        scores = torch.matmul(qb, k[:, :, :end].transpose(-1, -2))
+        if causal:
+            scores[..., start:].masked_fill_(_future_mask(end - start, q.device), float("-inf"))
+        if key_mask is not None:
+            scores.masked_fill_(~key_mask[:, None, None, :end], float("-inf"))
+        probs = torch.softmax(scores, -1)
+        if empty is not None:
+            probs = probs.masked_fill(empty[:, None, start:start + qb.shape[-2], None], 0.0)
+        outs.append(torch.matmul(probs, v[:, :, :end]))
+    return outs[0] if len(outs) == 1 else torch.cat(outs, -2)
 
 
 def longformer_band(length: int, window: int, dilation: int, causal: bool,
@@ -566,42 +624,8 @@ def longformer_band(length: int, window: int, dilation: int, causal: bool,
     return (offset.abs() <= reach) & (offset % dilation == 0)
 
 
-def _banded_local(q, k, v, key_ok, lo: int, hi: int, gk=None, gv=None, g_ok=None):
-    """Dilation-1 band attention in blocks: query ``i`` of ``q [N, L, Dh]``
-    sees keys ``i - lo .. i + hi`` of ``k, v [N, L, Dh]`` where ``key_ok
-    [N, L]`` (bool) holds, plus the extra keys ``gk, gv [N, G, Dh]`` where
-    ``g_ok [N, G]`` holds. Cost ~ L * (block + lo + hi) per row instead of
-    L^2. Returns ``[N, L, Dh]``."""
-    n, length, dh = q.shape
-    block = max(1, min(length, max(lo + hi, 32)))
-    blocks = -(-length // block)
-    padded = blocks * block
-    span = block + lo + hi
-    scale = 1.0 / math.sqrt(dh)
-    qb = F.pad(q, (0, 0, 0, padded - length)).view(n, blocks, block, dh)
-    kp = F.pad(k, (0, 0, lo, padded - length + hi))
-    vp = F.pad(v, (0, 0, lo, padded - length + hi))
-    okp = F.pad(key_ok, (lo, padded - length + hi), value=False)
-    kb = kp.unfold(1, span, block)                  # [N, nb, Dh, span]
-    vb = vp.unfold(1, span, block).transpose(-1, -2)  # [N, nb, span, Dh]
-    okb = okp.unfold(1, span, block)                # [N, nb, span]
-    scores = torch.matmul(qb, kb) * scale           # [N, nb, block, span]
-    a = torch.arange(block, device=q.device)[:, None]
-    m = torch.arange(span, device=q.device)[None, :]
-    band = (m >= a) & (m <= a + lo + hi)            # key i - lo + m - a
-    allowed = band & okb[:, :, None, :]
-    if gk is not None:
-        gscores = torch.matmul(q, gk.transpose(-1, -2)) * scale  # [N, L, G]
-        gscores = F.pad(gscores, (0, 0, 0, padded - length)).view(n, blocks, block, -1)
-        scores = torch.cat([scores, gscores], -1)
-        gallowed = g_ok[:, None, None, :].expand(n, blocks, block, g_ok.shape[-1])
-        allowed = torch.cat([allowed.expand(n, blocks, block, span), gallowed], -1)
-    probs = safe_softmax(scores, allowed)
-    out = torch.matmul(probs[..., :span], vb)
-    if gk is not None:
-        out = out + torch.matmul(probs[..., span:].reshape(n, padded, -1), gv).view(
-            n, blocks, block, dh)
-    return out.reshape(n, padded, dh)[:, :length]
+#: Query rows per chunk of ``sliding_chunk_attention`` (at most).
+SLIDING_CHUNK_ROWS = 64
 
 
 def _performer_quotient(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
@@ -612,26 +636,178 @@ def _performer_quotient(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     return torch.where(ok, num / safe, torch.zeros_like(num))
 
 
-class Attention(nn.Module):
+def sliding_chunk_attention(q, k, v, lo: int, hi: int, key_ok=None, gk=None, gv=None,
+                            g_ok=None, block: Optional[int] = None) -> torch.Tensor:
+    """Band attention by overlapping sliding chunks (the method of Hugging
+    Face's ``LongformerSelfAttention._sliding_chunks_query_key_matmul`` and
+    ``_sliding_chunks_matmul_attn_probs_value``, generalised to a band that
+    need not be symmetric): query ``i`` of ``q [..., L, Dh]`` sees keys
+    ``i - lo .. i + hi`` of ``k, v [..., L, Dh]`` where ``key_ok [..., L]``
+    (bool, broadcastable; None = all) holds, plus the extra keys ``gk, gv
+    [..., G, Dh]`` where ``g_ok [..., G]`` holds (Longformer's global
+    columns). Rows without any allowed key give zeros. Returns ``[..., L, Dh]``.
+
+    The rows go in chunks of ``W`` queries; chunk ``c`` multiplies its queries
+    with the ``W + lo + hi`` keys its band can reach (overlapping views of
+    the padded keys, stride ``W``: ``unfold``, which is ``as_strided``),
+    which costs ``(W + lo + hi) / (lo + hi + 1)`` times the band's own
+    products. The band's ``lo + hi + 1`` diagonals are read out of each
+    chunk's ``[W, W + lo + hi]`` scores as a strided view (stride ``W + lo +
+    hi + 1`` along rows), so that the mask and the softmax touch the band
+    only; for the values the probabilities are skewed back (padding each row
+    by ``W``, then a strided view) and multiplied with the same overlapping
+    value chunks.
+    """
+    *batch, length, dh = q.shape
+    lb = lo + hi + 1
+    w = block or min(SLIDING_CHUNK_ROWS, max(16, lb))
+    w = max(1, min(w, length))
+    nb = -(-length // w)
+    lq = nb * w
+    span = w + lo + hi
+    qs = q * (1.0 / math.sqrt(dh))
+    if lq != length:
+        qs = F.pad(qs, (0, 0, 0, lq - length))
+    qb = qs.view(*batch, nb, w, dh)
+    kspan = F.pad(k, (0, 0, lo, lq - length + hi)).unfold(-2, span, w)  # [..., nb, Dh, span]
+    vspan = F.pad(v, (0, 0, lo, lq - length + hi)).unfold(-2, span, w).transpose(-1, -2)
+    scores = torch.matmul(qb, kspan)                                      # [..., nb, W, span]
+    band = scores.as_strided((*batch, nb, w, lb), (*scores.stride()[:-2], span + 1, 1),
+                             scores.storage_offset())   # band[.., a, t] = key i - lo + t
+    if key_ok is None:
+        cache = ("band", length, lo, hi, w, str(q.device))
+        valid = _MASK_CACHE.get(cache)
+        if valid is None:
+            i = torch.arange(lq, device=q.device)[:, None]
+            j = i - lo + torch.arange(lb, device=q.device)[None, :]
+            valid = ((j >= 0) & (j < length)).view(nb, w, lb)
+            _MASK_CACHE[cache] = valid
+    else:
+        okp = F.pad(key_ok, (lo, lq - length + hi), value=False)
+        valid = okp.unfold(-1, lb, 1).reshape(*okp.shape[:-1], nb, w, lb)
+    band = band.masked_fill(~valid, float("-inf"))
+    if gk is None:
+        probs = torch.softmax(band, -1)
+        seen = valid.any(-1) if key_ok is not None else None
+    else:
+        gscores = torch.matmul(qs, gk.transpose(-1, -2))                  # [..., Lq, G]
+        gscores = gscores.masked_fill(~g_ok[..., None, :], float("-inf"))
+        probs = torch.softmax(torch.cat([band, gscores.view(*batch, nb, w, -1)], -1), -1)
+        gprobs, probs = probs[..., lb:], probs[..., :lb]
+        seen = valid.any(-1) | g_ok.any(-1)[..., None, None]
+    if seen is not None and not bool(seen.all()):
+        probs = probs.masked_fill(~seen[..., None], 0.0)
+        if gk is not None:
+            gprobs = gprobs.masked_fill(~seen[..., None], 0.0)
+    padded = F.pad(probs, (0, w))                                         # [..., nb, W, lb + W]
+    skew = padded.as_strided((*batch, nb, w, span), (*padded.stride()[:-2], span, 1),
+                             padded.storage_offset())   # skew[.., a, a + t] = probs[.., a, t]
+    out = torch.matmul(skew, vspan).view(*batch, lq, dh)
+    if gk is not None:
+        out = out + torch.matmul(gprobs.reshape(*batch, lq, -1), gv)
+    return out[..., :length, :]
+
+
+class _FusedProjections(nn.Module):
+    """A module whose projections that read the same input are the row
+    blocks of one parameter ``{tag}_weight [n*D, D]`` (and ``{tag}_bias``),
+    so that they run as one matmul, while ``state_dict()`` gives them under
+    their own checkpoint names (``q_proj.weight``, ...: views of the fused
+    parameter, in the order of the unfused module) and ``load_state_dict``
+    takes them by those names."""
+
+    def _fuse(self, tag: str, names: Sequence[str], width: int, bias: bool,
+              order: Sequence[str]) -> None:
+        self._tag, self.fused, self._width = tag, list(names), width
+        self.register_parameter(f"{tag}_weight", nn.Parameter(
+            torch.empty(len(names) * width, width).normal_(std=0.02)))
+        self.register_parameter(f"{tag}_bias", nn.Parameter(
+            torch.zeros(len(names) * width)) if bias else None)
+        rank = {n: i for i, n in enumerate(order)}
+        self._rank = lambda rest: rank.get(rest.split(".", 1)[0], len(rank))
+        self._register_state_dict_hook(_FusedProjections._split_fused)
+        self._register_load_state_dict_pre_hook(_FusedProjections._join_fused,
+                                                with_module=True)
+
+    def _leaves(self) -> list:
+        return ["weight", "bias"] if getattr(self, f"{self._tag}_bias") is not None \
+            else ["weight"]
+
+    @staticmethod
+    def _split_fused(module, destination, prefix, local_metadata):
+        d = module._width
+        # This module's entries are the last ones written: take them out,
+        # replace the fused ones by per-name views, put them back in order.
+        mine = [key for key in destination if key.startswith(prefix)]
+        entries = {key[len(prefix):]: destination.pop(key) for key in mine}
+        for leaf in module._leaves():
+            fused = entries.pop(f"{module._tag}_{leaf}")
+            for n, name in enumerate(module.fused):
+                entries[f"{name}.{leaf}"] = fused[n * d:(n + 1) * d]
+        for rest in sorted(entries, key=module._rank):
+            destination[prefix + rest] = entries[rest]
+
+    @staticmethod
+    def _join_fused(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                    unexpected_keys, error_msgs):
+        d = module._width
+        for leaf in module._leaves():
+            names = [f"{prefix}{name}.{leaf}" for name in module.fused]
+            if all(n in state_dict for n in names):
+                fused = torch.cat([state_dict.pop(n) for n in names])
+            else:  # missing names are reported as such; the rest keep their values
+                fused = getattr(module, f"{module._tag}_{leaf}").detach().clone()
+                for i, n in enumerate(names):
+                    if n in state_dict:
+                        fused[i * d:(i + 1) * d] = state_dict.pop(n)
+                    else:
+                        missing_keys.append(n)
+            state_dict[f"{prefix}{module._tag}_{leaf}"] = fused
+
+
+class Attention(_FusedProjections):
     """One attention block's projections and attention (``P attn.``).
 
-    Parameters: ``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``
+    Checkpoint names: ``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``
     (``nn.Linear(D, D)``); Primer EZ: ``q_dconv``, ``k_dconv``, ``v_dconv``;
     Performer: the buffer ``features [M, Dh]``; Longformer with global
     tokens: ``q_global_proj``, ``k_global_proj``, ``v_global_proj``.
 
+    The projections that read the same input run as one matmul: ``q_proj``,
+    ``k_proj``, ``v_proj`` (and Longformer's ``k_global_proj`` and
+    ``v_global_proj``) are the row blocks of one parameter ``qkv_weight
+    [n*D, D]`` (``qkv_bias [n*D]``). ``state_dict()`` gives them under their
+    own names (views of the fused parameter) and ``load_state_dict`` takes
+    them by those names, so checkpoints look as if each were an
+    ``nn.Linear``.
+
     ``layer`` is the layer's index in execution order (per-layer windows)
     and ``seq`` its sequence length (``seq_len`` / hourglass factor): a
     window longer than ``seq`` is cut to ``seq``, and global tokens at or
-    beyond ``seq`` are dropped.
+    beyond ``seq`` are dropped. ``longformer_impl``: ``"chunks"`` (sliding
+    chunks, O(S * window)) or ``"dense"`` (an S x S mask, the literal
+    definition).
     """
 
-    def __init__(self, cfg: ModelConfig, layer: int, seq: int, longformer_impl: str = "banded"):
+    def __init__(self, cfg: ModelConfig, layer: int, seq: int, longformer_impl: str = "chunks"):
         super().__init__()
+        if longformer_impl not in ("chunks", "dense"):
+            raise ValueError(f"longformer_impl must be 'chunks' or 'dense', not {longformer_impl!r}")
         d = cfg.d_model
         self.heads, self.causal, self.kind = cfg.heads, cfg.causal, cfg.attention
         self.rotary = cfg.positions == "rotary"
-        self.q_proj, self.k_proj, self.v_proj = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.globals: list = []
+        if self.kind == "longformer":
+            self.window = min(cfg.window[layer], seq)
+            self.dilation = cfg.dilation[layer]
+            self.globals = sorted({g for g in cfg.global_tokens if g < seq})
+            self.longformer_impl = longformer_impl
+        fused = ["q_proj", "k_proj", "v_proj"]
+        if self.globals:
+            fused += ["k_global_proj", "v_global_proj"]
+        self._fuse("qkv", fused, d, bias=True, order=[
+            "features", "q_proj", "k_proj", "v_proj", "q_dconv", "k_dconv", "v_dconv",
+            "q_global_proj", "k_global_proj", "v_global_proj", "out_proj"])
         if cfg.dconv:
             self.q_dconv = DepthwiseConv(cfg.dconv_kernel, cfg.heads, cfg.head_dim)
             self.k_dconv = DepthwiseConv(cfg.dconv_kernel, cfg.heads, cfg.head_dim)
@@ -641,45 +817,44 @@ class Attention(nn.Module):
         if self.kind == "performer":
             self.register_buffer("features", orthogonal_features(
                 cfg.features, cfg.head_dim, cfg.orthogonal))
-        self.globals: list = []
-        if self.kind == "longformer":
-            self.window = min(cfg.window[layer], seq)
-            self.dilation = cfg.dilation[layer]
-            self.globals = sorted({g for g in cfg.global_tokens if g < seq})
-            self.longformer_impl = longformer_impl
-            if self.globals:
-                self.q_global_proj = nn.Linear(d, d)
-                self.k_global_proj = nn.Linear(d, d)
-                self.v_global_proj = nn.Linear(d, d)
+        if self.globals:
+            self.q_global_proj = nn.Linear(d, d)
         self.out_proj = nn.Linear(d, d)
 
+    # -- forward ---------------------------------------------------------------
     def forward(self, x: torch.Tensor, key_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         """``x [B, S, D]``; ``key_mask [B, S]`` bool (True = real token) or
         None: keys where it is False are left out of every query's attention."""
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        b, s, d = x.shape
+        h = self.heads
+        qkv = F.linear(x, self.qkv_weight, self.qkv_bias)        # [B, S, n*D]
         if self.q_dconv is not None:
-            q, k, v = self.q_dconv(q), self.k_dconv(k), self.v_dconv(v)
-        q, k, v = _split(q, self.heads), _split(k, self.heads), _split(v, self.heads)
+            qkv = self._dconv(qkv)
+        # [n, B, H, S, Dh] views: projection n, channel h*Dh + e.
+        parts = qkv.view(b, s, len(self.fused), h, d // h).permute(2, 0, 3, 1, 4)
+        q, k, v = parts[0], parts[1], parts[2]
         if self.rotary:
             q, k = rotary(q), rotary(k)
         if self.kind == "softmax":
-            out = self._softmax(q, k, v, key_mask)
+            out = fast_attention(q, k, v, self.causal, key_mask)
         elif self.kind == "performer":
             out = self._performer(q, k, v, key_mask)
         else:
-            out = self._longformer(x, q, k, v, key_mask)
+            out = self._longformer(x, q, k, v, parts, key_mask)
         return self.out_proj(_merge(out))
 
-    # -- softmax ------------------------------------------------------------
-    def _softmax(self, q, k, v, key_mask):
-        s = q.shape[2]
-        allowed = None
-        if self.causal:
-            allowed = torch.ones(s, s, dtype=torch.bool, device=q.device).tril()
-        if key_mask is not None:
-            km = key_mask[:, None, None, :]
-            allowed = km if allowed is None else allowed & km
-        return dense_attention(q, k, v, allowed)
+    def _dconv(self, qkv: torch.Tensor) -> torch.Tensor:
+        """Primer's three convolutions (q, k, v) as one depth-wise causal
+        convolution over the 3*D channels: ``y[s] = bias + sum_j w[j] *
+        x[s - j]``, as multiply-adds of shifted slices."""
+        convs = (self.q_dconv, self.k_dconv, self.v_dconv)
+        kernel = convs[0].weight.shape[0]
+        weight = torch.cat([c.weight.reshape(kernel, -1) for c in convs], 1)   # [K, 3D]
+        bias = torch.cat([c.bias.reshape(-1) for c in convs])
+        y = torch.addcmul(bias, qkv, weight[0])
+        for j in range(1, min(kernel, qkv.shape[1])):
+            y[:, j:].addcmul_(qkv[:, :-j], weight[j])
+        return y
 
     # -- performer ----------------------------------------------------------
     def feature_exponent(self, x: torch.Tensor) -> torch.Tensor:
@@ -747,19 +922,22 @@ class Attention(nn.Module):
         return torch.cat(outs, 2)
 
     # -- longformer ---------------------------------------------------------
-    def _longformer(self, x, q, k, v, key_mask):
-        b, h, s, dh = q.shape
-        if self.longformer_impl == "dense":
+    def _longformer(self, x, q, k, v, parts, key_mask):
+        s = q.shape[2]
+        if self.longformer_impl == "dense" or (self.globals and self.causal):
+            # Causal rows see global columns only up to themselves; tfc's
+            # specs refuse global tokens in causal attention, so this rare
+            # case takes the literal form.
             out = self._longformer_dense(q, k, v, key_mask)
         else:
-            out = self._longformer_banded(q, k, v, key_mask)
+            out = self._longformer_chunks(q, k, v, key_mask)
         if not self.globals:
             return out
         # Global rows: full attention through the global projections.
         g = torch.tensor(self.globals, device=x.device)
-        gq = _split(self.q_global_proj(x[:, g]), self.heads)
-        gk = _split(self.k_global_proj(x), self.heads)
-        gv = _split(self.v_global_proj(x), self.heads)
+        gq = _split(F.linear(x[:, g], self.q_global_proj.weight, self.q_global_proj.bias),
+                    self.heads)
+        gk, gv = parts[3], parts[4]
         allowed = None
         if self.causal:
             allowed = (torch.arange(s, device=x.device)[None, :] <= g[:, None])[None, None]
@@ -767,9 +945,7 @@ class Attention(nn.Module):
             km = key_mask[:, None, None, :]
             allowed = km if allowed is None else allowed & km
         rows = dense_attention(gq, gk, gv, allowed)
-        out = out.clone()
-        out[:, :, g] = rows
-        return out
+        return out.index_copy(2, g, rows)
 
     def _longformer_dense(self, q, k, v, key_mask):
         s = q.shape[2]
@@ -785,44 +961,43 @@ class Attention(nn.Module):
             allowed = allowed & key_mask[:, None, None, :]
         return dense_attention(q, k, v, allowed)
 
-    def _longformer_banded(self, q, k, v, key_mask):
-        """The same attention computed on the band only: positions of one
-        residue class modulo the dilation form an undilated band problem."""
-        if self.globals and self.causal:
-            # Causal rows see global columns only up to themselves; tfc's
-            # specs refuse global tokens in causal attention, so this rare
-            # case takes the literal form.
-            return self._longformer_dense(q, k, v, key_mask)
+    def _longformer_chunks(self, q, k, v, key_mask):
+        """The local rows by sliding chunks. With dilation r, the positions
+        of one residue class modulo r form an undilated band problem (query
+        ``i`` sees ``i - (w-1) r .. i`` causal, ``i +- (w//2) r`` otherwise,
+        in steps of r): the r classes run as one batch. Global columns are
+        taken out of the band and added as extra keys for every row."""
         b, h, s, dh = q.shape
         r = self.dilation
+        lo, hi = (self.window - 1, 0) if self.causal else (self.window // 2, self.window // 2)
+        key_ok = None if key_mask is None else key_mask[:, None, :]      # [B, 1, S]
+        gk = gv = g_ok = None
+        if self.globals:
+            g = torch.tensor(self.globals, device=q.device)
+            band_ok = torch.ones(s, dtype=torch.bool, device=q.device)
+            band_ok[g] = False
+            key_ok = band_ok if key_ok is None else key_ok & band_ok
+            gk, gv = k[:, :, g], v[:, :, g]                               # [B, H, G, Dh]
+            g_ok = torch.ones(1, 1, len(self.globals), dtype=torch.bool, device=q.device) \
+                if key_mask is None else key_mask[:, None, g]
+        if r == 1:
+            if key_ok is not None:
+                key_ok = key_ok.expand(b, 1, s) if key_ok.dim() == 1 else key_ok
+            return sliding_chunk_attention(q, k, v, lo, hi, key_ok, gk, gv, g_ok)
         length = -(-s // r)
         pad = length * r - s
-        ok = torch.ones(b, s, dtype=torch.bool, device=q.device) if key_mask is None \
-            else key_mask.to(torch.bool)
-        is_global = torch.zeros(s, dtype=torch.bool, device=q.device)
-        if self.globals:
-            is_global[self.globals] = True
-        band_ok = ok & ~is_global  # Global columns are handled as extra keys.
 
-        def residues(t):  # [B, H, S, Dh] -> [B*H*r, L, Dh]
-            t = F.pad(t, (0, 0, 0, pad)).view(b, h, length, r, dh).transpose(2, 3)
-            return t.reshape(b * h * r, length, dh)
+        def residues(t):  # [B, H, S, Dh] -> [B, H, r, L, Dh]
+            return F.pad(t, (0, 0, 0, pad)).view(b, h, length, r, dh).transpose(2, 3)
 
-        kok = F.pad(band_ok, (0, pad), value=False).view(b, 1, length, r).transpose(2, 3)
-        kok = kok.expand(b, h, r, length).reshape(b * h * r, length)
-        if self.causal:
-            lo, hi = self.window - 1, 0
-        else:
-            lo = hi = self.window // 2
-        gk = gv = g_ok = None
-        if self.globals and not self.causal:
-            g = torch.tensor(self.globals, device=q.device)
-            gk = k[:, :, g][:, :, None].expand(b, h, r, len(g), dh).reshape(b * h * r, len(g), dh)
-            gv = v[:, :, g][:, :, None].expand(b, h, r, len(g), dh).reshape(b * h * r, len(g), dh)
-            g_ok = ok[:, g][:, None, None].expand(b, h, r, len(g)).reshape(b * h * r, len(g))
-        out = _banded_local(residues(q), residues(k), residues(v), kok, lo, hi, gk, gv, g_ok)
-        out = out.view(b, h, r, length, dh).transpose(2, 3).reshape(b, h, length * r, dh)
-        return out[:, :, :s]
+        ok = torch.ones(b, s, dtype=torch.bool, device=q.device) if key_ok is None \
+            else key_ok.expand(b, 1, s)[:, 0]
+        ok = F.pad(ok, (0, pad), value=False).view(b, 1, length, r).transpose(2, 3)
+        if gk is not None:
+            gk, gv, g_ok = gk[:, :, None], gv[:, :, None], g_ok[:, :, None]
+        out = sliding_chunk_attention(residues(q), residues(k), residues(v), lo, hi,
+                                      ok, gk, gv, g_ok)                  # [B, H, r, L, Dh]
+        return out.transpose(2, 3).reshape(b, h, length * r, dh)[:, :, :s]
 
 
 class Block(nn.Module):
@@ -830,7 +1005,7 @@ class Block(nn.Module):
     ``x + drop(ffn(ffn_norm(x)))``."""
 
     def __init__(self, cfg: ModelConfig, layer: int, seq: int, dropout: float,
-                 longformer_impl: str = "banded"):
+                 longformer_impl: str = "chunks"):
         super().__init__()
         self.attn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         self.attn = Attention(cfg, layer, seq, longformer_impl)
@@ -888,18 +1063,25 @@ class ShortenLinear(nn.Linear):
         return super().forward(x.reshape(b, s // self.k, self.k * d))
 
 
-class _Projections(nn.Module):
+class _Projections(_FusedProjections):
     """``q_proj``, ``k_proj``, ``v_proj``, ``out_proj``: ``nn.Linear(D, D,
-    bias=False)`` each."""
+    bias=False)`` each; ``k_proj`` and ``v_proj``, which read the same
+    input, are one fused parameter ``kv_weight [2D, D]``."""
 
     def __init__(self, cfg: ModelConfig, k: int):
         super().__init__()
         d = cfg.d_model
         self.k, self.heads = k, cfg.heads
         self.q_proj = nn.Linear(d, d, bias=False)
-        self.k_proj = nn.Linear(d, d, bias=False)
-        self.v_proj = nn.Linear(d, d, bias=False)
+        self._fuse("kv", ["k_proj", "v_proj"], d, bias=False,
+                   order=["q_proj", "k_proj", "v_proj", "out_proj"])
         self.out_proj = nn.Linear(d, d, bias=False)
+
+    def keys_values(self, x: torch.Tensor) -> tuple:
+        """``k_proj(x)`` and ``v_proj(x)`` in one matmul, as views."""
+        kv = F.linear(x, self.kv_weight)
+        d = self._width
+        return kv[..., :d], kv[..., d:]
 
 
 class ShortenAttention(_Projections):
@@ -913,8 +1095,9 @@ class ShortenAttention(_Projections):
         n, k, h = s // self.k, self.k, self.heads
         pooled = average_groups(x, k)
         q = self.q_proj(pooled).view(b, n, 1, h, d // h).permute(0, 1, 3, 2, 4)  # [B,n,H,1,Dh]
-        kk = self.k_proj(x).view(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)      # [B,n,H,k,Dh]
-        vv = self.v_proj(x).view(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)
+        kx, vx = self.keys_values(x)
+        kk = kx.reshape(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)               # [B,n,H,k,Dh]
+        vv = vx.reshape(b, n, k, h, d // h).permute(0, 1, 3, 2, 4)
         out = dense_attention(q, kk, vv, None)                                    # [B,n,H,1,Dh]
         return pooled + self.out_proj(out.reshape(b, n, d))
 
@@ -955,8 +1138,8 @@ class UpsampleAttention(_Projections):
         h, k = self.heads, self.k
         s, n = residual.shape[1], shortened.shape[1]
         q = _split(self.q_proj(residual), h)
-        kk = _split(self.k_proj(shortened), h)
-        vv = _split(self.v_proj(shortened), h)
+        ks, vs = self.keys_values(shortened)
+        kk, vv = _split(ks, h), _split(vs, h)
         p = torch.arange(s, device=residual.device)[:, None]
         i = torch.arange(n, device=residual.device)[None, :]
         out = dense_attention(q, kk, vv, i * k <= p)
@@ -980,7 +1163,7 @@ class _Level(nn.Module):
 
     def __init__(self, cfg: Optional[ModelConfig] = None, level: int = 0,
                  counter: Optional[list] = None, dropout: float = 0.0,
-                 longformer_impl: str = "banded"):
+                 longformer_impl: str = "chunks"):
         super().__init__()
         if cfg is not None:
             self._build_level(cfg, level, counter, dropout, longformer_impl)
@@ -1056,7 +1239,7 @@ class TfcModel(_Level):
     """
 
     def __init__(self, cfg: ModelConfig, dropout: Optional[float] = None,
-                 longformer_impl: str = "banded"):
+                 longformer_impl: str = "chunks"):
         super().__init__()
         self.cfg = cfg
         p = cfg.dropout if dropout is None else dropout
@@ -1122,11 +1305,11 @@ class TfcModel(_Level):
 
 
 def build_model(spec, batch: Optional[int] = None, seq_len: Optional[int] = None,
-                dropout: Optional[float] = None, longformer_impl: str = "banded") -> TfcModel:
+                dropout: Optional[float] = None, longformer_impl: str = "chunks") -> TfcModel:
     """The PyTorch model of a spec (a path or a ``ModelConfig``), built for
     ``seq_len`` (default: the spec's). ``dropout`` overrides the spec's rate
-    (0 for benchmarks without dropout). ``longformer_impl`` is ``"banded"``
-    (blocked band attention, O(S * window)) or ``"dense"`` (an S x S mask,
+    (0 for benchmarks without dropout). ``longformer_impl`` is ``"chunks"``
+    (sliding chunks, O(S * window)) or ``"dense"`` (an S x S mask,
     the literal definition)."""
     cfg = spec if isinstance(spec, ModelConfig) else load_config(spec, batch, seq_len)
     return TfcModel(cfg, dropout, longformer_impl)
@@ -1501,7 +1684,7 @@ def main(argv: Optional[list] = None) -> int:
     ev.add_argument("--split", default="val", choices=["train", "val", "test"])
     ev.add_argument("--batches", type=int)
     ev.add_argument("--dtype", default="float64", choices=["float32", "float64"])
-    ev.add_argument("--longformer", default="banded", choices=["banded", "dense"])
+    ev.add_argument("--longformer", default="chunks", choices=["chunks", "dense"])
     pe = sub.add_parser("perturb", help="write a checkpoint with random, larger weights")
     pe.add_argument("src")
     pe.add_argument("dst")

@@ -46,7 +46,7 @@ def main():
     p.add_argument("--data", required=True, help="bytes (lm) or JSONL (classify)")
     p.add_argument("--split", default="val", help="lm: train, val or test")
     p.add_argument("--batches", type=int, help="evaluate at most this many batches")
-    p.add_argument("--longformer", default="banded", choices=["banded", "dense"])
+    p.add_argument("--longformer", default="chunks", choices=["chunks", "dense"])
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--out", required=True, help="folder for the checkpoints")
     args = p.parse_args()
