@@ -14,6 +14,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/ManifestText.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
@@ -62,6 +64,21 @@ struct TfcOutlineKernelsPass
       for (Operation *loop : loops)
         outline(loop, func, symbols, counter);
     }
+    recordKernelCount(module);
+  }
+
+  /// Records the loop nests that one training step runs, each a kernel call
+  /// or a loop left in place, as the manifest's `kernels_per_step`.
+  void recordKernelCount(ModuleOp module) {
+    auto train = module.lookupSymbol<func::FuncOp>("tfc_train_step");
+    if (!train)
+      return;
+    int64_t count = 0;
+    for (StringRef name : {"tfc_train_step", "tfc_optimizer_step"})
+      if (auto func = module.lookupSymbol<func::FuncOp>(name))
+        for (Operation &op : func.getBody().getOps())
+          count += isa<func::CallOp, LoopLikeOpInterface>(op);
+    setManifestRecord(module, "kernels_per_step", std::to_string(count));
   }
 
   /// The kernels made so far, by kernelHash.

@@ -246,7 +246,10 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     compile times of deep models short. A loop nest whose kernel would be
     equivalent to an earlier one (same signature, same operations and
     attributes, locations aside; repeated layers of one shape) calls that
-    kernel instead, so each distinct kernel is compiled once.
+    kernel instead, so each distinct kernel is compiled once. The number of
+    loop nests that `tfc_train_step` and `tfc_optimizer_step` run (kernel
+    calls and loops left in place) becomes the manifest's
+    `kernels_per_step`.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

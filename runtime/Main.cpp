@@ -407,6 +407,8 @@ int runInfo(const Manifest &m) {
     printf("  total        %14.0f bytes  %s (train, validation included)\n",
            trainTotal,
            humanBytes(trainTotal).c_str());
+    if (m.kernelsPerStep > 0)
+      printf("\nkernels per train step: %lld\n", (long long)m.kernelsPerStep);
   }
   return 0;
 }

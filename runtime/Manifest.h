@@ -61,6 +61,8 @@ struct Manifest {
   /// Of all entry points together (they share one arena); 0 when the
   /// manifest does not say, then the sum of the two above bounds it.
   int64_t arenaBytes = 0;
+  /// Loop nests (kernels) one training step runs; 0 when not recorded.
+  int64_t kernelsPerStep = 0;
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;

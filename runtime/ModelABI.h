@@ -28,6 +28,8 @@
 ///   arena_bytes <bytes of all working memory together>   optional: the
 ///                  entry points share one arena, so this is about the
 ///                  larger of the two above, not their sum
+///   kernels_per_step <n>           optional: the loop nests (kernels) that
+///                  tfc_train_step and tfc_optimizer_step run
 ///   min_freq <n>                   optional, classify: word vocabulary
 ///                                  keeps words seen >= n times (default 1)
 ///   split <train> <val>            optional, lm: byte split fractions of

@@ -87,3 +87,42 @@ func.func @alias(%a: memref<8xf32>, %b: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// The loop nests of one training step, counted over tfc_train_step and
+// tfc_optimizer_step (two and one here), are recorded in the manifest as
+// kernels_per_step, before its `end`.
+
+// CHECK-LABEL: llvm.mlir.global external constant @tfc_model_manifest
+// CHECK-SAME: "tfc-manifest 1\0Aparams 8\0Akernels_per_step 3\0Aend\0A\00"
+llvm.mlir.global external constant @tfc_model_manifest("tfc-manifest 1\0Aparams 8\0Aend\0A\00") {addr_space = 0 : i32}
+func.func @tfc_train_step(%buf: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %x = memref.load %buf[%i] : memref<8xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %buf[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %x = memref.load %buf[%i] : memref<8xf32>
+    %y = arith.addf %x, %two : f32
+    memref.store %y, %buf[%i] : memref<8xf32>
+  }
+  return
+}
+func.func @tfc_optimizer_step(%buf: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %x = memref.load %buf[%i] : memref<8xf32>
+    %y = arith.subf %x, %two : f32
+    memref.store %y, %buf[%i] : memref<8xf32>
+  }
+  return
+}

@@ -1,0 +1,29 @@
+//===- ManifestText.h - Records of the embedded manifest --------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The manifest text (runtime/ModelABI.h) is the NUL-terminated string of
+/// the LLVM global `tfc_model_manifest` that tfc-export-abi creates. Passes
+/// that learn more about the model (arena sizes, kernel counts) record it
+/// there.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_MANIFESTTEXT_H
+#define TFC_PASSES_MANIFESTTEXT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfc {
+
+/// Sets the record `key value` of the module's manifest: replaces the line
+/// that starts with `key ` or, when there is none, adds one before `end`.
+/// Does nothing when the module has no manifest.
+void setManifestRecord(ModuleOp module, StringRef key, StringRef value);
+
+} // namespace mlir::tfc
+
+#endif // TFC_PASSES_MANIFESTTEXT_H
