@@ -98,9 +98,18 @@ Value maskScores(OpBuilder &b, Location loc, Value scores, double scale,
 /// zero sum gives zero weights instead of 0 / 0.
 Value softmaxRows(OpBuilder &b, Location loc, Value scores);
 
-/// `out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h, e]` for
-/// `probs [B, H, Sq, Sk]` and head-split `v [B, Sk, H, Dh]`.
-Value weightValues(OpBuilder &b, Location loc, Value probs, Value v);
+/// `out[b, i, h, e] = init[b, i, h, e] + sum_j probs[b, h, i, j] *
+/// v[b, j, h, e]` for `probs [B, H, Sq, Sk]` and head-split
+/// `v [B, Sk, H, Dh]`; `init` (`[B, Sq, H, Dh]`) is zero when null.
+Value weightValues(OpBuilder &b, Location loc, Value probs, Value v,
+                   Value init = Value());
+
+/// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
+/// x[b, i, h, e]` for `weights [B, H, Sq, Sk]` and head-split
+/// `x [B, Sq, H, Dh]`: the transposed counterpart of weightValues. `init`
+/// (`[B, Sk, H, Dh]`) is zero when null. Defined in LowerAttentionGrad.cpp.
+Value weightQueries(OpBuilder &b, Location loc, Value weights, Value x,
+                    Value init = Value());
 
 /// The scale `1 / sqrt(Dh)` of the scores of head-split `q [B, S, H, Dh]`.
 double scoreScale(Value q);
@@ -157,12 +166,12 @@ Value longformerGlobalRows(OpBuilder &b, Location loc, Value result,
 
 /// The gradients of longformerGlobalRows with respect to `globalQuery`,
 /// `globalKey` and `globalValue` (`[B, S, H * Dh]` each), given the
-/// attention's output gradient `grad [B, S, H * Dh]` (only its global rows
-/// are read). Defined in LowerAttentionGrad.cpp.
+/// attention's head-split output gradient `gradOut [B, S, H, Dh]` (only its
+/// global rows are read). Defined in LowerAttentionGrad.cpp.
 SmallVector<Value> longformerGlobalRowGrads(OpBuilder &b, Location loc,
                                             Value globalQuery, Value globalKey,
                                             Value globalValue, Value mask,
-                                            Value grad, int64_t heads,
+                                            Value gradOut, int64_t heads,
                                             ArrayRef<int64_t> globals,
                                             bool causal);
 

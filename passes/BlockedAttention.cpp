@@ -166,40 +166,34 @@ struct BlockPlan {
   Value globalIndex;
 };
 
+/// `[max(0, center - below), min(blocks, center + above + 1))`, where a
+/// negative `below` or `above` means no bound on that side.
+std::pair<Value, Value> blockRange(OpBuilder &b, Location loc, int64_t blocks,
+                                   Value center, int64_t below,
+                                   int64_t above) {
+  Value lo = indexConstant(b, loc, 0);
+  Value hi = indexConstant(b, loc, blocks);
+  if (below >= 0)
+    lo = b.create<arith::MaxSIOp>(
+        loc, lo,
+        b.create<arith::SubIOp>(loc, center, indexConstant(b, loc, below)));
+  if (above >= 0)
+    hi = b.create<arith::MinSIOp>(
+        loc, hi,
+        b.create<arith::AddIOp>(loc, center, indexConstant(b, loc, above + 1)));
+  return {lo, hi};
+}
+
 /// `[lo, hi)` of the key blocks that query block `qb` visits.
 std::pair<Value, Value> keyBlockRange(OpBuilder &b, Location loc,
                                       const BlockPlan &plan, Value qb) {
-  Value zero = indexConstant(b, loc, 0);
-  Value count = indexConstant(b, loc, plan.blocks);
-  Value lo = zero, hi = count;
-  if (plan.before >= 0)
-    lo = b.create<arith::MaxSIOp>(
-        loc, zero,
-        b.create<arith::SubIOp>(loc, qb, indexConstant(b, loc, plan.before)));
-  if (plan.after >= 0)
-    hi = b.create<arith::MinSIOp>(
-        loc, count,
-        b.create<arith::AddIOp>(loc, qb,
-                                indexConstant(b, loc, plan.after + 1)));
-  return {lo, hi};
+  return blockRange(b, loc, plan.blocks, qb, plan.before, plan.after);
 }
 
 /// `[lo, hi)` of the query blocks that visit key block `kb`.
 std::pair<Value, Value> queryBlockRange(OpBuilder &b, Location loc,
                                         const BlockPlan &plan, Value kb) {
-  Value zero = indexConstant(b, loc, 0);
-  Value count = indexConstant(b, loc, plan.blocks);
-  Value lo = zero, hi = count;
-  if (plan.after >= 0)
-    lo = b.create<arith::MaxSIOp>(
-        loc, zero,
-        b.create<arith::SubIOp>(loc, kb, indexConstant(b, loc, plan.after)));
-  if (plan.before >= 0)
-    hi = b.create<arith::MinSIOp>(
-        loc, count,
-        b.create<arith::AddIOp>(loc, kb,
-                                indexConstant(b, loc, plan.before + 1)));
-  return {lo, hi};
+  return blockRange(b, loc, plan.blocks, kb, plan.after, plan.before);
 }
 
 /// The scaled scores of query block `q [B, T, H, Dh]` (rows from
@@ -271,32 +265,6 @@ Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
       maps);
 }
 
-/// `out[b, i, h, e] = init[b, i, h, e] + sum_j probs[b, h, i, j] *
-/// v[b, j, h, e]`.
-Value weightValuesInto(OpBuilder &b, Location loc, Value probs, Value v,
-                       Value init) {
-  return buildGeneric(
-      b, loc, ValueRange{probs, v}, init,
-      {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 4, 2, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
-}
-
-/// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
-/// x[b, i, h, e]`.
-Value weightQueriesInto(OpBuilder &b, Location loc, Value weights, Value x,
-                        Value init) {
-  return buildGeneric(
-      b, loc, ValueRange{weights, x}, init,
-      {loopDims(b, 5, {0, 2, 4, 1}), loopDims(b, 5, {0, 4, 2, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
-}
-
 /// The running state of one query block's online softmax.
 struct OnlineState {
   Value max, sum, acc; // [B, H, T], [B, H, T], [B, T, H, Dh]
@@ -358,7 +326,7 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return nb.create<arith::MulFOp>(nloc, args[1], args[0]);
       });
-  next.acc = weightValuesInto(b, loc, probs, v, scaledAcc);
+  next.acc = weightValues(b, loc, probs, v, scaledAcc);
   return next;
 }
 
@@ -503,7 +471,7 @@ PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
       },
       {id4, rowMap});
   PairGrads next;
-  next.valueGrad = weightQueriesInto(b, loc, probs, gradOutBlock, acc.valueGrad);
+  next.valueGrad = weightQueries(b, loc, probs, gradOutBlock, acc.valueGrad);
   Value probGrads = dotScores(b, loc, gradOutBlock, vBlock);
   double scale = plan.scale;
   Value scoreGrads = elementwise(
@@ -514,9 +482,9 @@ PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
         return mulConst(nb, nloc, product, scale);
       },
       {id4, id4, rowMap});
-  next.keyGrad = weightQueriesInto(b, loc, scoreGrads, qBlock, acc.keyGrad);
+  next.keyGrad = weightQueries(b, loc, scoreGrads, qBlock, acc.keyGrad);
   Value queryRows = sliceDim(b, loc, acc.queryGrad, 1, rowOffset, plan.block);
-  queryRows = weightValuesInto(b, loc, scoreGrads, kBlock, queryRows);
+  queryRows = weightValues(b, loc, scoreGrads, kBlock, queryRows);
   next.queryGrad = insertDim(b, loc, queryRows, acc.queryGrad, 1, rowOffset);
   return next;
 }
@@ -806,7 +774,7 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
   if (!plan.globals.empty()) {
     SmallVector<Value> globalGrads = longformerGlobalRowGrads(
         b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),
-        op.getMask(), op.getGrad(), heads, plan.globals, plan.causal);
+        op.getMask(), gradOut, heads, plan.globals, plan.causal);
     results.append(globalGrads.begin(), globalGrads.end());
   }
   op->replaceAllUsesWith(results);

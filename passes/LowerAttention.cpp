@@ -246,10 +246,11 @@ Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
 }
 
 Value attention::weightValues(OpBuilder &b, Location loc, Value probs,
-                              Value v) {
+                              Value v, Value init) {
   ArrayRef<int64_t> pShape = shapeOf(probs), vShape = shapeOf(v);
-  Value init = filledTensor(
-      b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]}, elementOf(v), 0.0);
+  if (!init)
+    init = filledTensor(b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]},
+                        elementOf(v), 0.0);
   // Loops (b, i, h, e, j); j is reduced.
   return buildGeneric(
       b, loc, ValueRange{probs, v}, init,

@@ -58,12 +58,8 @@ struct AttentionGrads {
 // Softmax attention over a structured mask
 //===----------------------------------------------------------------------===//
 
-/// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
-/// x[b, i, h, e]` for `weights [B, H, Sq, Sk]` and head-split
-/// `x [B, Sq, H, Dh]`: the transposed counterpart of weightValues. `init`
-/// (`[B, Sk, H, Dh]`) is zero when null.
-static Value weightQueries(OpBuilder &b, Location loc, Value weights, Value x,
-                           Value init) {
+Value attention::weightQueries(OpBuilder &b, Location loc, Value weights,
+                               Value x, Value init) {
   ArrayRef<int64_t> wShape = shapeOf(weights), xShape = shapeOf(x);
   if (!init)
     init = filledTensor(b, loc, {wShape[0], wShape[3], wShape[1], xShape[3]},
@@ -218,16 +214,15 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
 
   SmallVector<Value> globalGrads = longformerGlobalRowGrads(
       b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),
-      op.getMask(), op.getGrad(), heads, globals, causal);
+      op.getMask(), gradOut, heads, globals, causal);
   results.append(globalGrads.begin(), globalGrads.end());
   return results;
 }
 
 SmallVector<Value> attention::longformerGlobalRowGrads(
     OpBuilder &b, Location loc, Value globalQuery, Value globalKey,
-    Value globalValue, Value mask, Value grad, int64_t heads,
+    Value globalValue, Value mask, Value gradOut, int64_t heads,
     ArrayRef<int64_t> globals, bool causal) {
-  Value gradOut = splitHeads(b, loc, grad, heads);
   Value queries = splitHeads(b, loc, globalQuery, heads);
   Value keys = splitHeads(b, loc, globalKey, heads);
   Value values = splitHeads(b, loc, globalValue, heads);

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/ManifestText.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -123,10 +124,7 @@ int64_t reachableArenaBytes(func::FuncOp func,
 void recordArenaSizes(ModuleOp module,
                       const llvm::DenseMap<Operation *, int64_t> &arenas,
                       int64_t totalArenaBytes) {
-  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
-  auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
-                     : StringAttr();
-  if (!text)
+  if (!module.lookupSymbol("tfc_model_manifest"))
     return;
   // The working memory of entry points that run one after the other: the
   // largest of them.
@@ -140,31 +138,13 @@ void recordArenaSizes(ModuleOp module,
     }
     return bytes;
   };
-  bool training = module.lookupSymbol("tfc_train_step");
-  // The text is NUL-terminated; every piece but the last ends a line.
-  SmallVector<StringRef> lines;
-  text.getValue().split(lines, '\n');
-  std::string updated;
-  for (auto [i, line] : llvm::enumerate(lines)) {
-    if (i > 0)
-      updated += "\n";
-    if (!line.starts_with("activation_bytes ")) {
-      updated += line.str();
-      continue;
-    }
-    updated += "activation_bytes " + std::to_string(entryBytes({"tfc_forward"}));
-    if (training)
-      updated += "\ntrain_activation_bytes " +
-                 std::to_string(
-                     entryBytes({"tfc_train_step", "tfc_optimizer_step"}));
-    updated += "\narena_bytes " + std::to_string(totalArenaBytes);
-  }
-  OpBuilder builder(global);
-  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), updated.size());
-  builder.create<LLVM::GlobalOp>(global.getLoc(), type, global.getConstant(),
-                                 global.getLinkage(), global.getSymName(),
-                                 builder.getStringAttr(updated));
-  global.erase();
+  setManifestRecord(module, "activation_bytes",
+                    std::to_string(entryBytes({"tfc_forward"})));
+  if (module.lookupSymbol("tfc_train_step"))
+    setManifestRecord(
+        module, "train_activation_bytes",
+        std::to_string(entryBytes({"tfc_train_step", "tfc_optimizer_step"})));
+  setManifestRecord(module, "arena_bytes", std::to_string(totalArenaBytes));
 }
 
 /// The buffers of one function, placed in an arena of `bytes` bytes.
