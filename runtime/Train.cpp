@@ -515,7 +515,7 @@ int runTrain(const Manifest &m, const Options &o) {
         "step %lld of %lld, lr %g, seed %llu", (long long)state.step,
         (long long)steps, state.lr, (unsigned long long)seed);
     if (!ranksAgree("training data", dataHash, data.trainPath, err) ||
-        !ranksAgree("run settings", settingsHash, settingsText, err)) {
+        !ranksAgree("run configuration", settingsHash, settingsText, err)) {
       world.agreed = true;
       return fail("train: " + err);
     }
