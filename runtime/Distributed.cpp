@@ -37,6 +37,15 @@ int launchedRanks() {
   return int(std::min<int64_t>(n, 1 << 30));
 }
 
+int threadsPerLocalRank() {
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  int64_t n = 0;
+  if (!local || !parseInt64(local, n) || n <= 1 || getenv("OMP_NUM_THREADS"))
+    return 0;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return int(std::max<int64_t>(1, int64_t(cores) / n));
+}
+
 bool startDistributed(std::string &err) {
   int ranks = launchedRanks();
   if (ranks <= 1)

@@ -64,6 +64,12 @@ bool mpiAvailable();
 /// mpirun. Does not initialise MPI.
 int launchedRanks();
 
+/// The default worker threads of each rank when mpirun started several
+/// ranks on this machine (OMPI_COMM_WORLD_LOCAL_SIZE) and neither --threads
+/// nor OMP_NUM_THREADS chose: the machine's cores shared among them. 0
+/// otherwise (the OpenMP runtime's own default: every core).
+int threadsPerLocalRank();
+
 /// Initialises MPI when the process was started by mpirun; fills `world`.
 /// Fails when mpirun started several ranks and the runtime has no MPI.
 bool startDistributed(std::string &err);

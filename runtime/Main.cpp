@@ -647,6 +647,8 @@ int main(int argc, char **argv) {
   }
   // The worker threads of the generated code (OpenMP): the environment for
   // an OpenMP runtime that starts later, the call for one already linked.
+  if (options.threads < 0 && command == "train")
+    options.threads = threadsPerLocalRank(); // Several ranks on this machine.
   if (options.threads > 0) {
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
     if (omp_set_num_threads)

@@ -367,7 +367,17 @@ void printTrainHelp() {
       "DIR/curves.svg; classify models also <checkpoint>.vocab. Ctrl-C\n"
       "finishes the step, saves DIR/last.safetensors and exits (status 130).\n"
       "A non-finite loss stops the run with status 1 and saves nothing.\n"
-      "At the end the best weights are evaluated on the test data.\n",
+      "At the end the best weights are evaluated on the test data.\n"
+      "\n"
+      "Under 'mpirun -np N' (Open MPI), N ranks train data-parallel: each\n"
+      "step's global batch is N x the compiled batch, rank r training its\n"
+      "share; the gradients are averaged with MPI_Allreduce, so every rank\n"
+      "keeps the same parameters. --lr, --steps and --warmup are not scaled\n"
+      "by N. Rank 0 writes the run's files and prints; every rank reads the\n"
+      "data (and --resume, --weights) at the same path. Ranks that run\n"
+      "different executables, data or settings stop at start-up. Without\n"
+      "--threads or OMP_NUM_THREADS, the ranks on one machine share its\n"
+      "cores.\n",
       programName.c_str(), programName.c_str());
 }
 
