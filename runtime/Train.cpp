@@ -10,6 +10,9 @@
 ///
 ///   fill the batch of step t            (TrainState.h: a function of seed, t)
 ///   tfc_train_step(params, batch, dropoutSeed(seed, t)) -> grads, loss
+///   under mpirun: grads, loss averaged over the ranks (one MPI_Allreduce;
+///                 the batch is this rank's share of the global batch,
+///                 see Distributed.h)
 ///   stop if the loss is not finite      (nothing is saved)
 ///   tfc_optimizer_step(params, grads, m, v, t, {lr, steps, warmup})
 ///                                                        -> params, m, v
@@ -558,11 +561,10 @@ int runTrain(const Manifest &m, const Options &o) {
                     "with --resume " +
                     lastPath + ", or choose another --out DIR");
   LossHistory history;
-  if (!writer) {
-  } else if (resuming) {
+  if (writer && resuming) {
     if (!truncateMetricsLog(logPath, state.step, history, err))
       return fail(err);
-  } else if (!writeFileAtomic(logPath, {}, err)) {
+  } else if (writer && !writeFileAtomic(logPath, {}, err)) {
     return fail(err);
   }
   FILE *log = writer ? fopen(logPath.c_str(), "a") : fopen("/dev/null", "w");
