@@ -24,6 +24,12 @@
 ///     `--eval-batches K` covers what it covers for one process compiled
 ///     with batch N * B; the ranks' loss sums (and classifier predictions)
 ///     are reduced; rank 0 alone writes checkpoints, metrics and curves
+///   - each rank draws its own dropout masks (rank 0 those of one process)
+///   - a second, two-number all-reduce per step makes the ranks stop after
+///     the same step on any rank's signal or time limit; at every
+///     checkpoint the ranks compare a hash of their parameters
+///
+/// `mpirun -np 1` is a single process (MPI is not initialised).
 ///
 /// Without mpirun nothing here calls MPI: the launch is detected from Open
 /// MPI's environment (OMPI_COMM_WORLD_SIZE), and MPI_Init runs only for
