@@ -236,8 +236,12 @@ std::string linkExecutable(const std::string &object,
   std::string ompSearch = "-L" + ompDir, ompRpath = "-Wl,-rpath," + ompDir;
   std::vector<llvm::StringRef> args = {*linker,   object,    runtimeMain,
                                        runtime,   ompSearch, ompRpath,
-                                       "-lomp",   "-lm",     "-lpthread",
-                                       "-o",      output};
+                                       "-lomp"};
+  // MPI, when the runtime was built with it (data-parallel `train`).
+  llvm::SmallVector<llvm::StringRef> mpiArgs;
+  llvm::StringRef(TFC_MPI_LINK_ARGS).split(mpiArgs, '|', -1, false);
+  args.insert(args.end(), mpiArgs.begin(), mpiArgs.end());
+  args.insert(args.end(), {"-lm", "-lpthread", "-o", output});
   std::string error;
   int status = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
                                          &error);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Commands.h"
+#include "runtime/Distributed.h"
 #include "runtime/ModelABI.h"
 
 #include <algorithm>
@@ -22,6 +23,8 @@ namespace tfc::rt {
 std::string programName = "model";
 
 int fail(const std::string &message) {
+  if (world.size > 1)
+    return failOnRank(message);
   fprintf(stderr, "tfc: %s\n", message.c_str());
   return 1;
 }
@@ -45,7 +48,10 @@ void fillClassifyRow(const Manifest &m, const Vocab &vocab,
 
 bool evaluateLm(const Manifest &m, float *params, ByteSpan span,
                 int64_t maxBatches, LmMetrics &metrics) {
-  int64_t batches = evalWindowCount(span, m.seqLen) / m.batch;
+  // Under mpirun a batch is the global batch of N * B windows, of which
+  // rank r evaluates windows r * B .. r * B + B - 1 (Distributed.h).
+  const int64_t N = world.size, G = N * m.batch;
+  int64_t batches = evalWindowCount(span, m.seqLen) / G;
   if (batches == 0)
     return false;
   if (maxBatches > 0 && maxBatches < batches)
@@ -53,32 +59,39 @@ bool evaluateLm(const Manifest &m, float *params, ByteSpan span,
   BatchBuffers io(m);
   double lossSum = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    evalBatch(span, m.batch, m.seqLen, i, io.tokens.data(), io.targets.data());
+    evalBatch(span, m.batch, m.seqLen, i * N + world.rank, io.tokens.data(),
+              io.targets.data());
     io.forward(params);
     lossSum += io.loss;
   }
+  sumAcrossRanks(&lossSum, 1);
   metrics = LmMetrics();
-  metrics.loss = lossSum / double(batches);
+  metrics.loss = lossSum / double(batches * N);
   metrics.batches = batches;
-  metrics.tokens = batches * m.batch * m.seqLen;
+  metrics.tokens = batches * G * m.seqLen;
   return true;
 }
 
 void evaluateClassify(const Manifest &m, const Vocab &vocab, float *params,
                       const std::vector<Example> &examples, int64_t maxBatches,
                       ClassificationReport &report, double &loss) {
-  const int64_t B = m.batch, C = m.outputs;
-  int64_t batches = (int64_t(examples.size()) + B - 1) / B;
+  // Under mpirun a batch is the global batch of N * B lines, of which rank
+  // r evaluates lines r * B .. r * B + B - 1 (Distributed.h).
+  const int64_t B = m.batch, C = m.outputs, G = B * world.size;
+  int64_t batches = (int64_t(examples.size()) + G - 1) / G;
   if (maxBatches > 0 && maxBatches < batches)
     batches = maxBatches;
   BatchBuffers io(m);
   std::vector<int32_t> yTrue, yPred;
   double lossSum = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    int64_t real = std::min<int64_t>(B, int64_t(examples.size()) - i * B);
+    int64_t first = i * G + world.rank * B;
+    int64_t real = std::min<int64_t>(B, int64_t(examples.size()) - first);
+    if (real <= 0)
+      break;
     for (int64_t b = 0; b < B; ++b)
       fillClassifyRow(m, vocab,
-                      b < real ? &examples[size_t(i * B + b)] : nullptr, b, io);
+                      b < real ? &examples[size_t(first + b)] : nullptr, b, io);
     io.forward(params);
     for (int64_t b = 0; b < real; ++b) {
       const float *row = &io.logits[size_t(b * C)];
@@ -88,6 +101,9 @@ void evaluateClassify(const Manifest &m, const Vocab &vocab, float *params,
       lossSum += crossEntropy(row, C, label);
     }
   }
+  gatherAcrossRanks(yTrue);
+  gatherAcrossRanks(yPred);
+  sumAcrossRanks(&lossSum, 1);
   report = classificationReport(yTrue, yPred);
   loss = yTrue.empty() ? 0.0 : lossSum / double(yTrue.size());
 }

@@ -29,6 +29,7 @@
 
 #include "runtime/Commands.h"
 #include "runtime/Data.h"
+#include "runtime/Distributed.h"
 #include "runtime/Json.h"
 #include "runtime/Manifest.h"
 #include "runtime/Metrics.h"
@@ -346,6 +347,17 @@ int runInfo(const Manifest &m) {
          "%lld\n",
          (long long)m.batch, (long long)m.seqLen, (long long)m.dModel,
          (long long)m.layers, (long long)m.heads);
+  // Data-parallel training (Distributed.h): under mpirun, the global batch.
+  int ranks = launchedRanks();
+  if (!mpiAvailable())
+    printf("data parallel: no (the runtime was built without MPI)\n");
+  else if (ranks > 1)
+    printf("data parallel: %d ranks x batch %lld = global batch %lld\n", ranks,
+           (long long)m.batch, (long long)(ranks * m.batch));
+  else
+    printf("data parallel: 'mpirun -np N %s train' trains with a global "
+           "batch of N x %lld\n",
+           programName.c_str(), (long long)m.batch);
   size_t nameWidth = 4, shapeWidth = 5;
   for (const TensorInfo &t : m.tensors) {
     nameWidth = std::max(nameWidth, t.name.size());
@@ -661,6 +673,8 @@ int main(int argc, char **argv) {
   }
   // The worker threads of the generated code (OpenMP): the environment for
   // an OpenMP runtime that starts later, the call for one already linked.
+  if (options.threads < 0 && command == "train")
+    options.threads = threadsPerLocalRank(); // Several ranks on this machine.
   if (options.threads > 0) {
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
     if (omp_set_num_threads)
@@ -675,8 +689,31 @@ int main(int argc, char **argv) {
     return runInit(manifest, options);
   if (command == "forward")
     return runForward(manifest, options);
-  if (command == "train")
-    return runTrain(manifest, options);
+  if (command == "train") {
+    // Under mpirun: one rank of a data-parallel run (Distributed.h). The
+    // ranks must run the same model; rank 0 alone prints progress.
+    if (!startDistributed(err))
+      return fail("train: " + err);
+    if (world.size > 1) {
+      if (world.rank > 0 && !freopen("/dev/null", "w", stdout))
+        return endDistributed(fail("train: cannot silence the output of "
+                                   "ranks other than 0"));
+      std::string model = format("%s: model %s, batch %lld x %lld, %lld "
+                                 "parameters",
+                                 programName.c_str(), manifest.model.c_str(),
+                                 (long long)manifest.batch,
+                                 (long long)manifest.seqLen,
+                                 (long long)manifest.params);
+      if (!ranksAgree("model",
+                      hashBytes(tfc_model_manifest, strlen(tfc_model_manifest)),
+                      model, err) ||
+          !ranksAgree("executable", hashExecutable(), programName, err)) {
+        world.agreed = true;
+        return endDistributed(fail("train: " + err));
+      }
+    }
+    return endDistributed(runTrain(manifest, options));
+  }
   if (command == "generate")
     return runGenerate(manifest, options);
   return runEval(manifest, options);

@@ -10,6 +10,9 @@
 ///
 ///   fill the batch of step t            (TrainState.h: a function of seed, t)
 ///   tfc_train_step(params, batch, dropoutSeed(seed, t)) -> grads, loss
+///   under mpirun: grads, loss averaged over the ranks (one MPI_Allreduce;
+///                 the batch is this rank's share of the global batch,
+///                 see Distributed.h)
 ///   stop if the loss is not finite      (nothing is saved)
 ///   tfc_optimizer_step(params, grads, m, v, t, {lr, steps, warmup})
 ///                                                        -> params, m, v
@@ -44,6 +47,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Commands.h"
+#include "runtime/Distributed.h"
 #include "runtime/Json.h"
 #include "runtime/ModelABI.h"
 #include "runtime/Params.h"
@@ -52,6 +56,7 @@
 #include "runtime/Support.h"
 #include "runtime/TrainState.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -372,7 +377,17 @@ void printTrainHelp() {
       "A run holds a lock on DIR: a second run into it is refused. A\n"
       "metrics line or curves that cannot be written (a full disk) stop\n"
       "the run with status 1; the checkpoints saved before stay.\n"
-      "At the end the best weights are evaluated on the test data.\n",
+      "At the end the best weights are evaluated on the test data.\n"
+      "\n"
+      "Under 'mpirun -np N' (Open MPI), N ranks train data-parallel: each\n"
+      "step's global batch is N x the compiled batch, rank r training its\n"
+      "share; the gradients are averaged with MPI_Allreduce, so every rank\n"
+      "keeps the same parameters. --lr, --steps and --warmup are not scaled\n"
+      "by N. Rank 0 writes the run's files and prints; every rank reads the\n"
+      "data (and --resume, --weights) at the same path. Ranks that run\n"
+      "different executables, data or settings stop at start-up. Without\n"
+      "--threads or OMP_NUM_THREADS, the ranks on one machine share its\n"
+      "cores.\n",
       programName.c_str(), programName.c_str());
 }
 
@@ -398,7 +413,7 @@ int runTrain(const Manifest &m, const Options &o) {
   // The four flat buffers.
   FloatBuffer params, grads, adamM, adamV;
   if (!params.allocate(m.params, "parameters", err) ||
-      !grads.allocate(m.params, "gradients", err) ||
+      !grads.allocate(m.params + 1, "gradients", err) ||
       !adamM.allocate(m.params, "Adam m", err) ||
       !adamV.allocate(m.params, "Adam v", err))
     return fail(err);
@@ -497,11 +512,47 @@ int runTrain(const Manifest &m, const Options &o) {
   }
   const Vocab *runVocab = lm ? nullptr : &vocab;
 
+  // Under mpirun: the ranks must train on the same data with the same
+  // settings, from rank 0's parameters (Distributed.h).
+  if (world.size > 1) {
+    uint64_t dataHash = hashBytes(nullptr, 0);
+    for (ByteSpan span : {data.train, data.val, data.test})
+      dataHash = hashBytes(span.data, size_t(span.size),
+                           hashBytes(&span.size, sizeof(span.size), dataHash));
+    for (const auto *lines : {&data.trainLines, &data.valLines,
+                              &data.testLines})
+      for (const Example &e : *lines)
+        dataHash = hashBytes(e.text.data(), e.text.size(),
+                             hashBytes(&e.label, sizeof(e.label), dataHash));
+    for (const std::string &token : vocab.tokens)
+      dataHash = hashBytes(token.data(), token.size() + 1, dataHash);
+    int64_t settings[] = {steps,    evalEvery, evalBatches,     testBatches,
+                          patience, warmup,    checkpointEvery, state.step,
+                          int64_t(seed)};
+    uint64_t settingsHash = hashBytes(settings, sizeof(settings));
+    settingsHash = hashBytes(&state.lr, sizeof(state.lr), settingsHash);
+    std::string settingsText = format(
+        "step %lld of %lld, lr %g, seed %llu", (long long)state.step,
+        (long long)steps, state.lr, (unsigned long long)seed);
+    if (!ranksAgree("training data", dataHash, data.trainPath, err) ||
+        !ranksAgree("run configuration", settingsHash, settingsText, err)) {
+      world.agreed = true;
+      return fail("train: " + err);
+    }
+    broadcastFromRank0(params.data(), m.params);
+    if (resuming) {
+      broadcastFromRank0(adamM.data(), m.params);
+      broadcastFromRank0(adamV.data(), m.params);
+    }
+  }
+  const int64_t N = world.size, G = N * B; // Ranks, global batch.
+
   // The run directory and its metrics log.
   std::string dir = !o.outDir.empty() ? o.outDir
                     : resuming        ? dirName(o.resume)
                                       : "runs/" + m.model;
-  if (!makeDirs(dir, err) || !lockRunDirectory(dir, err))
+  const bool writer = world.rank == 0; // Rank 0 alone writes the run's files.
+  if (writer && (!makeDirs(dir, err) || !lockRunDirectory(dir, err)))
     return fail(err);
   const std::string lastPath = dir + "/last.safetensors";
   const std::string bestPath = dir + "/best.safetensors";
@@ -509,7 +560,7 @@ int runTrain(const Manifest &m, const Options &o) {
   const std::string svgPath = dir + "/curves.svg";
   // A new run does not write over another run's checkpoints.
   struct stat info;
-  if (!resuming)
+  if (!resuming && writer)
     for (const std::string &path : {lastPath, bestPath})
       if (stat(path.c_str(), &info) == 0)
         return fail(path +
@@ -517,23 +568,26 @@ int runTrain(const Manifest &m, const Options &o) {
                     "with --resume " +
                     lastPath + ", or choose another --out DIR");
   LossHistory history;
-  if (resuming) {
+  if (writer && resuming) {
     if (!truncateMetricsLog(logPath, state.step, history, err))
       return fail(err);
-  } else if (!writeFileAtomic(logPath, {}, err)) {
+  } else if (writer && !writeFileAtomic(logPath, {}, err)) {
     return fail(err);
   }
   // Every record and every drawing of the curves is checked: after a
   // failed write (`err` says which) nothing more is written and the run
-  // stops (failedWrite below).
+  // stops (failedWrite below). Ranks other than 0 write nothing.
   AppendFile log;
-  if (!log.open(logPath, err))
+  if (writer && !log.open(logPath, err))
     return fail(err);
   bool writeFailed = false;
   auto logLine = [&](const std::string &json) {
-    writeFailed = writeFailed || !log.append(json + "\n", err);
+    if (writer)
+      writeFailed = writeFailed || !log.append(json + "\n", err);
   };
   auto writeCurves = [&]() {
+    if (!writer)
+      return;
     std::string svg = lossCurvesSvg(history, m.model + " — loss");
     writeFailed = writeFailed ||
                   !writeFileAtomic(svgPath, {{svg.data(), svg.size()}}, err);
@@ -543,6 +597,18 @@ int runTrain(const Manifest &m, const Options &o) {
          "%lld\n",
          m.model.c_str(), toString(m.task), (long long)m.params,
          (long long)m.trainableCount(), (long long)B, (long long)S);
+  if (N > 1) {
+    printf("data parallel: %lld ranks x batch %lld = global batch %lld; base "
+           "lr %g, %lld steps, warmup %lld (not scaled by the rank count)\n",
+           (long long)N, (long long)B, (long long)G, state.lr, (long long)steps,
+           (long long)warmup);
+    logLine(format("{\"step\":%lld,\"event\":\"data_parallel\",\"ranks\":%lld,"
+                   "\"batch\":%lld,\"global_batch\":%lld,\"lr\":%s,"
+                   "\"steps\":%lld,\"warmup\":%lld}",
+                   (long long)state.step, (long long)N, (long long)B,
+                   (long long)G, jsonNumber(state.lr).c_str(), (long long)steps,
+                   (long long)warmup));
+  }
   if (lm)
     printf("train: %s (%lld bytes)\nval: %s\n", data.trainPath.c_str(),
            (long long)data.train.size, data.valWhat.c_str());
@@ -576,13 +642,23 @@ int runTrain(const Manifest &m, const Options &o) {
   sigaction(SIGTERM, &action, &oldTerm);
 
   Progress progress;
-  progress.terminal = isatty(STDOUT_FILENO);
+  // mpirun gives rank 0 a terminal of its own even when its output goes
+  // to a file: plain lines under mpirun.
+  progress.terminal = isatty(STDOUT_FILENO) && N == 1;
   progress.logEvery = std::max<int64_t>(1, steps / 100);
   if (budget > 0)
     progress.logSeconds = std::max(1.0, budget / 20);
   BatchBuffers io(m);
   EpochSampler sampler(int64_t(data.trainLines.size()), seed);
   std::vector<int64_t> rows;
+  // Under mpirun, the global batch of G rows, of which this rank trains
+  // rows rank * B .. rank * B + B - 1.
+  std::vector<int32_t> globalTokens, globalTargets;
+  if (lm && N > 1) {
+    globalTokens.resize(size_t(G * S));
+    globalTargets.resize(size_t(G * S));
+  }
+  double reduceTime = 0; // Seconds in the all-reduce, this step.
   // The step of the checkpoint at lastPath that this run started from, if
   // any: what a failure leaves in place.
   int64_t lastSaved =
@@ -611,22 +687,45 @@ int runTrain(const Manifest &m, const Options &o) {
   for (int64_t t = state.step + 1; t <= steps && !stoppedEarly; ++t) {
     if (redrawBefore(t, m.redraw))
       redrawFeatures(m, params.data(), redrawSeed(seed, (t - 1) / m.redraw));
-    if (lm) {
+    if (lm && N > 1) {
+      sampleBatch(data.train, G, S, seed, uint64_t(t - 1), globalTokens.data(),
+                  globalTargets.data());
+      size_t first = size_t(world.rank * B * S);
+      std::copy_n(&globalTokens[first], B * S, io.tokens.data());
+      std::copy_n(&globalTargets[first], B * S, io.targets.data());
+    } else if (lm) {
       sampleBatch(data.train, B, S, seed, uint64_t(t - 1), io.tokens.data(),
                   io.targets.data());
     } else {
-      sampler.batch(t, B, rows);
+      sampler.batch(t, G, rows);
       for (int64_t b = 0; b < B; ++b)
-        fillClassifyRow(m, vocab, &data.trainLines[size_t(rows[size_t(b)])], b,
-                        io);
+        fillClassifyRow(
+            m, vocab,
+            &data.trainLines[size_t(rows[size_t(world.rank * B + b)])], b, io);
     }
-    int64_t stepSeed = dropoutSeed(seed, t);
+    // Each rank draws its own dropout masks (rank 0 those of one process).
+    int64_t stepSeed =
+        dropoutSeed(seed + 0x9e3779b97f4a7c15ull * uint64_t(world.rank), t);
     float loss = 0;
     double t0 = seconds();
     tfc_train_step(params.data(), io.tokens.data(), io.targets.data(),
                    io.mask.data(), &stepSeed, grads.data(), &loss);
+    if (N > 1) {
+      // The mean over the global batch: each rank's loss and gradients are
+      // means over B of its G rows. One all-reduce carries both.
+      double r0 = seconds();
+      grads.data()[m.params] = loss;
+      sumAcrossRanks(grads.data(), m.params + 1);
+      reduceTime = seconds() - r0;
+      const float scale = 1.0f / float(N);
+      float *g = grads.data();
+      for (int64_t i = 0; i <= m.params; ++i)
+        g[i] *= scale;
+      loss = g[m.params];
+    }
     if (!std::isfinite(loss)) {
       progress.clearBar();
+      world.agreed = true;
       return fail(format("train: step %lld: the loss is %s; stopping (%s)",
                          (long long)t, std::isnan(loss) ? "nan" : "infinite",
                          checkpointNote().c_str()));
@@ -639,6 +738,7 @@ int runTrain(const Manifest &m, const Options &o) {
                        adamV.data(), stats);
     if (!std::isfinite(stats[0])) {
       progress.clearBar();
+      world.agreed = true;
       return fail(format("train: step %lld: the gradient norm is %s; stopping "
                          "(%s)",
                          (long long)t,
@@ -648,14 +748,17 @@ int runTrain(const Manifest &m, const Options &o) {
     double now = seconds();
     double stepSeconds = now - t0;
     state.step = t;
-    state.tokens += B * S;
+    state.tokens += G * S;
     history.train.push_back({t, double(loss)});
-    double tokensPerSecond = stepSeconds > 0 ? double(B * S) / stepSeconds : 0;
+    double tokensPerSecond = stepSeconds > 0 ? double(G * S) / stepSeconds : 0;
     std::string record = format(
         "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"grad_norm\":%s,"
         "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f",
         (long long)t, jsonFloat(loss).c_str(), jsonFloat(stats[1]).c_str(),
         jsonFloat(stats[0]).c_str(), tokensPerSecond, now - start);
+    if (N > 1)
+      record += format(",\"allreduce_s\":%.6f,\"step_s\":%.6f", reduceTime,
+                       stepSeconds);
     // Throughput over the steps' own time; the ETA over the wall clock
     // (evaluations and checkpoints included).
     stepTime += stepSeconds;
@@ -664,7 +767,7 @@ int runTrain(const Manifest &m, const Options &o) {
     if (budget > 0)
       eta = std::min(eta, std::max(0.0, budget - (now - start)));
     progress.step(t, steps, loss, stats[1], stats[0],
-                  double(B * S) * done / std::max(stepTime, 1e-9), eta, now);
+                  double(G * S) * done / std::max(stepTime, 1e-9), eta, now);
 
     // Validation, the best checkpoint and early stopping.
     bool evaluated = evalEvery > 0 && t % evalEvery == 0;
@@ -704,8 +807,9 @@ int runTrain(const Manifest &m, const Options &o) {
         Metadata best = {{"tfc.best_step", std::to_string(t)},
                          {"tfc.best_val_loss", format("%.17g", valLoss)},
                          {"tfc.seed", std::to_string(seed)}};
-        if ((runVocab && !saveVocab(bestPath + ".vocab", vocab, err)) ||
-            !saveCheckpoint(bestPath, m, params.data(), {}, best, err)) {
+        if (writer &&
+            ((runVocab && !saveVocab(bestPath + ".vocab", vocab, err)) ||
+             !saveCheckpoint(bestPath, m, params.data(), {}, best, err))) {
           progress.clearBar();
           return fail(err);
         }
@@ -733,10 +837,28 @@ int runTrain(const Manifest &m, const Options &o) {
 
     // The last checkpoint.
     int signal = stopSignal;
+    if (N > 1) {
+      // The ranks stop together: at any rank's signal or time limit.
+      int64_t flags[2] = {signal, timeUp};
+      maxAcrossRanks(flags, 2);
+      signal = int(flags[0]);
+      timeUp = flags[1] != 0;
+    }
     if ((checkpointEvery > 0 && t % checkpointEvery == 0) || t == steps ||
         stoppedEarly || timeUp || signal) {
-      if (!saveTrainCheckpoint(lastPath, m, params.data(), adamM.data(),
-                               adamV.data(), state, runVocab, err)) {
+      // The ranks' parameters must be the same; a difference would be a
+      // fault of the run (different OpenMP reductions, memory errors).
+      if (N > 1 &&
+          !ranksAgree("parameters", hashBytes(params.data(),
+                                              size_t(m.params) * sizeof(float)),
+                      format("step %lld", (long long)t), err)) {
+        progress.clearBar();
+        world.agreed = true;
+        return fail("train: " + err + "; the data-parallel ranks diverged");
+      }
+      if (writer && !saveTrainCheckpoint(lastPath, m, params.data(),
+                                         adamM.data(), adamV.data(), state,
+                                         runVocab, err)) {
         progress.clearBar();
         return fail(err);
       }
@@ -753,6 +875,7 @@ int runTrain(const Manifest &m, const Options &o) {
                            "with '%s train --resume %s'",
                            lastPath.c_str(), (long long)t, programName.c_str(),
                            lastPath.c_str()));
+      world.agreed = true;
       return 128 + signal;
     }
     if (stoppedEarly) {
@@ -795,8 +918,9 @@ int runTrain(const Manifest &m, const Options &o) {
   std::string weightsName = "last";
   int64_t weightsStep = state.step;
   if (state.hasBest) {
-    if (!loadCheckpoint(bestPath, m, params.data(), err))
+    if (writer && !loadCheckpoint(bestPath, m, params.data(), err))
       return fail(err);
+    broadcastFromRank0(params.data(), m.params);
     weightsName = "best";
     weightsStep = state.bestStep;
   }
@@ -836,6 +960,7 @@ int runTrain(const Manifest &m, const Options &o) {
   }
   if (!log.close(err))
     return failedWrite(state.step);
+  world.agreed = true;
   return 0;
 }
 

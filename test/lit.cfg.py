@@ -2,6 +2,7 @@
 # lit configuration of tfc's compiler tests.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -25,3 +26,15 @@ llvm_config.use_default_substitutions()
 # command lines such as --emit=tfc.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
+
+# Data-parallel training (test/mpi): `REQUIRES: mpirun`, run by ctest's `mpi`
+# test (lit --param mpi=1, see test/CMakeLists.txt) rather than by `lit`.
+# %mpirun starts ranks on this machine, however many cores it has, one
+# OpenMP thread each, ended after 5 minutes at most.
+if lit_config.params.get("mpi") != "1":
+    config.excludes.append("mpi")
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+config.substitutions.append(
+    ("%mpirun", "timeout 300 mpirun --oversubscribe --allow-run-as-root "
+     "--bind-to none -x OMP_NUM_THREADS=1"))
