@@ -89,6 +89,8 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // (One-Shot Bufferize's analysis of a long insert_slice chain is cubic).
   pm.addPass(mlir::tfc::createTfcMaterializeInsertChains());
   pm.addPass(mlir::tfc::createTfcUnshareFills());
+  // One alias set per tensor.empty use, not one per shape (CSE merged them).
+  pm.addPass(mlir::tfc::createTfcUnshareEmpties());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

@@ -142,6 +142,22 @@ def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def TfcUnshareEmpties : Pass<"tfc-unshare-empties", "mlir::ModuleOp"> {
+  let summary = "Gives every user of a tensor.empty one of its own";
+  let description = [{
+    CSE merges the `tensor.empty` ops of one shape, so in a deep model one
+    `tensor.empty` is the destination of the same kernel in every layer.
+    One-Shot Bufferize then analyses one alias set holding every one of
+    those results, checking each in-place write against every read of the
+    set, in time that grows with the square of the layer count or faster.
+    This pass, run right before bufferization, replaces a `tensor.empty`
+    that has several uses by one clone per use, right before its user. An
+    empty tensor has no defined contents, so the values computed do not
+    change.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let summary = "Places every static allocation in one arena per function, reusing memory";
   let description = [{
