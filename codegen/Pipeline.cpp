@@ -91,6 +91,8 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcUnshareFills());
   // One alias set per tensor.empty use, not one per shape (CSE merged them).
   pm.addPass(mlir::tfc::createTfcUnshareEmpties());
+  // One alias set per parameter, not one for the whole flat buffer.
+  pm.addPass(mlir::tfc::createTfcSliceInputs());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;

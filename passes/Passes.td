@@ -142,6 +142,21 @@ def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def TfcSliceInputs : Pass<"tfc-slice-inputs", "mlir::ModuleOp"> {
+  let summary = "Reads each slice of a read-only input buffer as a tensor of its own";
+  let description = [{
+    Replaces `tensor.extract_slice` of a read-only `bufferization.to_tensor`
+    (`restrict`, not `writable`: the flat parameter buffer of an entry
+    point) by a `memref.subview` of the buffer and a `to_tensor` of that.
+    The elements read are the same, and bufferization makes the same
+    subview of either; but One-Shot Bufferize no longer holds every
+    parameter in one alias set, whose analysis took time quadratic in the
+    number of parameters. Run right before bufferization.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TfcUnshareEmpties : Pass<"tfc-unshare-empties", "mlir::ModuleOp"> {
   let summary = "Gives every user of a tensor.empty one of its own";
   let description = [{
