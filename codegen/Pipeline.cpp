@@ -109,6 +109,11 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
+  // Each distinct linalg op becomes one kernel before anything lowers it,
+  // so that the passes below lower every kernel once, not once per layer.
+  mlir::tfc::TfcOutlineKernelsOptions linalgKernels;
+  linalgKernels.linalgOps = true;
+  pm.addPass(mlir::tfc::createTfcOutlineKernels(linalgKernels));
 
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

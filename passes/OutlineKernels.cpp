@@ -6,7 +6,9 @@
 ///
 /// \file
 /// Moves each top-level loop nest of a function into a kernel function of its
-/// own. Kernels with the same body (the same layer type at the same shapes,
+/// own (or, with `linalg-ops`, each top-level linalg op on buffers, so that
+/// the passes that lower linalg ops to loops work on each distinct kernel
+/// once instead of on every layer's copy). Kernels with the same body (the same layer type at the same shapes,
 /// repeated through a deep model) are generated once and called from every
 /// place, so LLVM compiles each distinct kernel once.
 ///
@@ -23,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -78,13 +81,14 @@ static MemRefType viewTypeFrom(Operation *view, MemRefType source) {
   return MemRefType();
 }
 
-/// Whether every use of `value` inside `loop` still verifies when the
+/// Whether every use of `value` by `loop` and inside it still verifies when the
 /// value's type becomes `type`: loads and stores, and views whose result
 /// types can be recomputed from `type` (checked in turn).
 static bool canRetype(Value value, MemRefType type, Operation *loop) {
   for (Operation *user : value.getUsers()) {
     if (!loop->isProperAncestor(user)) {
-      if (user == loop)
+      // A linalg op on buffers takes operands of any layout.
+      if (user == loop && !isa<linalg::LinalgOp>(loop))
         return false;
       continue;
     }
@@ -144,23 +148,37 @@ static MemRefType withOffset(MemRefType type, ArrayRef<int64_t> strides,
 namespace {
 struct TfcOutlineKernelsPass
     : public tfc::impl::TfcOutlineKernelsBase<TfcOutlineKernelsPass> {
+  using TfcOutlineKernelsBase::TfcOutlineKernelsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     kernels.clear();
+    MLIRContext *context = &getContext();
+    auto kernelMark = StringAttr::get(context, kKernelAttr);
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     unsigned counter = 0;
     for (func::FuncOp func : funcs) {
-      if (func.isExternal())
+      // Kernels (of linalg ops, outlined earlier) stay whole.
+      if (func.isExternal() || func->hasAttr(kernelMark))
         continue;
-      SmallVector<Operation *> loops;
-      for (Operation &op : func.getBody().getOps())
-        if (isa<LoopLikeOpInterface>(op) && op.getNumResults() == 0)
-          loops.push_back(&op);
-      for (Operation *loop : loops)
-        outline(loop, func, symbols, counter);
+      SmallVector<Operation *> nests;
+      for (Operation &op : func.getBody().getOps()) {
+        if (linalgOps) {
+          auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          if (linalgOp && linalgOp.hasPureBufferSemantics())
+            nests.push_back(&op);
+        } else if (isa<LoopLikeOpInterface>(op) && op.getNumResults() == 0) {
+          nests.push_back(&op);
+        }
+      }
+      for (Operation *nest : nests)
+        outline(nest, func, symbols, counter);
     }
   }
+
+  /// The attribute that marks the kernels made of linalg ops.
+  static constexpr llvm::StringLiteral kKernelAttr = "tfc.kernel";
 
   /// The kernels made so far, by kernelHash.
   llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> kernels;
@@ -229,14 +247,17 @@ struct TfcOutlineKernelsPass
     }
 
     builder.setInsertionPoint(parent);
-    std::string name =
-        (parent.getSymName() + "_kernel_" + Twine(counter)).str();
+    std::string name = (parent.getSymName() +
+                        (linalgOps ? "_linalg_" : "_kernel_") + Twine(counter))
+                           .str();
     auto kernel = builder.create<func::FuncOp>(
         loc, name,
         builder.getFunctionType(ValueRange(arguments).getTypes(), {}));
     kernel.setPrivate();
     kernel->setAttr("passthrough",
                     builder.getArrayAttr({builder.getStringAttr("noinline")}));
+    if (linalgOps)
+      kernel->setAttr(kKernelAttr, builder.getUnitAttr());
     Block *body = kernel.addEntryBlock();
     builder.setInsertionPointToStart(body);
     IRMapping mapping;

@@ -229,9 +229,25 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     compile times of deep models short. A loop nest whose kernel would be
     equivalent to an earlier one (same signature, same operations and
     attributes, locations aside; repeated layers of one shape) calls that
-    kernel instead, so each distinct kernel is compiled once.
+    kernel instead, so each distinct kernel is compiled once. A buffer whose
+    layout has a static offset (a slice of the flat parameter buffer, at
+    another offset in every layer) is passed at offset 0 with the offset as
+    an `index` argument, so that the kernels of all layers have the same
+    signature.
+
+    With `linalg-ops`, every top-level linalg op on buffers is outlined in
+    the same way instead, into a kernel marked `tfc.kernel`, and functions
+    so marked are left whole by later runs. Run before the linalg ops are
+    lowered, this lowers each distinct kernel once rather than every
+    layer's copy of it.
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let options = [
+    Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",
+           "Outline linalg ops on buffers instead of loop nests">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def TfcVectorizeContractions

@@ -1,4 +1,5 @@
 // RUN: tfc-opt %s -split-input-file --tfc-outline-kernels | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-outline-kernels=linalg-ops | FileCheck %s --check-prefix=LINALG
 
 // Each top-level loop nest becomes a private noinline kernel; constants are
 // cloned into it and buffers become arguments.
@@ -151,6 +152,76 @@ func.func @copies(%p: memref<16xf32>, %y: memref<4xf32>) {
   %s1 = memref.subview %p[8] [4] [1] : memref<16xf32> to memref<4xf32, strided<[1], offset: 8>>
   scf.for %i = %c0 to %c1 step %c1 {
     memref.copy %s1, %y : memref<4xf32, strided<[1], offset: 8>> to memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// With linalg-ops, each top-level linalg op on buffers becomes a kernel
+// marked tfc.kernel; the same op on another layer's parameter slice (another
+// static offset) calls the same kernel with its offset. Loop nests stay.
+
+// LINALG-LABEL: func.func private @ops_linalg_0(
+// LINALG-SAME: %[[X:[a-z0-9]+]]: memref<4xf32>, %[[W:[a-z0-9]+]]: memref<4xf32>, %[[OFF:[a-z0-9]+]]: index, %[[Y:[a-z0-9]+]]: memref<4xf32>)
+// LINALG-SAME: tfc.kernel
+// LINALG: %[[V:.*]] = memref.reinterpret_cast %[[W]] to offset: [%[[OFF]]]
+// LINALG: linalg.add ins(%[[X]], %[[V]] : memref<4xf32>, memref<4xf32, strided<[1], offset: ?>>) outs(%[[Y]] : memref<4xf32>)
+// LINALG-NOT: func.func private @ops_linalg_1
+// LINALG-LABEL: func.func @ops(
+// LINALG: call @ops_linalg_0(
+// LINALG: call @ops_linalg_0(
+// LINALG: scf.for
+// LINALG-NOT: linalg.add
+func.func @ops(%p: memref<12xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  %w0 = memref.subview %p[4] [4] [1] : memref<12xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %w1 = memref.subview %p[8] [4] [1] : memref<12xf32> to memref<4xf32, strided<[1], offset: 8>>
+  linalg.add ins(%x, %w0 : memref<4xf32>, memref<4xf32, strided<[1], offset: 4>>) outs(%y : memref<4xf32>)
+  linalg.add ins(%x, %w1 : memref<4xf32>, memref<4xf32, strided<[1], offset: 8>>) outs(%y : memref<4xf32>)
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    memref.store %a, %y[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A function marked tfc.kernel (a kernel made of a linalg op) keeps its
+// loop nest; the loop nests of other functions are outlined.
+
+// CHECK-LABEL: func.func private @whole_linalg_0(
+// CHECK-NEXT: arith.constant
+// CHECK: scf.for
+// CHECK-NOT: call
+// CHECK: return
+// CHECK-LABEL: func.func private @whole_kernel_0(
+// CHECK-LABEL: func.func @whole(
+// CHECK: call @whole_linalg_0(
+// CHECK: call @whole_kernel_0(
+func.func private @whole_linalg_0(%x: memref<4xf32>) attributes {passthrough = ["noinline"], tfc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    %s = arith.addf %a, %a : f32
+    memref.store %s, %x[%i] : memref<4xf32>
+  }
+  return
+}
+func.func @whole(%x: memref<4xf32>) {
+  call @whole_linalg_0(%x) : (memref<4xf32>) -> ()
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    %s = arith.mulf %a, %a : f32
+    memref.store %s, %x[%i] : memref<4xf32>
   }
   return
 }
