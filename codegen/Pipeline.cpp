@@ -97,6 +97,10 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // (One-Shot Bufferize's analysis of a long insert_slice chain is cubic).
   pm.addPass(mlir::tfc::createTfcMaterializeInsertChains());
   pm.addPass(mlir::tfc::createTfcUnshareFills());
+  // One alias set per tensor.empty use, not one per shape (CSE merged them).
+  pm.addPass(mlir::tfc::createTfcUnshareEmpties());
+  // One alias set per parameter, not one for the whole flat buffer.
+  pm.addPass(mlir::tfc::createTfcSliceInputs());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -113,6 +117,11 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
+  // Each distinct linalg op becomes one kernel before anything lowers it,
+  // so that the passes below lower every kernel once, not once per layer.
+  mlir::tfc::TfcOutlineKernelsOptions linalgKernels;
+  linalgKernels.linalgOps = true;
+  pm.addPass(mlir::tfc::createTfcOutlineKernels(linalgKernels));
 
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

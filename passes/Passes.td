@@ -186,6 +186,37 @@ def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def TfcSliceInputs : Pass<"tfc-slice-inputs", "mlir::ModuleOp"> {
+  let summary = "Reads each slice of a read-only input buffer as a tensor of its own";
+  let description = [{
+    Replaces `tensor.extract_slice` of a read-only `bufferization.to_tensor`
+    (`restrict`, not `writable`: the flat parameter buffer of an entry
+    point) by a `memref.subview` of the buffer and a `to_tensor` of that.
+    The elements read are the same, and bufferization makes the same
+    subview of either; but One-Shot Bufferize no longer holds every
+    parameter in one alias set, whose analysis took time quadratic in the
+    number of parameters. Run right before bufferization.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def TfcUnshareEmpties : Pass<"tfc-unshare-empties", "mlir::ModuleOp"> {
+  let summary = "Gives every user of a tensor.empty one of its own";
+  let description = [{
+    CSE merges the `tensor.empty` ops of one shape, so in a deep model one
+    `tensor.empty` is the destination of the same kernel in every layer.
+    One-Shot Bufferize then analyses one alias set holding every one of
+    those results, checking each in-place write against every read of the
+    set, in time that grows with the square of the layer count or faster.
+    This pass, run right before bufferization, replaces a `tensor.empty`
+    that has several uses by one clone per use, right before its user. An
+    empty tensor has no defined contents, so the values computed do not
+    change.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   let summary = "Places every static allocation in one arena per function, reusing memory";
   let description = [{
@@ -246,12 +277,29 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     compile times of deep models short. A loop nest whose kernel would be
     equivalent to an earlier one (same signature, same operations and
     attributes, locations aside; repeated layers of one shape) calls that
-    kernel instead, so each distinct kernel is compiled once. The number of
-    loop nests that `tfc_train_step` and `tfc_optimizer_step` run (kernel
-    calls and loops left in place) becomes the manifest's
-    `kernels_per_step`.
+    kernel instead, so each distinct kernel is compiled once. A buffer whose
+    layout has a static offset (a slice of the flat parameter buffer, at
+    another offset in every layer) is passed at offset 0 with the offset as
+    an `index` argument, so that the kernels of all layers have the same
+    signature.
+
+    With `linalg-ops`, every top-level linalg op on buffers is outlined in
+    the same way instead, into a kernel marked `tfc.kernel`, and functions
+    so marked are left whole by later runs. Run before the linalg ops are
+    lowered, this lowers each distinct kernel once rather than every
+    layer's copy of it.
+
+    The number of loop nests that `tfc_train_step` and
+    `tfc_optimizer_step` run (kernel calls and loops left in place) becomes
+    the manifest's `kernels_per_step`.
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let options = [
+    Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",
+           "Outline linalg ops on buffers instead of loop nests">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def TfcVectorizeContractions

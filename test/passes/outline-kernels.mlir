@@ -1,4 +1,5 @@
 // RUN: tfc-opt %s -split-input-file --tfc-outline-kernels | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-outline-kernels=linalg-ops | FileCheck %s --check-prefix=LINALG
 
 // Each top-level loop nest becomes a private noinline kernel; constants are
 // cloned into it and buffers become arguments.
@@ -84,6 +85,143 @@ func.func @alias(%a: memref<8xf32>, %b: memref<8xf32>) {
   scf.for %i = %c0 to %c8 step %c1 {
     %x = memref.load %a[%i] : memref<8xf32>
     memref.store %x, %a[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// Slices of one buffer at different static offsets (a parameter of each
+// layer) share a kernel: each is passed at offset 0 with its offset as an
+// index, and the kernel views it at that offset again, as do the views it
+// takes of it.
+
+// CHECK-LABEL: func.func private @layers_kernel_0(
+// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<4x4xf32>, %[[OFF:[a-z0-9]+]]: index, %[[Y:[a-z0-9]+]]: memref<4xf32>)
+// CHECK: %[[V:.*]] = memref.reinterpret_cast %[[W]] to offset: [%[[OFF]]], sizes: [4, 4], strides: [4, 1] : memref<4x4xf32> to memref<4x4xf32, strided<[4, 1], offset: ?>>
+// CHECK: memref.subview %[[V]][%{{.*}}, 0] [1, 4] [1, 1] : memref<4x4xf32, strided<[4, 1], offset: ?>> to memref<4xf32, strided<[1], offset: ?>>
+// CHECK-NOT: func.func private @layers_kernel_1
+// CHECK-LABEL: func.func @layers(
+// CHECK-SAME: %[[P:[a-z0-9]+]]: memref<48xf32>
+// CHECK: memref.subview %[[P]][8] [16] [1]
+// CHECK: %[[E0:.*]] = memref.expand_shape
+// CHECK: %[[R0:.*]] = memref.reinterpret_cast %[[E0]] to offset: [0], sizes: [4, 4], strides: [4, 1] : memref<4x4xf32, strided<[4, 1], offset: 8>> to memref<4x4xf32>
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: call @layers_kernel_0(%[[R0]], %[[C8]], %{{.*}}) : (memref<4x4xf32>, index, memref<4xf32>) -> ()
+// CHECK: %[[R1:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [4, 4], strides: [4, 1] : memref<4x4xf32, strided<[4, 1], offset: 32>> to memref<4x4xf32>
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: call @layers_kernel_0(%[[R1]], %[[C32]], %{{.*}}) : (memref<4x4xf32>, index, memref<4xf32>) -> ()
+func.func @layers(%p: memref<48xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s0 = memref.subview %p[8] [16] [1] : memref<48xf32> to memref<16xf32, strided<[1], offset: 8>>
+  %w0 = memref.expand_shape %s0 [[0, 1]] output_shape [4, 4] : memref<16xf32, strided<[1], offset: 8>> into memref<4x4xf32, strided<[4, 1], offset: 8>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %row = memref.subview %w0[%i, 0] [1, 4] [1, 1] : memref<4x4xf32, strided<[4, 1], offset: 8>> to memref<4xf32, strided<[1], offset: ?>>
+    %x = memref.load %row[%i] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %x, %y[%i] : memref<4xf32>
+  }
+  %s1 = memref.subview %p[32] [16] [1] : memref<48xf32> to memref<16xf32, strided<[1], offset: 32>>
+  %w1 = memref.expand_shape %s1 [[0, 1]] output_shape [4, 4] : memref<16xf32, strided<[1], offset: 32>> into memref<4x4xf32, strided<[4, 1], offset: 32>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %row = memref.subview %w1[%i, 0] [1, 4] [1, 1] : memref<4x4xf32, strided<[4, 1], offset: 32>> to memref<4xf32, strided<[1], offset: ?>>
+    %x = memref.load %row[%i] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %x, %y[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A slice used by an operation whose types cannot follow a dynamic offset
+// (here memref.copy) keeps its static offset, and so its own kernel.
+
+// CHECK-LABEL: func.func private @copies_kernel_0(
+// CHECK-SAME: memref<4xf32, strided<[1], offset: 4>>
+// CHECK-LABEL: func.func private @copies_kernel_1(
+// CHECK-SAME: memref<4xf32, strided<[1], offset: 8>>
+// CHECK-NOT: memref.reinterpret_cast
+func.func @copies(%p: memref<16xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s0 = memref.subview %p[4] [4] [1] : memref<16xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.for %i = %c0 to %c1 step %c1 {
+    memref.copy %s0, %y : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+  }
+  %s1 = memref.subview %p[8] [4] [1] : memref<16xf32> to memref<4xf32, strided<[1], offset: 8>>
+  scf.for %i = %c0 to %c1 step %c1 {
+    memref.copy %s1, %y : memref<4xf32, strided<[1], offset: 8>> to memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// With linalg-ops, each top-level linalg op on buffers becomes a kernel
+// marked tfc.kernel; the same op on another layer's parameter slice (another
+// static offset) calls the same kernel with its offset. Loop nests stay.
+
+// LINALG-LABEL: func.func private @ops_linalg_0(
+// LINALG-SAME: %[[X:[a-z0-9]+]]: memref<4xf32>, %[[W:[a-z0-9]+]]: memref<4xf32>, %[[OFF:[a-z0-9]+]]: index, %[[Y:[a-z0-9]+]]: memref<4xf32>)
+// LINALG-SAME: tfc.kernel
+// LINALG: %[[V:.*]] = memref.reinterpret_cast %[[W]] to offset: [%[[OFF]]]
+// LINALG: linalg.add ins(%[[X]], %[[V]] : memref<4xf32>, memref<4xf32, strided<[1], offset: ?>>) outs(%[[Y]] : memref<4xf32>)
+// LINALG-NOT: func.func private @ops_linalg_1
+// LINALG-LABEL: func.func @ops(
+// LINALG: call @ops_linalg_0(
+// LINALG: call @ops_linalg_0(
+// LINALG: scf.for
+// LINALG-NOT: linalg.add
+func.func @ops(%p: memref<12xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  %w0 = memref.subview %p[4] [4] [1] : memref<12xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %w1 = memref.subview %p[8] [4] [1] : memref<12xf32> to memref<4xf32, strided<[1], offset: 8>>
+  linalg.add ins(%x, %w0 : memref<4xf32>, memref<4xf32, strided<[1], offset: 4>>) outs(%y : memref<4xf32>)
+  linalg.add ins(%x, %w1 : memref<4xf32>, memref<4xf32, strided<[1], offset: 8>>) outs(%y : memref<4xf32>)
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    memref.store %a, %y[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A function marked tfc.kernel (a kernel made of a linalg op) keeps its
+// loop nest; the loop nests of other functions are outlined.
+
+// CHECK-LABEL: func.func private @whole_linalg_0(
+// CHECK-NEXT: arith.constant
+// CHECK: scf.for
+// CHECK-NOT: call
+// CHECK: return
+// CHECK-LABEL: func.func private @whole_kernel_0(
+// CHECK-LABEL: func.func @whole(
+// CHECK: call @whole_linalg_0(
+// CHECK: call @whole_kernel_0(
+func.func private @whole_linalg_0(%x: memref<4xf32>) attributes {passthrough = ["noinline"], tfc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    %s = arith.addf %a, %a : f32
+    memref.store %s, %x[%i] : memref<4xf32>
+  }
+  return
+}
+func.func @whole(%x: memref<4xf32>) {
+  call @whole_linalg_0(%x) : (memref<4xf32>) -> ()
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.load %x[%i] : memref<4xf32>
+    %s = arith.mulf %a, %a : f32
+    memref.store %s, %x[%i] : memref<4xf32>
   }
   return
 }
