@@ -109,24 +109,6 @@ Value gatherRows(OpBuilder &b, Location loc, Value x,
   return result;
 }
 
-/// A `linalg.generic` that updates `dest` in place (identity map) from
-/// `inputs` read through `inputMaps`; `body` receives the input elements
-/// and the current element of `dest`.
-Value updateInPlace(OpBuilder &b, Location loc, Value dest, ValueRange inputs,
-                    ArrayRef<AffineMap> inputMaps,
-                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  unsigned rank = shapeOf(dest).size();
-  SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{dest.getType()}, inputs, ValueRange{dest}, maps,
-      parallelIterators(rank),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args));
-      });
-  return generic.getResult(0);
-}
-
 Value mulConst(OpBuilder &b, Location loc, Value x, double c) {
   return b.create<arith::MulFOp>(loc, x, floatConstant(b, loc, x.getType(), c));
 }
@@ -295,8 +277,8 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
       },
       {id3, id3});
   OnlineState next;
-  next.max = updateInPlace(
-      b, loc, state.max, ValueRange{blockMax}, {id3},
+  next.max = buildGeneric(
+      b, loc, ValueRange{blockMax}, state.max, {id3}, id3,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
       });
@@ -315,14 +297,15 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
       [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
         return nb.create<arith::AddFOp>(nloc, acc, x);
       });
-  next.sum = updateInPlace(
-      b, loc, state.sum, ValueRange{correction, blockSum}, {id3, id3},
+  next.sum = buildGeneric(
+      b, loc, ValueRange{correction, blockSum}, state.sum, {id3, id3}, id3,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value scaled = nb.create<arith::MulFOp>(nloc, args[2], args[0]);
         return nb.create<arith::AddFOp>(nloc, scaled, args[1]);
       });
-  Value scaledAcc = updateInPlace(
-      b, loc, state.acc, ValueRange{correction}, {loopDims(b, 4, {0, 2, 1})},
+  Value scaledAcc = buildGeneric(
+      b, loc, ValueRange{correction}, state.acc, {loopDims(b, 4, {0, 2, 1})},
+      b.getMultiDimIdentityMap(4),
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return nb.create<arith::MulFOp>(nloc, args[1], args[0]);
       });
@@ -348,6 +331,25 @@ KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
   if (mask)
     side.globalMask = gatherRows(b, loc, mask, plan.globals);
   return side;
+}
+
+/// Key block `kb` (at `colOffset`) of the band: its keys, values, padding
+/// mask and, for a Longformer with globals, the flags of its global columns.
+struct KeyBlock {
+  Value k, v, mask, exclude;
+};
+
+KeyBlock sliceKeyBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
+                       const KeySide &keys, Value colOffset) {
+  int64_t T = plan.block;
+  KeyBlock block;
+  block.k = sliceDim(b, loc, keys.k, 1, colOffset, T);
+  block.v = sliceDim(b, loc, keys.v, 1, colOffset, T);
+  if (keys.mask)
+    block.mask = sliceDim(b, loc, keys.mask, 1, colOffset, T);
+  if (plan.globalFlags)
+    block.exclude = sliceDim(b, loc, plan.globalFlags, 0, colOffset, T);
+  return block;
 }
 
 /// Blocked attention of head-split `q, k, v [B, S, H, Dh]`: the output
@@ -384,20 +386,12 @@ std::pair<Value, Value> blockedForward(OpBuilder &b, Location loc,
             ValueRange{state.max, state.sum, state.acc},
             [&](OpBuilder &ib, Location iloc, Value kb, ValueRange st) {
               Value colOffset = ib.create<arith::MulIOp>(iloc, kb, blockSize);
-              Value kBlock = sliceDim(ib, iloc, keys.k, 1, colOffset, T);
-              Value vBlock = sliceDim(ib, iloc, keys.v, 1, colOffset, T);
-              Value maskBlock =
-                  keys.mask ? sliceDim(ib, iloc, keys.mask, 1, colOffset, T)
-                            : Value();
-              Value exclude =
-                  plan.globalFlags
-                      ? sliceDim(ib, iloc, plan.globalFlags, 0, colOffset, T)
-                      : Value();
-              Value s = blockScores(ib, iloc, plan, plan.filter, qBlock,
-                                    kBlock, maskBlock, exclude, Value(),
-                                    rowOffset, colOffset);
+              KeyBlock key = sliceKeyBlock(ib, iloc, plan, keys, colOffset);
+              Value s = blockScores(ib, iloc, plan, plan.filter, qBlock, key.k,
+                                    key.mask, key.exclude, Value(), rowOffset,
+                                    colOffset);
               OnlineState next = onlineSoftmaxStep(
-                  ib, iloc, s, vBlock, OnlineState{st[0], st[1], st[2]});
+                  ib, iloc, s, key.v, OnlineState{st[0], st[1], st[2]});
               ib.create<scf::YieldOp>(
                   iloc, ValueRange{next.max, next.sum, next.acc});
             });
@@ -442,6 +436,22 @@ std::pair<Value, Value> blockedForward(OpBuilder &b, Location loc,
   return {outer.getResult(0), outer.getResult(1)};
 }
 
+/// Query block `qb` (at `rowOffset`) of the gradient: its queries, output
+/// gradient, log-sum-exp and `D = rowsum(dO o O)`.
+struct QueryBlock {
+  Value q, gradOut, lse, delta;
+};
+
+QueryBlock sliceQueryBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
+                           Value q, Value gradOut, Value lse, Value delta,
+                           Value rowOffset) {
+  int64_t T = plan.block;
+  return {sliceDim(b, loc, q, 1, rowOffset, T),
+          sliceDim(b, loc, gradOut, 1, rowOffset, T),
+          sliceDim(b, loc, lse, 2, rowOffset, T),
+          sliceDim(b, loc, delta, 2, rowOffset, T)};
+}
+
 /// The gradients of blockedForward with respect to `q`, `k` and `v`, given
 /// the output `out`, its log-sum-exp `lse` and the output gradient
 /// `gradOut [B, S, H, Dh]`.
@@ -457,32 +467,31 @@ struct PairGrads {
 };
 
 PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
-                         Value s, Value qBlock, Value kBlock, Value vBlock,
-                         Value gradOutBlock, Value lseBlock, Value deltaBlock,
-                         Value rowOffset, PairGrads acc) {
+                         Value s, const QueryBlock &query, Value kBlock,
+                         Value vBlock, Value rowOffset, PairGrads acc) {
   Type element = elementOf(s);
   AffineMap id4 = b.getMultiDimIdentityMap(4);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
   Value probs = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{s, lseBlock},
+      b, loc, shapeOf(s), element, ValueRange{s, query.lse},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         return nb.create<math::ExpOp>(
             nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
       },
       {id4, rowMap});
   PairGrads next;
-  next.valueGrad = weightQueries(b, loc, probs, gradOutBlock, acc.valueGrad);
-  Value probGrads = dotScores(b, loc, gradOutBlock, vBlock);
+  next.valueGrad = weightQueries(b, loc, probs, query.gradOut, acc.valueGrad);
+  Value probGrads = dotScores(b, loc, query.gradOut, vBlock);
   double scale = plan.scale;
   Value scoreGrads = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{probs, probGrads, deltaBlock},
+      b, loc, shapeOf(s), element, ValueRange{probs, probGrads, query.delta},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
         Value product = nb.create<arith::MulFOp>(nloc, args[0], centred);
         return mulConst(nb, nloc, product, scale);
       },
       {id4, id4, rowMap});
-  next.keyGrad = weightQueries(b, loc, scoreGrads, qBlock, acc.keyGrad);
+  next.keyGrad = weightQueries(b, loc, scoreGrads, query.q, acc.keyGrad);
   Value queryRows = sliceDim(b, loc, acc.queryGrad, 1, rowOffset, plan.block);
   queryRows = weightValues(b, loc, scoreGrads, kBlock, queryRows);
   next.queryGrad = insertDim(b, loc, queryRows, acc.queryGrad, 1, rowOffset);
@@ -497,8 +506,8 @@ Value scatterAddRows(OpBuilder &b, Location loc, Value rows, Value dest,
     Value target = sliceDim(b, loc, dest, 1, b.getIndexAttr(position), 1);
     unsigned rank = shapeOf(row).size();
     AffineMap id = b.getMultiDimIdentityMap(rank);
-    Value sum = updateInPlace(
-        b, loc, target, ValueRange{row}, {id},
+    Value sum = buildGeneric(
+        b, loc, ValueRange{row}, target, {id}, id,
         [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
           return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
         });
@@ -535,15 +544,7 @@ BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
       indexConstant(b, loc, 1), ValueRange{queryGrad0, keyGrad0, valueGrad0},
       [&](OpBuilder &nb, Location nloc, Value kb, ValueRange carried) {
         Value colOffset = nb.create<arith::MulIOp>(nloc, kb, blockSize);
-        Value kBlock = sliceDim(nb, nloc, keys.k, 1, colOffset, T);
-        Value vBlock = sliceDim(nb, nloc, keys.v, 1, colOffset, T);
-        Value maskBlock = keys.mask
-                              ? sliceDim(nb, nloc, keys.mask, 1, colOffset, T)
-                              : Value();
-        Value exclude =
-            plan.globalFlags
-                ? sliceDim(nb, nloc, plan.globalFlags, 0, colOffset, T)
-                : Value();
+        KeyBlock key = sliceKeyBlock(nb, nloc, plan, keys, colOffset);
         Value keyGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
         Value valueGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
         auto [lo, hi] = queryBlockRange(nb, nloc, plan, kb);
@@ -552,16 +553,13 @@ BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
             ValueRange{carried[0], keyGrad, valueGrad},
             [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
               Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
-              Value qBlock = sliceDim(ib, iloc, q, 1, rowOffset, T);
-              Value gradOutBlock = sliceDim(ib, iloc, gradOut, 1, rowOffset, T);
-              Value lseBlock = sliceDim(ib, iloc, lse, 2, rowOffset, T);
-              Value deltaBlock = sliceDim(ib, iloc, delta, 2, rowOffset, T);
-              Value s = blockScores(ib, iloc, plan, plan.filter, qBlock,
-                                    kBlock, maskBlock, exclude, Value(),
+              QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut,
+                                                 lse, delta, rowOffset);
+              Value s = blockScores(ib, iloc, plan, plan.filter, query.q,
+                                    key.k, key.mask, key.exclude, Value(),
                                     rowOffset, colOffset);
               PairGrads next = blockPairGrads(
-                  ib, iloc, plan, s, qBlock, kBlock, vBlock, gradOutBlock,
-                  lseBlock, deltaBlock, rowOffset,
+                  ib, iloc, plan, s, query, key.k, key.v, rowOffset,
                   PairGrads{acc[0], acc[1], acc[2]});
               ib.create<scf::YieldOp>(
                   iloc,
@@ -591,16 +589,14 @@ BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
       ValueRange{grads.query, globalKeyGrad0, globalValueGrad0},
       [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
         Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
-        Value qBlock = sliceDim(ib, iloc, q, 1, rowOffset, T);
-        Value gradOutBlock = sliceDim(ib, iloc, gradOut, 1, rowOffset, T);
-        Value lseBlock = sliceDim(ib, iloc, lse, 2, rowOffset, T);
-        Value deltaBlock = sliceDim(ib, iloc, delta, 2, rowOffset, T);
-        Value s = blockScores(ib, iloc, plan, plan.globalFilter, qBlock,
+        QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut, lse,
+                                           delta, rowOffset);
+        Value s = blockScores(ib, iloc, plan, plan.globalFilter, query.q,
                               keys.globalK, keys.globalMask, Value(),
                               plan.globalIndex, rowOffset, Value());
-        PairGrads next = blockPairGrads(
-            ib, iloc, plan, s, qBlock, keys.globalK, keys.globalV, gradOutBlock,
-            lseBlock, deltaBlock, rowOffset, PairGrads{acc[0], acc[1], acc[2]});
+        PairGrads next =
+            blockPairGrads(ib, iloc, plan, s, query, keys.globalK, keys.globalV,
+                           rowOffset, PairGrads{acc[0], acc[1], acc[2]});
         ib.create<scf::YieldOp>(
             iloc, ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
       });

@@ -177,7 +177,9 @@ struct TfcOutlineKernelsPass
       for (Operation *nest : nests)
         outline(nest, func, symbols, counter);
     }
-    recordKernelCount(module);
+    // The loop nests are final after the run without `linalg-ops`, the last.
+    if (!linalgOps)
+      recordKernelCount(module);
   }
 
   /// Records the loop nests that one training step runs, each a kernel call
