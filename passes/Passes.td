@@ -289,9 +289,9 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
     lowered, this lowers each distinct kernel once rather than every
     layer's copy of it.
 
-    The number of loop nests that `tfc_train_step` and
-    `tfc_optimizer_step` run (kernel calls and loops left in place) becomes
-    the manifest's `kernels_per_step`.
+    Without `linalg-ops`, the number of loop nests that `tfc_train_step`
+    and `tfc_optimizer_step` run (kernel calls and loops left in place)
+    becomes the manifest's `kernels_per_step`.
   }];
   let options = [
     Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",
