@@ -87,7 +87,7 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 
-void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
@@ -115,6 +115,10 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+}
+
+void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  buildLinalgToBuffersPipeline(pm);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   // Each distinct linalg op becomes one kernel before anything lowers it,
@@ -224,13 +228,14 @@ std::string emitObjectFile(ModuleOp module, const std::string &cpu,
 }
 
 std::string linkExecutable(const std::string &object,
-                                const std::string &output,
-                                const std::string &toolDir) {
+                           const std::string &output,
+                           const std::string &toolDir, bool cuda) {
   llvm::SmallString<256> libDir(toolDir);
   llvm::sys::path::append(libDir, "..", "lib");
   std::string runtimeMain = (libDir + "/libtfcrt_main.a").str();
   std::string runtime = (libDir + "/libtfcrt.a").str();
-  for (const std::string &lib : {runtimeMain, runtime})
+  std::string runtimeCuda = (libDir + "/libtfcrt_cuda.a").str();
+  for (const std::string &lib : {runtimeMain, runtime, runtimeCuda})
     if (!llvm::sys::fs::exists(lib))
       return lib + ": runtime library not found";
   llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("c++");
@@ -243,9 +248,13 @@ std::string linkExecutable(const std::string &object,
   // The generated kernels fork threads through OpenMP (libomp of LLVM).
   std::string ompDir = TFC_OPENMP_LIB_DIR;
   std::string ompSearch = "-L" + ompDir, ompRpath = "-Wl,-rpath," + ompDir;
-  std::vector<llvm::StringRef> args = {*linker,   object,    runtimeMain,
-                                       runtime,   ompSearch, ompRpath,
-                                       "-lomp"};
+  std::vector<llvm::StringRef> args = {*linker, object, runtimeMain};
+  if (cuda) {
+    // The driver glue loads libcuda at run time (dlopen).
+    args.insert(args.end(), {runtimeCuda, runtime, "-ldl"});
+  } else {
+    args.insert(args.end(), {runtime, ompSearch, ompRpath, "-lomp"});
+  }
   // MPI, when the runtime was built with it (data-parallel `train`).
   llvm::SmallVector<llvm::StringRef> mpiArgs;
   llvm::StringRef(TFC_MPI_LINK_ARGS).split(mpiArgs, '|', -1, false);

@@ -40,6 +40,11 @@ struct PipelineOptions {
 void buildTfcToLinalgPipeline(mlir::OpPassManager &pm,
                               const PipelineOptions &options = {});
 
+/// linalg on tensors → buffers, for both targets: inlining, the rewrites
+/// that keep bufferization in place, one-shot bufferization and hoisting of
+/// buffers out of loops.
+void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
+
 /// linalg on tensors → LLVM dialect: inlining, one-shot bufferization,
 /// buffer deallocation, loops, and the conversions to LLVM (bare-pointer
 /// calling convention for the entry points).
@@ -58,9 +63,11 @@ void registerCodegenPipelines();
 
 /// Links `object` with the runtime libraries into the executable `output`.
 /// `toolDir` is the folder of the running `tfc`, from which the runtime
-/// libraries are found. Returns an error message, empty on success.
+/// libraries are found. A `cuda` executable links the CUDA driver glue
+/// (libtfcrt_cuda) instead of OpenMP. Returns an error message, empty on
+/// success.
 std::string linkExecutable(const std::string &object, const std::string &output,
-                           const std::string &toolDir);
+                           const std::string &toolDir, bool cuda = false);
 
 } // namespace tfc
 

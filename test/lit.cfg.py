@@ -38,3 +38,18 @@ if shutil.which("mpirun"):
 config.substitutions.append(
     ("%mpirun", "timeout 300 mpirun --oversubscribe --allow-run-as-root "
      "--bind-to none -x OMP_NUM_THREADS=1"))
+
+# The GPU back end (test/codegen/gpu). Its PTX is checked everywhere; where
+# CUDA's ptxas is installed (`REQUIRES: ptxas`), ptxas also assembles it.
+# Tests that run kernels say `REQUIRES: cuda-device` and are reported as
+# unsupported (skipped) on machines without an NVIDIA GPU and driver.
+ptxas = shutil.which("ptxas") or next(
+    (p for p in (os.path.join(d, "bin", "ptxas") for d in
+                 [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""),
+                  "/usr/local/cuda"] if d) if os.access(p, os.X_OK)), None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+nvidia_smi = shutil.which("nvidia-smi")
+if nvidia_smi and os.system(nvidia_smi + " -L > /dev/null 2>&1") == 0:
+    config.available_features.add("cuda-device")

@@ -11,10 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Pipeline.h"
+#include "codegen/gpu/GpuPipeline.h"
 #include "dialect/TfcDialect.h"
 #include "passes/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,9 +25,15 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tfc::registerCodegenDialects(registry);
+  tfc::registerGpuCodegenDialects(registry);
   mlir::registerTransformsPasses();
   mlir::tfc::registerTfcPasses();
   tfc::registerCodegenPipelines();
+  tfc::registerGpuCodegenPipelines();
+  // The upstream steps of the GPU pipeline, for its lit tests.
+  mlir::registerGpuModuleToBinaryPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerConvertGpuOpsToNVVMOps();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Pipeline.h"
+#include "codegen/gpu/GpuPipeline.h"
 #include "dialect/TfcDialect.h"
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
@@ -47,7 +48,10 @@ namespace cl = llvm::cl;
 namespace {
 
 /// The stages `--emit` can stop after.
-enum class Stage { SpecIR, Tfc, Linalg, LLVMDialect, LLVMIR, Obj, Exe };
+enum class Stage { SpecIR, Tfc, Linalg, LLVMDialect, PTX, LLVMIR, Obj, Exe };
+
+/// The code the executable runs on.
+enum class Target { CPU, CUDA };
 
 cl::OptionCategory compileCategory("tfc compile options");
 
@@ -64,11 +68,33 @@ cl::opt<Stage> emitStage(
                           "linalg/tensor IR with the C entry point"),
                clEnumValN(Stage::LLVMDialect, "llvm-dialect",
                           "MLIR's LLVM dialect, after bufferization"),
+               clEnumValN(Stage::PTX, "ptx",
+                          "the kernels' PTX (--target=cuda)"),
                clEnumValN(Stage::LLVMIR, "llvm", "optimised LLVM IR"),
                clEnumValN(Stage::Obj, "obj", "an object file"),
                clEnumValN(Stage::Exe, "exe",
                           "the model's executable (default)")),
     cl::init(Stage::Exe), cl::cat(compileCategory));
+
+cl::opt<Target> target(
+    "target", cl::desc("Where the generated kernels run"),
+    cl::values(clEnumValN(Target::CPU, "cpu", "this machine's CPU (default)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU, through NVVM and the CUDA driver")),
+    cl::init(Target::CPU), cl::cat(compileCategory));
+
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("NVIDIA architecture of the kernels with --target=cuda "
+             "(default sm_90)"),
+    cl::init("sm_90"), cl::cat(compileCategory));
+
+cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("CUDA toolkit folder whose ptxas and libdevice --target=cuda "
+             "uses (default: ptxas on PATH, $CUDA_HOME, $CUDA_PATH or "
+             "/usr/local/cuda); 'none' embeds PTX only"),
+    cl::init(""), cl::cat(compileCategory));
 
 cl::opt<std::string> cpuName(
     "cpu", cl::desc("Target CPU for the generated code (default: this "
@@ -153,6 +179,50 @@ int printModule(ModuleOp module, const std::string &path) {
   return 0;
 }
 
+/// Writes the PTX of the kernels (the `tfc_gpu_image` global that
+/// tfc-gpu-launch-to-runtime made, without its final NUL) to `path`.
+int printKernelImage(ModuleOp module, const std::string &path) {
+  auto image = module.lookupSymbol<LLVM::GlobalOp>("tfc_gpu_image");
+  auto text = image ? dyn_cast_or_null<StringAttr>(image.getValueOrNull())
+                    : StringAttr();
+  if (!text) {
+    llvm::errs() << "tfc: error: the model has no GPU kernels\n";
+    return 1;
+  }
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output) {
+    llvm::errs() << "tfc: error: " << path << ": " << error << "\n";
+    return 1;
+  }
+  output->os() << text.getValue().drop_back();
+  output->keep();
+  return 0;
+}
+
+/// Checks `--gpu-arch` against the architectures LLVM's NVPTX back end
+/// knows (sm_52 and later: the oldest that CUDA 12 still supports).
+bool checkGpuArch(llvm::StringRef arch) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  std::string triple = "nvptx64-nvidia-cuda", error;
+  const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
+  unsigned number = 0;
+  llvm::StringRef digits = arch;
+  bool ok = nvptx && digits.consume_front("sm_") &&
+            !digits.rtrim('a').getAsInteger(10, number) && number >= 52;
+  if (ok) {
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+        nvptx->createMCSubtargetInfo(triple, "", ""));
+    ok = subtarget && subtarget->isCPUStringValid(arch);
+  }
+  if (!ok)
+    llvm::errs() << "tfc: error: --gpu-arch: expected an NVIDIA architecture "
+                    "sm_52 or later (such as sm_80, sm_90, sm_90a), got '"
+                 << arch << "'\n";
+  return ok;
+}
+
 void printTopLevelHelp() {
   llvm::outs()
       << "OVERVIEW: tfc - a compiler for efficient transformers\n\n"
@@ -214,7 +284,10 @@ std::string optionError(llvm::StringRef text) {
             .match(message, &value)) {
       std::string expected;
       if (flag == "--emit")
-        expected = "spec-ir, tfc, linalg, llvm-dialect, llvm, obj or exe";
+        expected =
+            "spec-ir, tfc, linalg, llvm-dialect, ptx, llvm, obj or exe";
+      else if (flag == "--target")
+        expected = "cpu or cuda";
       else
         expected = "one of the values 'tfc compile --help' lists";
       return "tfc: error: " + flag + ": expected " + expected + ", got '" +
@@ -429,8 +502,37 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     return 1;
   }
 
+  bool cuda = target == Target::CUDA;
+  if (stage == Stage::PTX && !cuda) {
+    llvm::errs() << "tfc: error: --emit=ptx: expected --target=cuda (the CPU "
+                    "target has no PTX)\n";
+    return 1;
+  }
+  if (cuda && !checkGpuArch(gpuArch))
+    return 1;
+  ::tfc::GpuTargetOptions gpu;
+  gpu.arch = gpuArch;
+  std::string toolkit = cudaToolkit;
+  if (toolkit.empty())
+    toolkit = ::tfc::findCudaToolkit();
+  else if (toolkit == "none")
+    toolkit.clear();
+  else if (cuda && !llvm::sys::fs::can_execute(toolkit + "/bin/ptxas")) {
+    llvm::errs() << "tfc: error: --cuda-toolkit: " << toolkit
+                 << "/bin/ptxas: not found; expected a CUDA toolkit folder "
+                    "or 'none'\n";
+    return 1;
+  }
+  // PTX only for --emit=ptx; otherwise a fatbin when ptxas is installed.
+  if (stage != Stage::PTX)
+    gpu.toolkit = toolkit;
+  std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
+  if (!toolkit.empty() && llvm::sys::fs::exists(libdevice))
+    gpu.libdevice = libdevice;
+
   DialectRegistry registry;
   ::tfc::registerCodegenDialects(registry);
+  ::tfc::registerGpuCodegenDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   ::tfc::ImportOptions opts;
@@ -465,15 +567,20 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.fusion = !noFusion;
     pipeline.attentionBlock = attentionBlock;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
-    if (stage != Stage::Linalg)
+    if (stage != Stage::Linalg && !cuda)
       ::tfc::buildLinalgToLLVMPipeline(pm);
+    else if (stage != Stage::Linalg)
+      ::tfc::buildLinalgToGpuPipeline(pm, gpu);
   }
   if (failed(pm.run(*module)))
     return 1;
+  if (stage == Stage::PTX)
+    return printKernelImage(*module, output);
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  if ((stage == Stage::Exe || stage == Stage::Obj) &&
+  // A GPU executable's arenas are device memory, checked when it starts.
+  if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
       !checkArenaSize(*module, output))
     return 1;
 
@@ -502,7 +609,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
             parent.str().str() + ": cannot create the folder: " + ec.message();
     }
     if (error.empty())
-      error = ::tfc::linkExecutable(object, output, toolDir);
+      error = ::tfc::linkExecutable(object, output, toolDir, cuda);
   }
   if (stage == Stage::Exe)
     llvm::sys::fs::remove(object);

@@ -1,0 +1,131 @@
+//===- GpuPipeline.cpp - From linalg to NVVM kernels and host code --------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/GpuPipeline.h"
+
+#include "codegen/Pipeline.h"
+#include "codegen/gpu/Passes.h"
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+void ::tfc::registerGpuCodegenDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+/// The attach-target options of `options`; `libs` holds the link list.
+static GpuNVVMAttachTargetOptions
+attachTargetOptions(const ::tfc::GpuTargetOptions &options,
+                    std::vector<std::string> &libs) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.arch;
+  attach.features = options.ptxFeatures;
+  attach.optLevel = 3;
+  if (!options.libdevice.empty())
+    libs.push_back(options.libdevice);
+  attach.linkLibs = libs;
+  return attach;
+}
+
+void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
+                                      const GpuTargetOptions &options) {
+  ::tfc::buildLinalgToBuffersPipeline(pm);
+  // The same polynomial f32 math as on the CPU (no libdevice calls), and
+  // contracted multiply-adds.
+  pm.addPass(mlir::tfc::createTfcFastMath());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(mlir::tfc::createTfcGpuMapKernels());
+  pm.addPass(mlir::tfc::createTfcStaticBuffers());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(mlir::tfc::createTfcGpuOutlineKernels());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  std::vector<std::string> libs;
+  pm.addPass(createGpuNVVMAttachTarget(attachTargetOptions(options, libs)));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertSCFToCFPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // What libdevice does not cover (math.fma of the polynomials).
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void ::tfc::buildLinalgToGpuPipeline(OpPassManager &pm,
+                                     const GpuTargetOptions &options) {
+  buildLinalgToNVVMPipeline(pm, options);
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = options.toolkit.empty() ? "isa" : "fatbin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // The host code: launches through the runtime, then LLVM.
+  pm.addPass(mlir::tfc::createTfcGpuLaunchToRuntime());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::tfc::createTfcGpuDeviceBuffers());
+}
+
+void ::tfc::registerGpuCodegenPipelines() {
+  mlir::tfc::registerTfcGpuPasses();
+  PassPipelineRegistration<>(
+      "tfc-linalg-to-nvvm",
+      "linalg on tensors to kernels in the NVVM dialect (sm_90, no toolkit)",
+      [](OpPassManager &pm) { ::tfc::buildLinalgToNVVMPipeline(pm, {}); });
+}
+
+namespace tfc {
+std::string findCudaToolkit() {
+  auto hasPtxas = [](llvm::StringRef dir) {
+    llvm::SmallString<256> ptxas(dir);
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    return llvm::sys::fs::can_execute(ptxas);
+  };
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+        .str();
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *dir = std::getenv(var))
+      if (hasPtxas(dir))
+        return dir;
+  if (hasPtxas("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  return "";
+}
+} // namespace tfc

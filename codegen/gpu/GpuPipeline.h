@@ -1,0 +1,59 @@
+//===- GpuPipeline.h - From linalg to NVVM kernels and host code -*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_GPU_GPUPIPELINE_H
+#define TFC_CODEGEN_GPU_GPUPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace tfc {
+
+/// What the GPU pipeline generates code for.
+struct GpuTargetOptions {
+  /// The NVIDIA architecture (`--gpu-arch`).
+  std::string arch = "sm_90";
+  /// The PTX ISA version of the generated PTX (`+ptx80`: CUDA 12.0 drivers
+  /// and later load it).
+  std::string ptxFeatures = "+ptx80";
+  /// A CUDA toolkit folder with `bin/ptxas`: the kernels become a fatbin
+  /// (cubin and PTX). Empty: PTX only, compiled by the driver at load.
+  std::string toolkit;
+  /// CUDA's libdevice bitcode, for the f64 math functions; empty when none.
+  std::string libdevice;
+};
+
+/// Registers the dialects, external models and translations that the GPU
+/// pipeline needs.
+void registerGpuCodegenDialects(mlir::DialectRegistry &registry);
+
+/// linalg on tensors → host code in the LLVM dialect, with the kernels
+/// compiled to PTX (or a fatbin) and embedded as `tfc_gpu_image`:
+/// bufferization, loops, mapping to kernels, one arena per entry point,
+/// outlining, NVVM, serialisation, launches through the runtime.
+void buildLinalgToGpuPipeline(mlir::OpPassManager &pm,
+                              const GpuTargetOptions &options);
+
+/// linalg on tensors → the gpu.module of the kernels in the NVVM dialect,
+/// before serialisation (`tfc compile --emit=nvvm`).
+void buildLinalgToNVVMPipeline(mlir::OpPassManager &pm,
+                               const GpuTargetOptions &options);
+
+/// Registers the GPU passes and `tfc-linalg-to-nvvm` (for tfc-opt).
+void registerGpuCodegenPipelines();
+
+/// The CUDA toolkit folder whose `bin/ptxas` is on PATH, in $CUDA_HOME,
+/// $CUDA_PATH or /usr/local/cuda; empty when there is none.
+std::string findCudaToolkit();
+
+} // namespace tfc
+
+#endif // TFC_CODEGEN_GPU_GPUPIPELINE_H

@@ -1,0 +1,91 @@
+//===- OutlineKernels.cpp - The tfc-gpu-outline-kernels pass --------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+#include "passes/ManifestText.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCGPUOUTLINEKERNELS
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// The text of `kernel` without its name: equal for kernels that do the
+/// same work on the same argument types.
+std::string kernelKey(gpu::GPUFuncOp kernel) {
+  StringAttr name = kernel.getNameAttr();
+  kernel.setName("kernel");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernel->print(os, OpPrintingFlags().useLocalScope());
+  kernel.setName(name);
+  return text;
+}
+
+struct OutlineKernels
+    : public mlir::tfc::impl::TfcGpuOutlineKernelsBase<OutlineKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    if (launches.empty())
+      return;
+
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernels = b.create<gpu::GPUModuleOp>(module.getLoc(), kKernelModule);
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    SymbolTable kernelSymbols(kernels);
+    llvm::StringMap<gpu::GPUFuncOp> distinct;
+
+    for (gpu::LaunchOp launch : launches) {
+      SmallVector<Value> operands;
+      std::string name = kKernelPrefix.str() + std::to_string(distinct.size());
+      gpu::GPUFuncOp kernel = outlineKernelFunc(launch, name, operands);
+      auto [it, inserted] = distinct.try_emplace(kernelKey(kernel), kernel);
+      if (inserted) {
+        kernelSymbols.insert(kernel);
+      } else {
+        kernel.erase();
+        kernel = it->second;
+      }
+      OpBuilder lb(launch);
+      lb.create<gpu::LaunchFuncOp>(
+          launch.getLoc(), kernel, launch.getGridSizeOperandValues(),
+          launch.getBlockSizeOperandValues(), Value(), operands);
+      launch.erase();
+    }
+
+    // The constant globals that kernels read, copied into their module.
+    kernels.walk([&](memref::GetGlobalOp get) {
+      if (kernelSymbols.lookup(get.getName()))
+        return;
+      auto global = module.lookupSymbol<memref::GlobalOp>(get.getName());
+      if (global)
+        kernelSymbols.insert(global->clone());
+    });
+
+    int64_t perStep = 0;
+    for (StringRef entry : {"tfc_train_step", "tfc_optimizer_step"})
+      if (auto func = module.lookupSymbol<func::FuncOp>(entry))
+        func.walk([&](gpu::LaunchFuncOp) { ++perStep; });
+    if (perStep != 0)
+      setManifestRecord(module, "kernels_per_step", std::to_string(perStep));
+  }
+};
+
+} // namespace

@@ -1,0 +1,34 @@
+//===- Passes.h - tfc passes of the GPU back end -----------------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_GPU_PASSES_H
+#define TFC_CODEGEN_GPU_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::tfc {
+
+/// The gpu.module that holds every kernel of a model, and the prefix of
+/// its kernels' names, `tfc_k<n>` (n counts the distinct kernels).
+inline constexpr llvm::StringLiteral kKernelModule = "tfc_kernels";
+inline constexpr llvm::StringLiteral kKernelPrefix = "tfc_k";
+
+#define GEN_PASS_DECL
+#include "codegen/gpu/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/gpu/Passes.h.inc"
+
+} // namespace mlir::tfc
+
+#endif // TFC_CODEGEN_GPU_PASSES_H

@@ -1,0 +1,104 @@
+//===- Passes.td - tfc passes of the GPU back end ----------*- tablegen -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CODEGEN_GPU_PASSES_TD
+#define TFC_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
+  let summary = "Maps the top-level loop nests of the entry points to gpu.launch";
+  let description = [{
+    Runs on buffers after the linalg ops have become loops
+    (`convert-linalg-to-parallel-loops`). In every host function:
+
+    - a top-level `scf.parallel` becomes a `gpu.launch` of one thread per
+      iteration: its dimensions are linearised row-major, so that
+      consecutive threads of `threadIdx.x` take consecutive iterations of
+      the innermost dimension (coalesced accesses), in blocks of
+      `block-size` threads; the loops inside it run in each thread;
+    - an `scf.for` whose body holds parallel loops stays on the host, and
+      its body is mapped the same way (the query-block loops of blocked
+      attention launch one kernel per block);
+    - any other loop nest or store that touches memory becomes a kernel of
+      one thread (a serial loop, such as the scatter of the embedding
+      gradient);
+    - scalar reads on the host (the optimizer's step and schedule, the
+      gradient norm) and the scalar arithmetic on them are moved into the
+      kernels that use them, since the host cannot read device memory.
+      Views whose layout is not static (slices at loop-dependent offsets)
+      and constant globals are moved into the kernels too, so that every
+      memref a kernel receives is a static buffer passed as a bare pointer.
+
+    Every entry point records the byte size of each argument in
+    `tfc.gpu.arg_bytes`, and the arguments that a kernel writes in
+    `tfc.gpu.written` (argument numbers), for the copies between host and
+    device.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the mapped loops">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outlines every gpu.launch into one gpu.module of distinct kernels";
+  let description = [{
+    Each `gpu.launch` becomes a `gpu.func` of the single module
+    `@tfc_kernels` and a `gpu.launch_func` of it. Kernels equal to an
+    earlier one (the same operations on the same argument types: the layers
+    of one shape) are not repeated: their launches call the first one.
+    Constant globals the kernels read are copied into the module. The
+    number of launches that `tfc_train_step` and `tfc_optimizer_step` make
+    becomes the manifest's `kernels_per_step`.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def TfcGpuLaunchToRuntime : Pass<"tfc-gpu-launch-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Replaces gpu.launch_func and gpu.binary by calls of the runtime's CUDA glue";
+  let description = [{
+    Runs after `gpu-module-to-binary`, on the host code before its lowering
+    to LLVM. The kernel image of `gpu.binary @tfc_kernels` (PTX or fatbin)
+    becomes the global `tfc_gpu_image` (with `tfc_gpu_image_size`,
+    `tfc_gpu_image_format`: 0 PTX, 1 fatbin or cubin, and `tfc_gpu_arch`,
+    the `n` of `sm_<n>`), the kernel names
+    become `tfc_gpu_kernel_names` (NUL-separated) and
+    `tfc_gpu_kernel_count`. Each `gpu.launch_func` becomes a call of
+
+      void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
+                          int64_t bx, int64_t by, int64_t bz,
+                          int64_t *args, int32_t count)
+
+    with its arguments stored in one 8-byte slot each (a buffer as its
+    aligned device address, scalars zero-extended), which the runtime
+    passes to `cuLaunchKernel`. The module loses `gpu.container_module`.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
+def TfcGpuDeviceBuffers : Pass<"tfc-gpu-device-buffers", "mlir::ModuleOp"> {
+  let summary = "Puts the arenas and the entry points' buffers in device memory";
+  let description = [{
+    Runs on the host code in the LLVM dialect. Each arena global
+    (`__tfc_arena_<n>`) is replaced by a call of
+    `tfc_gpu_arena(n, bytes)`, which returns device memory that the runtime
+    allocates once. Each pointer argument of an entry point (`tfc_*`) is
+    replaced, for the kernels, by the device copy that
+    `tfc_gpu_to_device(id, host, bytes)` returns; before returning, the
+    arguments named in `tfc.gpu.written` are copied back with
+    `tfc_gpu_to_host(host, device, bytes)`. The byte sizes come from the
+    `tfc.gpu.arg_bytes` attribute that `tfc-gpu-map-kernels` records.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TFC_CODEGEN_GPU_PASSES_TD

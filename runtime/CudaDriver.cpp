@@ -1,0 +1,244 @@
+//===- CudaDriver.cpp - The CUDA side of a --target=cuda executable -------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// libtfcrt_cuda: what the host code of a `tfc compile --target=cuda`
+/// executable calls (codegen/gpu/Passes.td). The CUDA driver library is
+/// loaded at run time with dlopen, so executables build, link and run their
+/// non-GPU commands (`info`) on machines without a GPU or the CUDA toolkit,
+/// and fail with one line when a command needs the GPU and there is none.
+///
+/// The kernels are one module (`tfc_gpu_image`: PTX, or a fatbin of cubin
+/// and PTX), loaded once on first use. Arenas and the device copies of the
+/// entry points' buffers are allocated once and kept for the whole run.
+///
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+extern "C" {
+extern const char tfc_gpu_image[];
+extern const int64_t tfc_gpu_image_size;
+extern const int32_t tfc_gpu_image_format;
+extern const char tfc_gpu_kernel_names[];
+extern const int32_t tfc_gpu_kernel_count;
+extern const int32_t tfc_gpu_arch;
+}
+
+namespace {
+
+// The few types and entry points of cuda.h that the glue uses.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                               void **);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
+  CUresult (*memGetInfo)(size_t *, size_t *);
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*getErrorString)(CUresult, const char **);
+};
+
+Driver driver;
+std::vector<CUfunction> kernels;
+std::vector<CUdeviceptr> arenas, buffers;
+std::string deviceName;
+size_t allocatedBytes = 0;
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "tfc: error: GPU: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string errorText(CUresult result) {
+  const char *text = nullptr;
+  if (driver.getErrorString)
+    driver.getErrorString(result, &text);
+  return text ? text : "CUDA error " + std::to_string(result);
+}
+
+void check(CUresult result, const char *what) {
+  if (result != 0)
+    fail(std::string(what) + ": " + errorText(result));
+}
+
+std::string formatBytes(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", bytes / 1048576.0);
+  return text;
+}
+
+template <typename F> void resolve(void *library, F &fn, const char *name) {
+  fn = reinterpret_cast<F>(dlsym(library, name));
+  if (!fn)
+    fail(std::string("the NVIDIA driver library has no ") + name +
+         " (a driver for CUDA 12 or later is needed)");
+}
+
+/// Loads the driver, picks device 0, checks its architecture and loads
+/// the kernels; once.
+void initialize() {
+  static bool done = false;
+  if (done)
+    return;
+  done = true;
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    fail("no NVIDIA driver: libcuda.so.1 cannot be loaded (this executable "
+         "was compiled with --target=cuda and needs an NVIDIA GPU)");
+  resolve(library, driver.getErrorString, "cuGetErrorString");
+  resolve(library, driver.init, "cuInit");
+  resolve(library, driver.deviceGetCount, "cuDeviceGetCount");
+  resolve(library, driver.deviceGet, "cuDeviceGet");
+  resolve(library, driver.deviceGetAttribute, "cuDeviceGetAttribute");
+  resolve(library, driver.deviceGetName, "cuDeviceGetName");
+  resolve(library, driver.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  resolve(library, driver.ctxSetCurrent, "cuCtxSetCurrent");
+  resolve(library, driver.moduleLoadDataEx, "cuModuleLoadDataEx");
+  resolve(library, driver.moduleGetFunction, "cuModuleGetFunction");
+  resolve(library, driver.launchKernel, "cuLaunchKernel");
+  resolve(library, driver.memAlloc, "cuMemAlloc_v2");
+  resolve(library, driver.memGetInfo, "cuMemGetInfo_v2");
+  resolve(library, driver.memcpyHtoD, "cuMemcpyHtoD_v2");
+  resolve(library, driver.memcpyDtoH, "cuMemcpyDtoH_v2");
+
+  CUresult result = driver.init(0);
+  int count = 0;
+  if (result == 0)
+    result = driver.deviceGetCount(&count);
+  if (result != 0 || count == 0)
+    fail("no CUDA device" +
+         (result != 0 ? " (" + errorText(result) + ")" : std::string()));
+  CUdevice device;
+  check(driver.deviceGet(&device, 0), "cuDeviceGet");
+  char name[256] = {0};
+  driver.deviceGetName(name, sizeof(name) - 1, device);
+  deviceName = name;
+  int major = 0, minor = 0;
+  check(driver.deviceGetAttribute(&major, kAttrComputeMajor, device),
+        "cuDeviceGetAttribute");
+  check(driver.deviceGetAttribute(&minor, kAttrComputeMinor, device),
+        "cuDeviceGetAttribute");
+  if (major * 10 + minor < tfc_gpu_arch)
+    fail("the kernels were compiled for sm_" + std::to_string(tfc_gpu_arch) +
+         ", newer than " + deviceName + " (sm_" + std::to_string(major) +
+         std::to_string(minor) + "); compile with --gpu-arch=sm_" +
+         std::to_string(major) + std::to_string(minor));
+  CUcontext context;
+  check(driver.primaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+  check(driver.ctxSetCurrent(context), "cuCtxSetCurrent");
+
+  std::vector<char> log(8192, 0);
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size() - 1)};
+  CUmodule module;
+  result = driver.moduleLoadDataEx(&module, tfc_gpu_image, 2, options, values);
+  if (result != 0)
+    fail("loading the kernels on " + deviceName + ": " + errorText(result) +
+         (log[0] ? " (" + std::string(log.data()) + ")" : std::string()));
+  const char *kernelName = tfc_gpu_kernel_names;
+  for (int32_t i = 0; i < tfc_gpu_kernel_count; ++i) {
+    CUfunction fn;
+    check(driver.moduleGetFunction(&fn, module, kernelName),
+          "cuModuleGetFunction");
+    kernels.push_back(fn);
+    kernelName += std::strlen(kernelName) + 1;
+  }
+}
+
+/// `bytes` of device memory, or a one-line error saying how much the model
+/// needs and how much is free.
+CUdeviceptr allocate(size_t bytes, const char *what) {
+  initialize();
+  CUdeviceptr pointer = 0;
+  CUresult result = driver.memAlloc(&pointer, bytes ? bytes : 1);
+  if (result != 0) {
+    size_t freeBytes = 0, totalBytes = 0;
+    driver.memGetInfo(&freeBytes, &totalBytes);
+    fail("the model does not fit in the memory of " + deviceName + ": " +
+         what + " needs " + formatBytes(bytes) + " more after " +
+         formatBytes(allocatedBytes) + ", " + formatBytes(freeBytes) +
+         " of " + formatBytes(totalBytes) + " free");
+  }
+  allocatedBytes += bytes;
+  return pointer;
+}
+
+} // namespace
+
+extern "C" {
+
+/// Launches kernel `kernel` with the arguments in `slots` (8 bytes each).
+void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
+                    int64_t bx, int64_t by, int64_t bz, int64_t slots,
+                    int32_t count) {
+  initialize();
+  auto *args = reinterpret_cast<int64_t *>(slots);
+  std::vector<void *> params(count);
+  for (int32_t i = 0; i < count; ++i)
+    params[i] = &args[i];
+  if (gx > 0x7fffffff || gy > 65535 || gz > 65535)
+    fail("kernel " + std::to_string(kernel) + ": a grid of " +
+         std::to_string(gx) + " x " + std::to_string(gy) + " x " +
+         std::to_string(gz) + " blocks exceeds the device's limits");
+  check(driver.launchKernel(kernels.at(kernel), gx, gy, gz, bx, by, bz, 0,
+                            nullptr, params.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+/// The device memory of arena `number` (`bytes` long), allocated once.
+void *tfc_gpu_arena(int32_t number, int64_t bytes) {
+  if (arenas.size() <= static_cast<size_t>(number))
+    arenas.resize(number + 1, 0);
+  if (!arenas[number])
+    arenas[number] = allocate(bytes, "its working memory (arena)");
+  return reinterpret_cast<void *>(arenas[number]);
+}
+
+/// The device copy `id` of a host buffer of `bytes` bytes, filled from it.
+void *tfc_gpu_to_device(int32_t id, const void *host, int64_t bytes) {
+  if (buffers.size() <= static_cast<size_t>(id))
+    buffers.resize(id + 1, 0);
+  if (!buffers[id])
+    buffers[id] = allocate(bytes, "an argument buffer");
+  check(driver.memcpyHtoD(buffers[id], host, bytes), "copy to the GPU");
+  return reinterpret_cast<void *>(buffers[id]);
+}
+
+/// Copies `bytes` from the device buffer `device` back to `host`; waits
+/// for the kernels before it and reports their errors.
+void tfc_gpu_to_host(void *host, void *device, int64_t bytes) {
+  check(driver.memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
+        "a kernel or the copy from the GPU");
+}
+
+} // extern "C"
