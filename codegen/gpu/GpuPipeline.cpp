@@ -51,14 +51,41 @@ attachTargetOptions(const ::tfc::GpuTargetOptions &options,
   return attach;
 }
 
-void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
-                                      const GpuTargetOptions &options) {
+/// The mapping of loops to kernels that both the GPU and its emulation
+/// run.
+static void buildKernelMappingPipeline(OpPassManager &pm) {
   ::tfc::buildLinalgToBuffersPipeline(pm);
   // The same polynomial f32 math as on the CPU (no libdevice calls), and
   // contracted multiply-adds.
   pm.addPass(mlir::tfc::createTfcFastMath());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
+}
+
+void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
+  buildKernelMappingPipeline(pm);
+  pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
+  pm.addPass(mlir::tfc::createTfcStaticBuffers());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(mlir::tfc::createTfcOutlineKernels());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
+                                      const GpuTargetOptions &options) {
+  buildKernelMappingPipeline(pm);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcGpuOutlineKernels());

@@ -47,6 +47,24 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcGpuEmulateLaunches
+    : Pass<"tfc-gpu-emulate-launches", "mlir::ModuleOp"> {
+  let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";
+  let description = [{
+    A check of the GPU mapping on a machine without a GPU
+    (`tfc compile --target=cuda --gpu-emulate`): every `gpu.launch` becomes
+    an `scf.parallel` over its blocks holding an `scf.for` over its
+    threads, with the block and thread ids and sizes of the launch's body
+    replaced by those loops' indices and bounds (y and z are 0). The
+    kernels then run, in the same order, as CPU code that the CPU pipeline
+    compiles, so their results can be compared with the CPU target's.
+    Launches must use no barriers, shared memory or shuffles (the kernels
+    of tfc-gpu-map-kernels use none).
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Outlines every gpu.launch into one gpu.module of distinct kernels";
   let description = [{

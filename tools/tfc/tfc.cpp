@@ -96,6 +96,13 @@ cl::opt<std::string> cudaToolkit(
              "/usr/local/cuda); 'none' embeds PTX only"),
     cl::init(""), cl::cat(compileCategory));
 
+cl::opt<bool> gpuEmulate(
+    "gpu-emulate",
+    cl::desc("With --target=cuda: run the GPU kernels on this CPU, one "
+             "thread at a time, instead of through NVVM (a check of the GPU "
+             "mapping on a machine without a GPU; slow)"),
+    cl::init(false), cl::cat(compileCategory));
+
 cl::opt<std::string> cpuName(
     "cpu", cl::desc("Target CPU for the generated code (default: this "
                     "machine's, 'native')"),
@@ -510,6 +517,14 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   }
   if (cuda && !checkGpuArch(gpuArch))
     return 1;
+  if (gpuEmulate && (!cuda || stage == Stage::PTX)) {
+    llvm::errs() << "tfc: error: --gpu-emulate: expected --target=cuda and "
+                    "a stage other than ptx\n";
+    return 1;
+  }
+  // The emulation is CPU code: checked and linked as such.
+  if (gpuEmulate)
+    cuda = false;
   ::tfc::GpuTargetOptions gpu;
   gpu.arch = gpuArch;
   std::string toolkit = cudaToolkit;
@@ -567,7 +582,9 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.fusion = !noFusion;
     pipeline.attentionBlock = attentionBlock;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
-    if (stage != Stage::Linalg && !cuda)
+    if (stage != Stage::Linalg && gpuEmulate)
+      ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
+    else if (stage != Stage::Linalg && !cuda)
       ::tfc::buildLinalgToLLVMPipeline(pm);
     else if (stage != Stage::Linalg)
       ::tfc::buildLinalgToGpuPipeline(pm, gpu);
