@@ -30,7 +30,6 @@
 #include "runtime/Commands.h"
 #include "runtime/Data.h"
 #include "runtime/Distributed.h"
-#include "runtime/Json.h"
 #include "runtime/Manifest.h"
 #include "runtime/Metrics.h"
 #include "runtime/ModelABI.h"
@@ -479,7 +478,7 @@ int evalLm(const Manifest &m, const Options &o, float *params) {
                        "needs %lld (batch * seq_len + 1)",
                        o.data.c_str(), toString(split), (long long)span.size,
                        (long long)(m.batch * m.seqLen + 1)));
-  printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
+  printf("%s\n", jsonText(lmMetricsJson(metrics, toString(split))).c_str());
   if (!std::isfinite(metrics.loss))
     return fail(format("eval: the loss of %s on the %s split of %s is not "
                        "finite (%s)",
@@ -502,7 +501,7 @@ int evalClassify(const Manifest &m, const Options &o, float *params) {
   ClassificationReport report;
   double loss = 0;
   evaluateClassify(m, vocab, params, examples, o.batches, report, loss);
-  printf("%s\n", classifyMetricsJson(report, loss).c_str());
+  printf("%s\n", jsonText(classifyMetricsJson(report, loss)).c_str());
   if (!std::isfinite(loss))
     return fail(format("eval: the loss of %s on %s is not finite (%s)",
                        o.weights.c_str(), o.data.c_str(),
@@ -608,7 +607,7 @@ int runForward(const Manifest &m, const Options &o) {
                        {{io.logits.data(), io.logits.size() * sizeof(float)}},
                        err))
     return fail(err);
-  printf("{\"loss\": %s}\n", jsonNumber(io.loss).c_str());
+  printf("{\"loss\": %s}\n", jsonText(jsonNumber(io.loss)).c_str());
   if (!std::isfinite(io.loss))
     return fail("forward: the loss is not finite");
   return 0;

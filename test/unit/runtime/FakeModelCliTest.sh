@@ -152,7 +152,7 @@ check "classify eval one batch" out '"examples":4'
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/train.jsonl" --split val
 check "classify eval rejects --split" error "--split applies to lm byte data only"
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/broken.jsonl"
-check "classify bad line" error "$dir/broken.jsonl:2: column 19: expected ',' or '}' in object"
+check "classify bad line" error "$dir/broken.jsonl:2: column 25: syntax error while parsing object - unexpected string literal; expected '}'"
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/range.jsonl"
 check "classify label range" error "$dir/range.jsonl:1: label 7 is out of range for 2 classes"
 run "$cls" eval --weights "$dir/lm.safetensors" --data "$dir/train.jsonl"
