@@ -325,8 +325,8 @@ bool saveTrainCheckpoint(const std::string &path, const Manifest &m,
 
 } // namespace
 
-void printTrainHelp() {
-  printf(
+std::string trainHelp() {
+  return format(
       "usage: %s train [options]\n"
       "\n"
       "Trains the model with its compiled optimizer and learning-rate\n"
