@@ -34,7 +34,6 @@ int fail(const std::string &message);
 /// Parsed command-line options; which are allowed depends on the command.
 /// Integers left at -1 were not given.
 struct Options {
-  bool help = false;
   std::string output;
   std::string weights;
   std::string data;
@@ -96,8 +95,9 @@ void evaluateClassify(const Manifest &m, const Vocab &vocab, float *params,
 
 int runTrain(const Manifest &m, const Options &o);
 int runGenerate(const Manifest &m, const Options &o);
-void printTrainHelp();
-void printGenerateHelp();
+/// The texts of `train --help` and `generate --help`.
+std::string trainHelp();
+std::string generateHelp();
 
 } // namespace tfc::rt
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Data.h"
-#include "runtime/Json.h"
+#include "runtime/JsonText.h"
 #include "runtime/Random.h"
 #include "runtime/Support.h"
 
@@ -123,41 +123,39 @@ bool ratingToLabel(double rating, int32_t &label) {
 
 bool parseExampleLine(const char *line, size_t size, Example &example,
                       std::string &why) {
-  JsonValue value;
+  Json value;
   std::string jsonErr;
-  size_t offset = 0;
-  if (!parseJson(line, size, value, jsonErr, offset)) {
-    why = format("column %zu: %s", offset + 1, jsonErr.c_str());
+  size_t column = 0;
+  if (!parseJson(line, size, value, jsonErr, column)) {
+    why = column ? format("column %zu: %s", column, jsonErr.c_str()) : jsonErr;
     return false;
   }
-  if (value.kind != JsonValue::Object) {
-    why = std::string("expected a JSON object, found ") +
-          jsonKindName(value.kind);
+  if (!value.is_object()) {
+    why = std::string("expected a JSON object, found ") + jsonKindName(value);
     return false;
   }
-  const JsonValue *text = value.find("text");
-  if (!text) {
+  auto text = value.find("text");
+  if (text == value.end()) {
     why = "missing \"text\"";
     return false;
   }
-  if (text->kind != JsonValue::String) {
-    why = std::string("\"text\" is ") + jsonKindName(text->kind) +
+  if (!text->is_string()) {
+    why = std::string("\"text\" is ") + jsonKindName(*text) +
           ", expected a string";
     return false;
   }
-  const JsonValue *label = value.find("label");
-  const JsonValue *rating = value.find("rating");
-  if (label) {
-    if (label->kind != JsonValue::Number ||
-        label->number != std::floor(label->number) || label->number < 0 ||
-        label->number > 2147483647.0) {
+  auto label = value.find("label");
+  auto rating = value.find("rating");
+  if (label != value.end()) {
+    double number = label->is_number() ? label->get<double>() : -1;
+    if (number != std::floor(number) || number < 0 || number > 2147483647.0) {
       why = "\"label\" must be an integer >= 0";
       return false;
     }
-    example.label = int32_t(label->number);
-  } else if (rating) {
-    if (rating->kind != JsonValue::Number ||
-        !ratingToLabel(rating->number, example.label)) {
+    example.label = int32_t(number);
+  } else if (rating != value.end()) {
+    if (!rating->is_number() ||
+        !ratingToLabel(rating->get<double>(), example.label)) {
       why = "\"rating\" must be one of 1, 2, 3, 4, 5";
       return false;
     }
@@ -165,7 +163,7 @@ bool parseExampleLine(const char *line, size_t size, Example &example,
     why = "missing \"label\" (or \"rating\" for Amazon reviews)";
     return false;
   }
-  example.text = text->string;
+  example.text = text->get<std::string>();
   return true;
 }
 

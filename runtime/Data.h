@@ -85,8 +85,10 @@ struct Example {
 /// Returns false for anything else (0, 6, 3.5, ...).
 bool ratingToLabel(double rating, int32_t &label);
 
-/// Parses one JSONL line. On failure `why` says what is wrong (with the
-/// column for JSON syntax errors: "column 12: expected ':' ...").
+/// Parses one JSONL line (RFC 8259 JSON, so valid UTF-8). On failure `why`
+/// says what is wrong, with the column where the JSON parser stopped for
+/// syntax errors: "column 6: syntax error while parsing object separator -
+/// unexpected number literal; expected ':'".
 bool parseExampleLine(const char *line, size_t size, Example &example,
                       std::string &why);
 

@@ -30,26 +30,27 @@
 
 namespace tfc::rt {
 
-void printGenerateHelp() {
-  printf("usage: %s generate --weights PATH --prompt TEXT [--tokens N]\n"
-         "           [--temperature T] [--top-k K] [--seed S]\n"
-         "\n"
-         "Language models: prints the prompt, then N sampled bytes as they\n"
-         "come, then a newline.\n"
-         "\n"
-         "  --weights PATH     safetensors weights (a training checkpoint\n"
-         "                     works too)\n"
-         "  --prompt TEXT      the bytes to continue (non-empty)\n"
-         "  --tokens N         bytes to generate (default 256)\n"
-         "  --temperature T    softmax temperature (default 1; 0 = always\n"
-         "                     the most likely byte)\n"
-         "  --top-k K          sample among the K most likely bytes only\n"
-         "                     (default 0 = all)\n"
-         "  --seed S           sampling seed (default 0)\n"
-         "  --threads N        worker threads of the generated code\n"
-         "\n"
-         "Stops with status 1 if the logits of a step are not finite.\n",
-         programName.c_str());
+std::string generateHelp() {
+  return format(
+      "usage: %s generate --weights PATH --prompt TEXT [--tokens N]\n"
+      "           [--temperature T] [--top-k K] [--seed S]\n"
+      "\n"
+      "Language models: prints the prompt, then N sampled bytes as they\n"
+      "come, then a newline.\n"
+      "\n"
+      "  --weights PATH     safetensors weights (a training checkpoint\n"
+      "                     works too)\n"
+      "  --prompt TEXT      the bytes to continue (non-empty)\n"
+      "  --tokens N         bytes to generate (default 256)\n"
+      "  --temperature T    softmax temperature (default 1; 0 = always\n"
+      "                     the most likely byte)\n"
+      "  --top-k K          sample among the K most likely bytes only\n"
+      "                     (default 0 = all)\n"
+      "  --seed S           sampling seed (default 0)\n"
+      "  --threads N        worker threads of the generated code\n"
+      "\n"
+      "Stops with status 1 if the logits of a step are not finite.\n",
+      programName.c_str());
 }
 
 int runGenerate(const Manifest &m, const Options &o) {

@@ -20,17 +20,17 @@
 ///                   [--mask M.bin] --logits OUT.bin
 ///
 /// eval, train, generate and forward take --threads N, the worker threads of
-/// the generated code.
+/// the generated code. CLI11 reads the command line (CommandLine below).
 ///
 /// Errors are one line on stderr, `tfc: <path or command>: <reason>`, with
-/// exit status 1.
+/// exit status 1; a bad option value names the flag and what was expected,
+/// `tfc: <command>: --flag: expected ..., got 'VALUE'`.
 ///
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Commands.h"
 #include "runtime/Data.h"
 #include "runtime/Distributed.h"
-#include "runtime/Json.h"
 #include "runtime/Manifest.h"
 #include "runtime/Metrics.h"
 #include "runtime/ModelABI.h"
@@ -38,6 +38,8 @@
 #include "runtime/Safetensors.h"
 #include "runtime/Support.h"
 #include "runtime/Tokenizer.h"
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -58,160 +60,8 @@ namespace {
 /// The most worker threads --threads accepts.
 constexpr int kMaxThreads = 4096;
 
-/// Parses argv[first..argc) for `command`, accepting only the long flags in
-/// `allowed` (each takes a value) plus --help/-h. `-o` stands for --output.
-bool parseOptions(const std::string &command, int first, int argc, char **argv,
-                  const std::vector<std::string> &allowed, Options &options,
-                  std::string &err) {
-  auto where = command + ": ";
-  auto seeHelp = " (see '" + programName + " " + command + " --help')";
-  for (int i = first; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
-      continue;
-    }
-    std::string flag = arg, value;
-    bool hasValue = false;
-    if (arg == "-o") {
-      flag = "--output";
-    } else if (arg.compare(0, 2, "--") == 0 &&
-               arg.find('=') != std::string::npos) {
-      size_t eq = arg.find('=');
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      hasValue = true;
-    } else if (arg.empty() || arg[0] != '-') {
-      err = where + "unexpected argument '" + arg + "'" + seeHelp;
-      return false;
-    }
-    bool known = false;
-    for (const std::string &a : allowed)
-      known |= flag == a;
-    if (!known) {
-      err = where + "unknown option '" + arg + "'" + seeHelp;
-      return false;
-    }
-    if (!hasValue) {
-      if (i + 1 >= argc) {
-        err = where + "option '" + arg + "' needs a value";
-        return false;
-      }
-      value = argv[++i];
-    }
-    if (flag == "--output") {
-      options.output = value;
-    } else if (flag == "--weights") {
-      options.weights = value;
-    } else if (flag == "--data") {
-      options.data = value;
-    } else if (flag == "--tokens" && command != "generate") {
-      options.tokens = value;
-    } else if (flag == "--targets") {
-      options.targets = value;
-    } else if (flag == "--mask") {
-      options.mask = value;
-    } else if (flag == "--logits") {
-      options.logits = value;
-    } else if (flag == "--split") {
-      Split split;
-      if (!parseSplit(value, split)) {
-        err =
-            where + "--split: expected train, val or test, got '" + value + "'";
-        return false;
-      }
-      options.split = value;
-    } else if (flag == "--seed") {
-      if (!parseUInt64(value, options.seed)) {
-        err = where + "--seed: expected a non-negative integer, got '" + value +
-              "'";
-        return false;
-      }
-      options.hasSeed = true;
-    } else if (flag == "--batches") {
-      if (!parseInt64(value, options.batches) || options.batches < 1) {
-        err = where + "--batches: expected a positive integer, got '" + value +
-              "'";
-        return false;
-      }
-    } else if (flag == "--val") {
-      options.val = value;
-    } else if (flag == "--test") {
-      options.test = value;
-    } else if (flag == "--out") {
-      options.outDir = value;
-    } else if (flag == "--resume") {
-      options.resume = value;
-    } else if (flag == "--prompt") {
-      options.prompt = value;
-    } else if (flag == "--lr") {
-      if (!parseDouble(value, options.lr) || !(options.lr > 0) ||
-          !std::isfinite(options.lr)) {
-        err = where + "--lr: expected a positive learning rate, got '" +
-              value + "'";
-        return false;
-      }
-    } else if (flag == "--minutes") {
-      if (!parseDouble(value, options.minutes) || options.minutes <= 0) {
-        err = where +
-              "--minutes: expected a positive number of minutes, got '" +
-              value + "'";
-        return false;
-      }
-    } else if (flag == "--temperature") {
-      if (!parseDouble(value, options.temperature) ||
-          options.temperature < 0) {
-        err = where + "--temperature: expected a number >= 0, got '" + value +
-              "'";
-        return false;
-      }
-    } else {
-      // The integer options: name, destination, smallest value.
-      struct IntFlag {
-        const char *name;
-        int64_t *dst;
-        int64_t min;
-      } intFlags[] = {{"--steps", &options.steps, 1},
-                      {"--batch", &options.batch, 1},
-                      {"--threads", &options.threads, 1},
-                      {"--eval-every", &options.evalEvery, 0},
-                      {"--eval-batches", &options.evalBatches, 0},
-                      {"--test-batches", &options.testBatches, 0},
-                      {"--patience", &options.patience, 0},
-                      {"--checkpoint-every", &options.checkpointEvery, 0},
-                      {"--warmup", &options.warmup, 0},
-                      {"--tokens", &options.tokenCount, 0},
-                      {"--top-k", &options.topK, 0}};
-      for (const IntFlag &f : intFlags) {
-        if (flag != f.name)
-          continue;
-        if (!parseInt64(value, *f.dst) || *f.dst < f.min) {
-          err = where + flag +
-                (f.min == 0 ? ": expected a non-negative integer, got '"
-                            : ": expected a positive integer, got '") +
-                value + "'";
-          return false;
-        }
-      }
-      if (flag == "--threads" && options.threads > kMaxThreads) {
-        err = where +
-              format("--threads: expected at most %d threads, got '",
-                     kMaxThreads) +
-              value + "'";
-        return false;
-      }
-    }
-    if (value.empty()) {
-      err = where + "option '" + flag + "' needs a non-empty value";
-      return false;
-    }
-  }
-  return true;
-}
-
-void printUsage(FILE *out) {
-  fprintf(
-      out,
+std::string usageHelp() {
+  return format(
       "usage: %s <command> [options]\n"
       "\n"
       "A model compiled by tfc. Commands:\n"
@@ -229,8 +79,8 @@ void printUsage(FILE *out) {
       programName.c_str(), programName.c_str());
 }
 
-void printInfoHelp() {
-  printf(
+std::string infoHelp() {
+  return format(
       "usage: %s info\n"
       "\n"
       "Prints the model name, task and configuration, every tensor with its\n"
@@ -239,26 +89,27 @@ void printInfoHelp() {
       programName.c_str());
 }
 
-void printInitHelp() {
-  printf("usage: %s init -o PATH [--seed S] [--data PATH]\n"
-         "\n"
-         "Writes freshly initialised weights to PATH as safetensors (written\n"
-         "to a temporary file beside it, then renamed; PATH must be a\n"
-         "regular file or not exist).\n"
-         "\n"
-         "  -o, --output PATH  the weights file to write\n"
-         "  --seed S           initialisation seed, a non-negative integer\n"
-         "                     (default 0); the same seed gives the same\n"
-         "                     weights on any machine\n"
-         "  --data PATH        classify models: JSONL training data; the word\n"
-         "                     vocabulary is built from it and written beside\n"
-         "                     the weights as <weights>.vocab (required for\n"
-         "                     classify, ignored for lm)\n",
-         programName.c_str());
+std::string initHelp() {
+  return format(
+      "usage: %s init -o PATH [--seed S] [--data PATH]\n"
+      "\n"
+      "Writes freshly initialised weights to PATH as safetensors (written\n"
+      "to a temporary file beside it, then renamed; PATH must be a\n"
+      "regular file or not exist).\n"
+      "\n"
+      "  -o, --output PATH  the weights file to write\n"
+      "  --seed S           initialisation seed, a non-negative integer\n"
+      "                     (default 0); the same seed gives the same\n"
+      "                     weights on any machine\n"
+      "  --data PATH        classify models: JSONL training data; the word\n"
+      "                     vocabulary is built from it and written beside\n"
+      "                     the weights as <weights>.vocab (required for\n"
+      "                     classify, ignored for lm)\n",
+      programName.c_str());
 }
 
-void printEvalHelp() {
-  printf(
+std::string evalHelp() {
+  return format(
       "usage: %s eval --weights PATH --data PATH [--split S] [--batches N]\n"
       "\n"
       "Evaluates the weights and prints the metrics as one JSON object.\n"
@@ -285,8 +136,8 @@ void printEvalHelp() {
       programName.c_str());
 }
 
-void printForwardHelp() {
-  printf(
+std::string forwardHelp() {
+  return format(
       "usage: %s forward --weights PATH --tokens PATH [--targets PATH]\n"
       "           [--mask PATH] --logits PATH [--threads N]\n"
       "\n"
@@ -479,7 +330,7 @@ int evalLm(const Manifest &m, const Options &o, float *params) {
                        "needs %lld (batch * seq_len + 1)",
                        o.data.c_str(), toString(split), (long long)span.size,
                        (long long)(m.batch * m.seqLen + 1)));
-  printf("%s\n", lmMetricsJson(metrics, toString(split)).c_str());
+  printf("%s\n", jsonText(lmMetricsJson(metrics, toString(split))).c_str());
   if (!std::isfinite(metrics.loss))
     return fail(format("eval: the loss of %s on the %s split of %s is not "
                        "finite (%s)",
@@ -502,7 +353,7 @@ int evalClassify(const Manifest &m, const Options &o, float *params) {
   ClassificationReport report;
   double loss = 0;
   evaluateClassify(m, vocab, params, examples, o.batches, report, loss);
-  printf("%s\n", classifyMetricsJson(report, loss).c_str());
+  printf("%s\n", jsonText(classifyMetricsJson(report, loss)).c_str());
   if (!std::isfinite(loss))
     return fail(format("eval: the loss of %s on %s is not finite (%s)",
                        o.weights.c_str(), o.data.c_str(),
@@ -608,69 +459,252 @@ int runForward(const Manifest &m, const Options &o) {
                        {{io.logits.data(), io.logits.size() * sizeof(float)}},
                        err))
     return fail(err);
-  printf("{\"loss\": %s}\n", jsonNumber(io.loss).c_str());
+  printf("{\"loss\": %s}\n", jsonText(jsonNumber(io.loss)).c_str());
   if (!std::isfinite(io.loss))
     return fail("forward: the loss is not finite");
   return 0;
 }
+
+/// The check of an integer option: a decimal integer in [min, max]. Like
+/// every check here it returns what was expected ("" for a good value) and
+/// rewrites a good value in the plain form CLI11 converts.
+CLI::Validator integerIn(int64_t min, int64_t max = INT64_MAX,
+                         const char *unit = "") {
+  return CLI::Validator(
+      [=](std::string &value) -> std::string {
+        int64_t n = 0;
+        if (!parseInt64(value, n) || n < min)
+          return std::string(min == 0 ? "expected a non-negative integer"
+                                      : "expected a positive integer") +
+                 ", got '" + value + "'";
+        if (n > max)
+          return format("expected at most %lld%s, got '%s'", (long long)max,
+                        unit, value.c_str());
+        value = std::to_string(n);
+        return "";
+      },
+      "");
+}
+
+/// The check of a seed: a decimal integer in [0, 2^64).
+CLI::Validator seedValue() {
+  return CLI::Validator(
+      [](std::string &value) -> std::string {
+        uint64_t n = 0;
+        if (!parseUInt64(value, n))
+          return "expected a non-negative integer, got '" + value + "'";
+        value = std::to_string(n);
+        return "";
+      },
+      "");
+}
+
+/// The check of a real option: a finite number above `min` (at least `min`
+/// when `orEqual`); `expected` says what in messages.
+CLI::Validator numberAbove(double min, bool orEqual, const char *expected) {
+  return CLI::Validator(
+      [=](std::string &value) -> std::string {
+        double x = 0;
+        if (!parseDouble(value, x) || x < min || (x == min && !orEqual))
+          return std::string("expected ") + expected + ", got '" + value + "'";
+        value = format("%.17g", x);
+        return "";
+      },
+      "");
+}
+
+/// The check of --split.
+CLI::Validator splitName() {
+  return CLI::Validator(
+      [](std::string &value) -> std::string {
+        Split split;
+        return parseSplit(value, split)
+                   ? ""
+                   : "expected train, val or test, got '" + value + "'";
+      },
+      "");
+}
+
+/// The command line of every command, as CLI11 subcommands. Each option
+/// may be repeated (the last value counts) and takes its value as the next
+/// argument or after '='; `command --help` prints the command's text.
+struct CommandLine {
+  CLI::App app{"A model compiled by tfc."};
+
+  explicit CommandLine(Options &o) {
+    app.formatter(helpText(usageHelp));
+    app.allow_extras(); // An unknown command; reported by read().
+    app.require_subcommand(0, 1);
+    app.add_subcommand("help")->group("")->allow_extras()->formatter(
+        helpText(usageHelp));
+
+    command("info", infoHelp);
+
+    CLI::App *init = command("init", initHelp);
+    text(init, "-o,--output", o.output);
+    seed(init, o);
+    text(init, "--data", o.data);
+
+    CLI::App *eval = command("eval", evalHelp);
+    text(eval, "--weights", o.weights);
+    text(eval, "--data", o.data);
+    text(eval, "--split", o.split)->check(splitName());
+    integer(eval, "--batches", o.batches, 1);
+    threads(eval, o);
+
+    CLI::App *train = command("train", trainHelp);
+    integer(train, "--steps", o.steps, 1);
+    real(train, "--minutes", o.minutes,
+         numberAbove(0, false, "a positive number of minutes"));
+    integer(train, "--batch", o.batch, 1);
+    real(train, "--lr", o.lr,
+         numberAbove(0, false, "a positive learning rate"));
+    threads(train, o);
+    seed(train, o);
+    text(train, "--data", o.data);
+    text(train, "--val", o.val);
+    text(train, "--test", o.test);
+    text(train, "--out", o.outDir);
+    text(train, "--resume", o.resume);
+    text(train, "--weights", o.weights);
+    integer(train, "--eval-every", o.evalEvery, 0);
+    integer(train, "--eval-batches", o.evalBatches, 0);
+    integer(train, "--test-batches", o.testBatches, 0);
+    integer(train, "--checkpoint-every", o.checkpointEvery, 0);
+    integer(train, "--patience", o.patience, 0);
+    integer(train, "--warmup", o.warmup, 0);
+
+    CLI::App *generate = command("generate", generateHelp);
+    text(generate, "--weights", o.weights);
+    text(generate, "--prompt", o.prompt);
+    integer(generate, "--tokens", o.tokenCount, 0);
+    real(generate, "--temperature", o.temperature,
+         numberAbove(0, true, "a number >= 0"));
+    integer(generate, "--top-k", o.topK, 0);
+    seed(generate, o);
+    threads(generate, o);
+
+    CLI::App *forward = command("forward", forwardHelp);
+    text(forward, "--weights", o.weights);
+    text(forward, "--tokens", o.tokens);
+    text(forward, "--targets", o.targets);
+    text(forward, "--mask", o.mask);
+    text(forward, "--logits", o.logits);
+    threads(forward, o);
+  }
+
+  static std::shared_ptr<CLI::FormatterLambda> helpText(std::string (*text)()) {
+    return std::make_shared<CLI::FormatterLambda>(
+        [text](const CLI::App *, std::string, CLI::AppFormatMode) {
+          return text();
+        });
+  }
+  CLI::App *command(const char *name, std::string (*help)()) {
+    CLI::App *sub = app.add_subcommand(name);
+    sub->allow_extras(); // Unknown options and stray arguments: read().
+    sub->formatter(helpText(help));
+    return sub;
+  }
+  static CLI::Option *text(CLI::App *sub, const char *names,
+                           std::string &value) {
+    return sub->add_option(names, value)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  static void integer(CLI::App *sub, const char *name, int64_t &value,
+                      int64_t min) {
+    sub->add_option(name, value)
+        ->check(integerIn(min))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  static void real(CLI::App *sub, const char *name, double &value,
+                   const CLI::Validator &check) {
+    sub->add_option(name, value)
+        ->check(check)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  static void threads(CLI::App *sub, Options &o) {
+    sub->add_option("--threads", o.threads)
+        ->check(integerIn(1, kMaxThreads, " threads"))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  static void seed(CLI::App *sub, Options &o) {
+    sub->add_option("--seed", o.seed)
+        ->check(seedValue())
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->each([&o](const std::string &) { o.hasSeed = true; });
+  }
+
+  /// Parses argv into the options and sets `name` to the command. Returns
+  /// -1 to run it, or the exit status: 0 after printing help, 1 after
+  /// printing a one-line error.
+  int read(int argc, char **argv, std::string &name) {
+    // CLI11 takes `--flag=` for a flag without its value; pass the empty
+    // value on, for the flag's check to refuse as it refuses other values.
+    std::vector<std::string> args; // Last first, as CLI11 wants them.
+    for (int i = argc - 1; i > 0; --i) {
+      std::string arg = argv[i];
+      if (arg.size() > 3 && arg.compare(0, 2, "--") == 0 &&
+          arg.find('=') == arg.size() - 1) {
+        args.push_back("");
+        arg.pop_back();
+      }
+      args.push_back(arg);
+    }
+    auto current = [&]() -> std::string {
+      std::vector<CLI::App *> chosen = app.get_subcommands();
+      return chosen.empty() ? "" : chosen[0]->get_name() + ": ";
+    };
+    try {
+      app.parse(args);
+    } catch (const CLI::CallForHelp &) {
+      fputs(app.help().c_str(), stdout);
+      return 0;
+    } catch (const CLI::ArgumentMismatch &e) {
+      // "--data: 1 required TEXT missing": the flag comes first.
+      std::string what = e.what();
+      return fail(current() + "option '" + what.substr(0, what.find(':')) +
+                  "' needs a value");
+    } catch (const CLI::ParseError &e) {
+      return fail(current() + e.what()); // "--lr: expected ..., got '0'"
+    }
+    std::vector<std::string> extra = app.remaining(true);
+    std::vector<CLI::App *> chosen = app.get_subcommands();
+    if (chosen.empty() && extra.empty())
+      return fail("missing command (see '" + programName + " --help')");
+    if (chosen.empty())
+      return fail("unknown command '" + extra[0] + "' (see '" + programName +
+                  " --help')");
+    name = chosen[0]->get_name();
+    if (name == "help") {
+      fputs(usageHelp().c_str(), stdout);
+      return 0;
+    }
+    std::string seeHelp = " (see '" + programName + " " + name + " --help')";
+    if (!extra.empty())
+      return fail(name +
+                  (extra[0][0] == '-' ? ": unknown option '"
+                                      : ": unexpected argument '") +
+                  extra[0] + "'" + seeHelp);
+    for (const CLI::Option *opt : chosen[0]->get_options())
+      for (const std::string &value : opt->results())
+        if (value.empty())
+          return fail(name + ": option '" + opt->get_name() +
+                      "' needs a non-empty value");
+    return -1;
+  }
+};
 
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc > 0 && argv[0] && argv[0][0])
     programName = argv[0];
-  if (argc < 2)
-    return fail("missing command (see '" + programName + " --help')");
-  std::string command = argv[1];
-  if (command == "--help" || command == "-h" || command == "help") {
-    printUsage(stdout);
-    return 0;
-  }
-  std::vector<std::string> allowed;
-  if (command == "info")
-    allowed = {};
-  else if (command == "init")
-    allowed = {"--output", "--seed", "--data"};
-  else if (command == "eval")
-    allowed = {"--weights", "--data", "--split", "--batches", "--threads"};
-  else if (command == "train")
-    allowed = {"--steps",        "--minutes",
-               "--batch",        "--lr",
-               "--threads",      "--seed",
-               "--data",         "--val",
-               "--test",         "--out",
-               "--resume",       "--weights",
-               "--eval-every",   "--eval-batches",
-               "--test-batches", "--checkpoint-every",
-               "--patience",     "--warmup"};
-  else if (command == "generate")
-    allowed = {"--weights", "--prompt", "--tokens", "--temperature",
-               "--top-k",   "--seed",   "--threads"};
-  else if (command == "forward")
-    allowed = {"--weights", "--tokens", "--targets",
-               "--mask",    "--logits", "--threads"};
-  else
-    return fail("unknown command '" + command + "' (see '" + programName +
-                " --help')");
   Options options;
-  std::string err;
-  if (!parseOptions(command, 2, argc, argv, allowed, options, err))
-    return fail(err);
-  if (options.help) {
-    if (command == "info")
-      printInfoHelp();
-    else if (command == "init")
-      printInitHelp();
-    else if (command == "forward")
-      printForwardHelp();
-    else if (command == "train")
-      printTrainHelp();
-    else if (command == "generate")
-      printGenerateHelp();
-    else
-      printEvalHelp();
-    return 0;
-  }
+  std::string command, err;
+  CommandLine commandLine(options);
+  int status = commandLine.read(argc, argv, command);
+  if (status >= 0)
+    return status;
   // The worker threads of the generated code (OpenMP): the environment for
   // an OpenMP runtime that starts later, the call for one already linked.
   if (options.threads < 0 && command == "train")

@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Metrics.h"
-#include "runtime/Json.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,13 +99,14 @@ double crossEntropy(const float *logits, int64_t classes, int32_t target) {
   return maxLogit + std::log(sum) - double(logits[target]);
 }
 
-std::string lmMetricsJson(const LmMetrics &m, const std::string &split) {
-  return "{\"task\":\"lm\",\"split\":" + jsonQuote(split) +
-         ",\"loss\":" + jsonNumber(m.loss) +
-         ",\"bits_per_char\":" + jsonNumber(m.bitsPerChar()) +
-         ",\"perplexity\":" + jsonNumber(m.perplexity()) +
-         ",\"tokens\":" + std::to_string(m.tokens) +
-         ",\"batches\":" + std::to_string(m.batches) + "}";
+Json lmMetricsJson(const LmMetrics &m, const std::string &split) {
+  return {{"task", "lm"},
+          {"split", split},
+          {"loss", jsonNumber(m.loss)},
+          {"bits_per_char", jsonNumber(m.bitsPerChar())},
+          {"perplexity", jsonNumber(m.perplexity())},
+          {"tokens", m.tokens},
+          {"batches", m.batches}};
 }
 
 int32_t sampleToken(const float *logits, int64_t n, double temperature,
@@ -169,25 +169,25 @@ std::string classificationReportText(const ClassificationReport &r) {
   return out;
 }
 
-static std::string scoresJson(const ClassScores &s) {
-  return "{\"precision\":" + jsonNumber(s.precision) +
-         ",\"recall\":" + jsonNumber(s.recall) +
-         ",\"f1-score\":" + jsonNumber(s.f1) +
-         ",\"support\":" + std::to_string(s.support) + "}";
+static Json scoresJson(const ClassScores &s) {
+  return {{"precision", jsonNumber(s.precision)},
+          {"recall", jsonNumber(s.recall)},
+          {"f1-score", jsonNumber(s.f1)},
+          {"support", s.support}};
 }
 
-std::string classifyMetricsJson(const ClassificationReport &r, double loss) {
-  std::string out =
-      "{\"task\":\"classify\",\"examples\":" + std::to_string(r.total) +
-      ",\"loss\":" + jsonNumber(loss) +
-      ",\"accuracy\":" + jsonNumber(r.accuracy) + ",\"report\":{";
+Json classifyMetricsJson(const ClassificationReport &r, double loss) {
+  Json report = Json::object();
   for (size_t c = 0; c < r.labels.size(); ++c)
-    out += jsonQuote(std::to_string(r.labels[c])) + ":" +
-           scoresJson(r.perClass[c]) + ",";
-  out += "\"accuracy\":" + jsonNumber(r.accuracy) +
-         ",\"macro avg\":" + scoresJson(r.macro) +
-         ",\"weighted avg\":" + scoresJson(r.weighted) + "}}";
-  return out;
+    report[std::to_string(r.labels[c])] = scoresJson(r.perClass[c]);
+  report["accuracy"] = jsonNumber(r.accuracy);
+  report["macro avg"] = scoresJson(r.macro);
+  report["weighted avg"] = scoresJson(r.weighted);
+  return {{"task", "classify"},
+          {"examples", r.total},
+          {"loss", jsonNumber(loss)},
+          {"accuracy", jsonNumber(r.accuracy)},
+          {"report", report}};
 }
 
 } // namespace tfc::rt

@@ -23,6 +23,8 @@
 #ifndef TFC_RUNTIME_METRICS_H
 #define TFC_RUNTIME_METRICS_H
 
+#include "runtime/JsonText.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -81,10 +83,10 @@ int32_t sampleToken(const float *logits, int64_t n, double temperature,
 /// accuracy, macro and weighted averages; lines end in '\n'.
 std::string classificationReportText(const ClassificationReport &report);
 
-/// JSON objects, one line, for stdout.
-std::string lmMetricsJson(const LmMetrics &metrics, const std::string &split);
-std::string classifyMetricsJson(const ClassificationReport &report,
-                                double loss);
+/// The metrics as JSON objects, printed (jsonText) by eval and the final
+/// test and recorded in metrics.jsonl. Non-finite numbers are null.
+Json lmMetricsJson(const LmMetrics &metrics, const std::string &split);
+Json classifyMetricsJson(const ClassificationReport &report, double loss);
 
 } // namespace tfc::rt
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Safetensors.h"
-#include "runtime/Json.h"
+#include "runtime/JsonText.h"
 #include "runtime/Support.h"
 
 #include <algorithm>
@@ -41,16 +41,11 @@ static uint64_t dtypeSize(const std::string &dtype) {
 bool writeSafetensors(const std::string &path,
                       const std::vector<TensorView> &tensors,
                       const Metadata &metadata, std::string &err) {
-  std::string header = "{";
+  Json header = Json::object();
   if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    for (size_t i = 0; i < metadata.size(); ++i) {
-      if (i)
-        header += ",";
-      header +=
-          jsonQuote(metadata[i].first) + ":" + jsonQuote(metadata[i].second);
-    }
-    header += "}";
+    Json &meta = header["__metadata__"] = Json::object();
+    for (const auto &kv : metadata)
+      meta[kv.first] = kv.second;
   }
   std::set<std::string> names;
   uint64_t offset = 0;
@@ -77,26 +72,21 @@ bool writeSafetensors(const std::string &path,
       err = path + ": tensor '" + t.name + "' has no data";
       return false;
     }
-    if (header.size() > 1)
-      header += ",";
-    header += jsonQuote(t.name) + ":{\"dtype\":\"F32\",\"shape\":[";
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      header += (i ? "," : "") + std::to_string(t.shape[i]);
-    header +=
-        format("],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
-               (unsigned long long)(offset + bytes));
+    header[t.name] = {{"dtype", "F32"},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
     chunks.push_back({t.data, size_t(bytes)});
   }
-  header += "}";
-  while ((8 + header.size()) % 8 != 0)
-    header += ' ';
+  std::string text = jsonText(header);
+  while ((8 + text.size()) % 8 != 0)
+    text += ' ';
   unsigned char length[8];
-  uint64_t n = header.size();
+  uint64_t n = text.size();
   for (int i = 0; i < 8; ++i)
     length[i] = static_cast<unsigned char>(n >> (8 * i));
   chunks[0].data = length;
-  chunks[1] = {header.data(), header.size()};
+  chunks[1] = {text.data(), text.size()};
   return writeFileAtomic(path, chunks, err);
 }
 
@@ -127,15 +117,15 @@ SafetensorsFile::metadataValue(const std::string &key) const {
   return nullptr;
 }
 
-/// Reads a JSON array of non-negative integers.
-static bool readIntArray(const JsonValue &v, std::vector<int64_t> &out) {
-  if (v.kind != JsonValue::Array)
+/// Reads a JSON array of integers in [0, 2^63).
+static bool readIntArray(const Json &v, std::vector<int64_t> &out) {
+  if (!v.is_array())
     return false;
   out.clear();
-  for (const JsonValue &item : v.items) {
-    if (item.kind != JsonValue::Number || !item.isInteger || item.integer < 0)
+  for (const Json &item : v) {
+    if (!item.is_number_unsigned() || item.get<uint64_t>() > INT64_MAX)
       return false;
-    out.push_back(item.integer);
+    out.push_back(item.get<int64_t>());
   }
   return true;
 }
@@ -195,44 +185,55 @@ bool SafetensorsFile::open(const std::string &path, std::string &err) {
                        "%llu after the length",
                        (unsigned long long)headerSize,
                        (unsigned long long)(fileSize - 8)));
-  JsonValue header;
+  // The parser keeps the last of repeated keys; the first repeated tensor
+  // name is noted on the way (a repeated __metadata__ keeps its last).
+  std::set<std::string> names;
+  std::string repeated;
+  auto noteNames = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    if (depth == 1 && event == Json::parse_event_t::key &&
+        parsed != "__metadata__" &&
+        !names.insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  Json header;
   std::string jsonErr;
-  size_t errorOffset = 0;
+  size_t errorByte = 0;
   if (!parseJson(reinterpret_cast<const char *>(bytes + 8), size_t(headerSize),
-                 header, jsonErr, errorOffset))
-    return fail(format("bad header: byte %zu of the JSON: %s", errorOffset,
-                       jsonErr.c_str()));
-  if (header.kind != JsonValue::Object)
+                 header, jsonErr, errorByte, noteNames))
+    return fail(errorByte ? format("bad header: byte %zu of the JSON: %s",
+                                   errorByte - 1, jsonErr.c_str())
+                          : "bad header: " + jsonErr);
+  if (!header.is_object())
     return fail("bad header: the JSON is not an object");
+  if (!repeated.empty())
+    return fail("bad header: tensor '" + repeated + "' appears twice");
   data_ = bytes + 8 + headerSize;
   uint64_t dataSize = fileSize - 8 - headerSize;
-  std::set<std::string> names;
-  for (const auto &member : header.members) {
-    const std::string &name = member.first;
-    const JsonValue &v = member.second;
+  for (const auto &member : header.items()) {
+    const std::string &name = member.key();
+    const Json &v = member.value();
     if (name == "__metadata__") {
-      if (v.kind != JsonValue::Object)
+      if (!v.is_object())
         return fail("bad header: __metadata__ is not an object");
-      for (const auto &kv : v.members) {
-        if (kv.second.kind != JsonValue::String)
-          return fail("bad header: __metadata__ value '" + kv.first +
+      for (const auto &kv : v.items()) {
+        if (!kv.value().is_string())
+          return fail("bad header: __metadata__ value '" + kv.key() +
                       "' is not a string");
-        metadata_.emplace_back(kv.first, kv.second.string);
+        metadata_.emplace_back(kv.key(), kv.value().get<std::string>());
       }
       continue;
     }
-    if (!names.insert(name).second)
-      return fail("bad header: tensor '" + name + "' appears twice");
     SafetensorsEntry e;
     e.name = name;
-    const JsonValue *dtype = v.find("dtype");
-    const JsonValue *shape = v.find("shape");
-    const JsonValue *offsets = v.find("data_offsets");
-    if (v.kind != JsonValue::Object || !dtype ||
-        dtype->kind != JsonValue::String || !shape || !offsets)
+    auto dtype = v.is_object() ? v.find("dtype") : v.end();
+    auto shape = v.is_object() ? v.find("shape") : v.end();
+    auto offsets = v.is_object() ? v.find("data_offsets") : v.end();
+    if (!v.is_object() || dtype == v.end() || !dtype->is_string() ||
+        shape == v.end() || offsets == v.end())
       return fail("bad header: tensor '" + name +
                   "' needs \"dtype\", \"shape\" and \"data_offsets\"");
-    e.dtype = dtype->string;
+    e.dtype = dtype->get<std::string>();
     uint64_t elementSize = dtypeSize(e.dtype);
     if (elementSize == 0)
       return fail("bad header: tensor '" + name + "' has unknown dtype '" +

@@ -12,7 +12,8 @@
 /// `bool` and, on failure, sets `err` to one line `<path>: <reason>` (or
 /// `<what>: <reason>` where there is no file). The command line prints it as
 /// `tfc: <err>` and exits with status 1. Nothing in the runtime throws or
-/// aborts on bad input.
+/// aborts on bad input: the one library that throws, nlohmann::json, is
+/// called through JsonText.h, which catches what it throws.
 ///
 //===----------------------------------------------------------------------===//
 

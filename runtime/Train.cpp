@@ -48,7 +48,6 @@
 
 #include "runtime/Commands.h"
 #include "runtime/Distributed.h"
-#include "runtime/Json.h"
 #include "runtime/ModelABI.h"
 #include "runtime/Params.h"
 #include "runtime/Plot.h"
@@ -116,15 +115,23 @@ std::string shortCount(double n) {
 
 /// A float as the shortest JSON number that reads back as the same float
 /// (null when not finite).
-std::string jsonFloat(float value) {
+Json jsonFloat(float value) {
   if (!std::isfinite(value))
-    return "null";
+    return nullptr;
+  std::string text = format("%.9g", double(value));
   for (int digits = 6; digits < 9; ++digits) {
-    std::string text = format("%.*g", digits, double(value));
-    if (strtof(text.c_str(), nullptr) == value)
-      return text;
+    std::string shorter = format("%.*g", digits, double(value));
+    if (strtof(shorter.c_str(), nullptr) == value) {
+      text = shorter;
+      break;
+    }
   }
-  return format("%.9g", double(value));
+  return jsonNumber(strtod(text.c_str(), nullptr));
+}
+
+/// `value` rounded to `digits` decimals, as a JSON number.
+Json jsonRounded(double value, int digits) {
+  return jsonNumber(strtod(format("%.*f", digits, value).c_str(), nullptr));
 }
 
 /// Creates `path` and its missing parents.
@@ -318,8 +325,8 @@ bool saveTrainCheckpoint(const std::string &path, const Manifest &m,
 
 } // namespace
 
-void printTrainHelp() {
-  printf(
+std::string trainHelp() {
+  return format(
       "usage: %s train [options]\n"
       "\n"
       "Trains the model with its compiled optimizer and learning-rate\n"
@@ -581,9 +588,9 @@ int runTrain(const Manifest &m, const Options &o) {
   if (writer && !log.open(logPath, err))
     return fail(err);
   bool writeFailed = false;
-  auto logLine = [&](const std::string &json) {
+  auto logLine = [&](const Json &record) {
     if (writer)
-      writeFailed = writeFailed || !log.append(json + "\n", err);
+      writeFailed = writeFailed || !log.append(jsonText(record) + "\n", err);
   };
   auto writeCurves = [&]() {
     if (!writer)
@@ -602,12 +609,14 @@ int runTrain(const Manifest &m, const Options &o) {
            "lr %g, %lld steps, warmup %lld (not scaled by the rank count)\n",
            (long long)N, (long long)B, (long long)G, state.lr, (long long)steps,
            (long long)warmup);
-    logLine(format("{\"step\":%lld,\"event\":\"data_parallel\",\"ranks\":%lld,"
-                   "\"batch\":%lld,\"global_batch\":%lld,\"lr\":%s,"
-                   "\"steps\":%lld,\"warmup\":%lld}",
-                   (long long)state.step, (long long)N, (long long)B,
-                   (long long)G, jsonNumber(state.lr).c_str(), (long long)steps,
-                   (long long)warmup));
+    logLine({{"step", state.step},
+             {"event", "data_parallel"},
+             {"ranks", N},
+             {"batch", B},
+             {"global_batch", G},
+             {"lr", jsonNumber(state.lr)},
+             {"steps", steps},
+             {"warmup", warmup}});
   }
   if (lm)
     printf("train: %s (%lld bytes)\nval: %s\n", data.trainPath.c_str(),
@@ -751,14 +760,16 @@ int runTrain(const Manifest &m, const Options &o) {
     state.tokens += G * S;
     history.train.push_back({t, double(loss)});
     double tokensPerSecond = stepSeconds > 0 ? double(G * S) / stepSeconds : 0;
-    std::string record = format(
-        "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"grad_norm\":%s,"
-        "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f",
-        (long long)t, jsonFloat(loss).c_str(), jsonFloat(stats[1]).c_str(),
-        jsonFloat(stats[0]).c_str(), tokensPerSecond, now - start);
-    if (N > 1)
-      record += format(",\"allreduce_s\":%.6f,\"step_s\":%.6f", reduceTime,
-                       stepSeconds);
+    Json record = {{"step", t},
+                   {"loss", jsonFloat(loss)},
+                   {"lr", jsonFloat(stats[1])},
+                   {"grad_norm", jsonFloat(stats[0])},
+                   {"tokens_per_s", jsonRounded(tokensPerSecond, 1)},
+                   {"elapsed_s", jsonRounded(now - start, 3)}};
+    if (N > 1) {
+      record["allreduce_s"] = jsonRounded(reduceTime, 6);
+      record["step_s"] = jsonRounded(stepSeconds, 6);
+    }
     // Throughput over the steps' own time; the ETA over the wall clock
     // (evaluations and checkpoints included).
     stepTime += stepSeconds;
@@ -773,7 +784,8 @@ int runTrain(const Manifest &m, const Options &o) {
     bool evaluated = evalEvery > 0 && t % evalEvery == 0;
     if (evaluated) {
       double valLoss = 0;
-      std::string valJson, valText;
+      Json valJson;
+      std::string valText;
       if (lm) {
         LmMetrics metrics;
         evaluateLm(m, params.data(), data.val, evalBatches, metrics);
@@ -797,7 +809,7 @@ int runTrain(const Manifest &m, const Options &o) {
                            std::isnan(valLoss) ? "nan" : "infinite",
                            checkpointNote().c_str()));
       }
-      record += ",\"val\":" + valJson;
+      record["val"] = valJson;
       history.val.push_back({t, valLoss});
       if (!state.hasBest || valLoss < state.bestValLoss) {
         state.hasBest = true;
@@ -824,7 +836,7 @@ int runTrain(const Manifest &m, const Options &o) {
       }
       progress.line(format("step %lld: %s", (long long)t, valText.c_str()));
     }
-    logLine(record + "}");
+    logLine(record);
     if (evaluated)
       writeCurves();
     if (writeFailed)
@@ -865,9 +877,9 @@ int runTrain(const Manifest &m, const Options &o) {
       lastSaved = t;
     }
     if (signal) {
-      logLine(format("{\"step\":%lld,\"event\":\"interrupted\",\"signal\":"
-                     "\"%s\"}",
-                     (long long)t, signal == SIGINT ? "SIGINT" : "SIGTERM"));
+      logLine({{"step", t},
+               {"event", "interrupted"},
+               {"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
       writeCurves();
       if (writeFailed || !log.close(err))
         return failedWrite(t);
@@ -879,10 +891,10 @@ int runTrain(const Manifest &m, const Options &o) {
       return 128 + signal;
     }
     if (stoppedEarly) {
-      logLine(format("{\"step\":%lld,\"event\":\"early_stop\",\"best_step\":"
-                     "%lld,\"best_val_loss\":%s}",
-                     (long long)t, (long long)state.bestStep,
-                     jsonNumber(state.bestValLoss).c_str()));
+      logLine({{"step", t},
+               {"event", "early_stop"},
+               {"best_step", state.bestStep},
+               {"best_val_loss", jsonNumber(state.bestValLoss)}});
       if (writeFailed)
         return failedWrite(t);
       progress.line(format("early stop at step %lld: no better validation "
@@ -891,9 +903,10 @@ int runTrain(const Manifest &m, const Options &o) {
                            (long long)state.bestStep));
     }
     if (timeUp) {
-      logLine(format("{\"step\":%lld,\"event\":\"time_limit\",\"minutes\":%s,"
-                     "\"elapsed_s\":%.3f}",
-                     (long long)t, jsonNumber(o.minutes).c_str(), elapsed));
+      logLine({{"step", t},
+               {"event", "time_limit"},
+               {"minutes", jsonNumber(o.minutes)},
+               {"elapsed_s", jsonRounded(elapsed, 3)}});
       if (writeFailed)
         return failedWrite(t);
       progress.line(format("time limit: stopping at step %lld of %lld after "
@@ -924,7 +937,7 @@ int runTrain(const Manifest &m, const Options &o) {
     weightsName = "best";
     weightsStep = state.bestStep;
   }
-  std::string testJson;
+  Json testJson;
   if (lm) {
     LmMetrics metrics;
     if (evaluateLm(m, params.data(), data.test, testBatches, metrics)) {
@@ -949,14 +962,14 @@ int runTrain(const Manifest &m, const Options &o) {
   } else {
     printf("test: skipped, no test data (pass --test PATH)\n");
   }
-  if (!testJson.empty()) {
-    logLine(format("{\"step\":%lld,\"test\":%s,\"weights\":\"%s\","
-                   "\"weights_step\":%lld}",
-                   (long long)state.step, testJson.c_str(), weightsName.c_str(),
-                   (long long)weightsStep));
+  if (!testJson.is_null()) {
+    logLine({{"step", state.step},
+             {"test", testJson},
+             {"weights", weightsName},
+             {"weights_step", weightsStep}});
     if (writeFailed)
       return failedWrite(state.step);
-    printf("%s\n", testJson.c_str());
+    printf("%s\n", jsonText(testJson).c_str());
   }
   if (!log.close(err))
     return failedWrite(state.step);

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/TrainState.h"
-#include "runtime/Json.h"
+#include "runtime/JsonText.h"
 #include "runtime/Params.h"
 #include "runtime/Random.h"
 #include "runtime/Support.h"
@@ -178,33 +178,35 @@ void EpochSampler::batch(int64_t step, int64_t batch,
 
 /// The log line parsed, or false for a line that is not a JSON object with
 /// an integer "step".
-static bool parseLogLine(const std::string &line, JsonValue &value,
-                         int64_t &step) {
+static bool parseLogLine(const std::string &line, Json &value, int64_t &step) {
   std::string why;
-  size_t offset = 0;
-  if (!parseJson(line.data(), line.size(), value, why, offset) ||
-      value.kind != JsonValue::Object)
+  size_t at = 0;
+  if (!parseJson(line.data(), line.size(), value, why, at) ||
+      !value.is_object())
     return false;
-  const JsonValue *s = value.find("step");
-  if (!s || !s->isInteger)
+  auto s = value.find("step");
+  if (s == value.end() || !s->is_number_integer() ||
+      (s->is_number_unsigned() && s->get<uint64_t>() > INT64_MAX))
     return false;
-  step = s->integer;
+  step = s->get<int64_t>();
   return true;
 }
 
 void addToHistory(const std::string &line, LossHistory &history) {
-  JsonValue value;
+  Json value;
   int64_t step = 0;
-  if (!parseLogLine(line, value, step) || value.find("event") ||
-      value.find("test"))
+  if (!parseLogLine(line, value, step) || value.contains("event") ||
+      value.contains("test"))
     return;
-  const JsonValue *loss = value.find("loss");
-  if (loss && loss->kind == JsonValue::Number)
-    history.train.push_back({step, loss->number});
-  const JsonValue *val = value.find("val");
-  const JsonValue *valLoss = val ? val->find("loss") : nullptr;
-  if (valLoss && valLoss->kind == JsonValue::Number)
-    history.val.push_back({step, valLoss->number});
+  auto loss = value.find("loss");
+  if (loss != value.end() && loss->is_number())
+    history.train.push_back({step, loss->get<double>()});
+  auto val = value.find("val");
+  if (val != value.end() && val->is_object()) {
+    auto valLoss = val->find("loss");
+    if (valLoss != val->end() && valLoss->is_number())
+      history.val.push_back({step, valLoss->get<double>()});
+  }
 }
 
 bool truncateMetricsLog(const std::string &path, int64_t step,
@@ -225,10 +227,10 @@ bool truncateMetricsLog(const std::string &path, int64_t step,
     std::string line = text.substr(pos, eol - pos);
     bool complete = eol < text.size();
     pos = eol + 1;
-    JsonValue value;
+    Json value;
     int64_t lineStep = 0;
     if (!complete || !parseLogLine(line, value, lineStep) || lineStep > step ||
-        value.find("event") || value.find("test"))
+        value.contains("event") || value.contains("test"))
       continue;
     kept += line + "\n";
     addToHistory(line, history);

@@ -9,7 +9,8 @@ build="${TFC_BUILD_DIR:-$root/build}"
 
 packages=(cmake ninja-build python3 llvm-19-dev libmlir-19-dev mlir-19-tools
           llvm-19-tools clang-19 libomp-19-dev libtomlplusplus-dev libgtest-dev
-          ccache python3-torch python3-numpy libopenmpi-dev openmpi-bin)
+          nlohmann-json3-dev libcli11-dev ccache python3-torch python3-numpy
+          libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

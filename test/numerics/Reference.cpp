@@ -51,7 +51,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Spec.h"
-#include "runtime/Json.h"
+#include "runtime/JsonText.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Support.h"
 
@@ -1077,14 +1077,14 @@ double readLoss(const std::string &path) {
   std::string text, err;
   if (!tfc::rt::readFile(path, text, err))
     fatal(err);
-  tfc::rt::JsonValue value;
-  size_t offset = 0;
-  if (!tfc::rt::parseJson(text.data(), text.size(), value, err, offset))
-    fatal(format("%s: offset %zu: %s", path.c_str(), offset, err.c_str()));
-  const tfc::rt::JsonValue *loss = value.find("loss");
-  if (!loss || loss->kind != tfc::rt::JsonValue::Number)
+  tfc::rt::Json value;
+  size_t byte = 0;
+  if (!tfc::rt::parseJson(text.data(), text.size(), value, err, byte))
+    fatal(format("%s: byte %zu: %s", path.c_str(), byte, err.c_str()));
+  if (!value.is_object() || !value.contains("loss") ||
+      !value["loss"].is_number())
     fatal(path + ": expected {\"loss\": <number>}");
-  return loss->number;
+  return value["loss"].get<double>();
 }
 
 int runCompare(const Options &o) {

@@ -172,7 +172,17 @@ std::string jsonlError(const std::string &line, int64_t classes = 2) {
 
 TEST(Data, JsonlErrorsNamePathAndLine) {
   EXPECT_EQ(jsonlError("{\"text\": \"a\" \"label\": 0}"),
-            "3: column 14: expected ',' or '}' in object");
+            "3: column 20: syntax error while parsing object - unexpected "
+            "string literal; expected '}'");
+  // JSON text is UTF-8 (RFC 8259).
+  EXPECT_EQ(jsonlError("{\"text\": \"caf\xe9\", \"label\": 0}"),
+            "3: column 15: syntax error while parsing value - invalid string: "
+            "ill-formed UTF-8 byte; last read: '\"caf\xe9\"'");
+  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"label\": 1e999}"),
+            "3: number overflow parsing '1e999'");
+  // Deep nesting is an error, not a crash.
+  EXPECT_EQ(jsonlError(std::string(100000, '[') + std::string(100000, ']')),
+            "3: expected a JSON object, found an array");
   EXPECT_EQ(jsonlError("[1]"), "3: expected a JSON object, found an array");
   EXPECT_EQ(jsonlError("{\"label\": 0}"), "3: missing \"text\"");
   EXPECT_EQ(jsonlError("{\"text\": 5, \"label\": 0}"),

@@ -101,6 +101,37 @@ run "$lm" eval --weights "$dir/lm.safetensors" --data "$dir/corpus.txt" --split 
 check "bad split" error "--split: expected train, val or test, got 'dev'"
 run "$lm" eval --weights "$dir/lm.safetensors" --data "$dir/corpus.txt" --batches 0
 check "bad batches" error "--batches: expected a positive integer, got '0'"
+run "$lm" eval --weights "$dir/lm.safetensors" --data=
+check "empty value" error "eval: option '--data' needs a non-empty value"
+run "$lm" eval --weights "$dir/lm.safetensors" --data "" --data "$dir/corpus.txt"
+check "empty value, then another" error "eval: option '--data' needs a non-empty value"
+run "$lm" eval --batches= 2 --weights "$dir/lm.safetensors" --data "$dir/corpus.txt"
+check "'--flag=' takes no value from the next argument" error "eval: --batches: expected a positive integer, got ''"
+run "$lm" init -o
+check "-o without a value" error "init: option '--output' needs a value"
+run "$lm" eval --weights "$dir/lm.safetensors" --data "$dir/corpus.txt" --split
+check "value of a checked flag missing" error "eval: option '--split' needs a value"
+run "$lm" eval -x
+check "unknown short option" error "eval: unknown option '-x' (see '$lm eval --help')"
+run "$lm" eval --weights "$dir/lm.safetensors" --data "$dir/corpus.txt" info
+check "a second command" error "eval: unexpected argument 'info'"
+run "$lm" --bogus
+check "an option for a command" error "unknown command '--bogus'"
+run "$lm" help
+check "help command" out "usage:" "Commands:"
+run "$lm" eval -h
+check "-h" out "usage:" "--batches N"
+run "$lm" eval --bogus --help
+check "--help wins over an unknown option" out "usage:"
+run "$lm" init --seed 7 -o"$dir/lm-short.safetensors"
+check "-oPATH" cmp -s "$dir/lm.safetensors" "$dir/lm-short.safetensors"
+run "$lm" init --seed 1 --seed 7 --output "$dir/x.safetensors" -o "$dir/lm-last.safetensors"
+check "repeated flags: the last counts" cmp -s "$dir/lm.safetensors" "$dir/lm-last.safetensors"
+check "repeated flags: nothing at the first path" test ! -e "$dir/x.safetensors"
+run "$lm" eval --weights "$dir/lm.safetensors" --data "$dir/corpus.txt" --batches 00002 --split=test
+check "integers in decimal, leading zeros too" out '"split":"test"' '"batches":2}'
+run "$lm" eval --weights "$dir/lm.safetensors" --data -corpus.txt
+check "a value that starts with '-'" error "-corpus.txt: cannot open"
 run "$lm" eval --weights "$dir/missing.safetensors" --data "$dir/corpus.txt"
 check "missing weights" error "$dir/missing.safetensors: cannot open: No such file or directory"
 head -c 300 "$dir/lm.safetensors" >"$dir/cut.safetensors"
@@ -152,7 +183,7 @@ check "classify eval one batch" out '"examples":4'
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/train.jsonl" --split val
 check "classify eval rejects --split" error "--split applies to lm byte data only"
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/broken.jsonl"
-check "classify bad line" error "$dir/broken.jsonl:2: column 19: expected ',' or '}' in object"
+check "classify bad line" error "$dir/broken.jsonl:2: column 25: syntax error while parsing object - unexpected string literal; expected '}'"
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/range.jsonl"
 check "classify label range" error "$dir/range.jsonl:1: label 7 is out of range for 2 classes"
 run "$cls" eval --weights "$dir/lm.safetensors" --data "$dir/train.jsonl"

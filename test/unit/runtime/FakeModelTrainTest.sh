@@ -132,6 +132,8 @@ check "short run: 40 steps, 4 evaluations, 1 test" test \
   "$(grep -c '"val":' "$dir/short/metrics.jsonl")" -eq 4 -a \
   "$(grep -c '"test":' "$dir/short/metrics.jsonl")" -eq 1
 check "short run: log members" grep -q '^{"step":1,"loss":[0-9.]*,"lr":0.05,"grad_norm":[0-9.]*,"tokens_per_s":[0-9.]*,"elapsed_s":[0-9.]*}$' "$dir/short/metrics.jsonl"
+check "short run: times rounded to 0.1 and 0.001 s, no trailing zeros" test \
+  "$(grep -Ec '"tokens_per_s":[0-9]+(\.[1-9])?,"elapsed_s":[0-9]+(\.[0-9]{0,2}[1-9])?[,}]' "$dir/short/metrics.jsonl")" -eq 40
 val10=$(grep '^{"step":10,"loss"' "$dir/short/metrics.jsonl" | sed 's/.*"val":{[^}]*"loss":\([0-9.]*\).*/\1/')
 val40=$(grep '^{"step":40,"loss"' "$dir/short/metrics.jsonl" | sed 's/.*"val":{[^}]*"loss":\([0-9.]*\).*/\1/')
 check "short run: the validation loss falls ($val10 -> $val40)" awk "BEGIN { exit !($val40 < $val10 - 0.5) }"

@@ -24,7 +24,7 @@ TEST(Metrics, LanguageModel) {
   EXPECT_DOUBLE_EQ(m.perplexity(), std::exp(1.0));
   m.tokens = 64;
   m.batches = 2;
-  EXPECT_EQ(lmMetricsJson(m, "val"),
+  EXPECT_EQ(jsonText(lmMetricsJson(m, "val")),
             "{\"task\":\"lm\",\"split\":\"val\",\"loss\":1,\"bits_per_char\":"
             "1.4426950408889634,\"perplexity\":2.718281828459045,\"tokens\":"
             "64,\"batches\":2}");
@@ -103,7 +103,7 @@ TEST(Metrics, ZeroDivisionIsZero) {
 
 TEST(Metrics, ReportJson) {
   ClassificationReport r = classificationReport({0, 1}, {0, 0});
-  EXPECT_EQ(classifyMetricsJson(r, 0.5),
+  EXPECT_EQ(jsonText(classifyMetricsJson(r, 0.5)),
             "{\"task\":\"classify\",\"examples\":2,\"loss\":0.5,\"accuracy\":"
             "0.5,\"report\":{\"0\":{\"precision\":0.5,\"recall\":1,"
             "\"f1-score\":0.6666666666666666,\"support\":1},\"1\":{"

@@ -6,7 +6,7 @@
 
 #include "runtime/Safetensors.h"
 #include "TestUtil.h"
-#include "runtime/Json.h"
+#include "runtime/JsonText.h"
 #include "runtime/Manifest.h"
 #include "runtime/Params.h"
 #include "runtime/Support.h"
@@ -89,21 +89,22 @@ TEST(Safetensors, FileLayoutIsStandard) {
   // 12 + 3 + 8 floats of data after the header.
   EXPECT_EQ(bytes.size(), 8 + n + 23 * 4);
   std::string header = bytes.substr(8, size_t(n));
-  JsonValue v;
+  Json v;
   std::string err;
   size_t at = 0;
   ASSERT_TRUE(parseJson(header.data(), header.size(), v, err, at)) << err;
-  const JsonValue *meta = v.find("__metadata__");
-  ASSERT_NE(meta, nullptr);
-  EXPECT_EQ(meta->find("format")->string, "pt");
-  EXPECT_EQ(meta->find("tfc.model")->string, "tiny");
-  const JsonValue *norm = v.find("norm.weight");
-  ASSERT_NE(norm, nullptr);
-  EXPECT_EQ(norm->find("dtype")->string, "F32");
-  ASSERT_EQ(norm->find("shape")->items.size(), 1u);
-  EXPECT_EQ(norm->find("shape")->items[0].integer, 3);
-  EXPECT_EQ(norm->find("data_offsets")->items[0].integer, 48);
-  EXPECT_EQ(norm->find("data_offsets")->items[1].integer, 60);
+  // Metadata first, then the tensors in the order written.
+  EXPECT_EQ(v.begin().key(), "__metadata__");
+  const Json &meta = v["__metadata__"];
+  EXPECT_EQ(meta["format"], "pt");
+  EXPECT_EQ(meta["tfc.model"], "tiny");
+  ASSERT_TRUE(v.contains("norm.weight"));
+  const Json &norm = v["norm.weight"];
+  EXPECT_EQ(norm["dtype"], "F32");
+  EXPECT_EQ(norm["shape"], Json({3}));
+  EXPECT_EQ(norm["data_offsets"], Json({48, 60}));
+  // Compact, as the reference implementation writes it.
+  EXPECT_EQ(header.find(": "), std::string::npos);
   float ones[3];
   memcpy(ones, bytes.data() + 8 + n + 48, sizeof(ones));
   EXPECT_EQ(ones[0], 1.0f);
@@ -179,11 +180,28 @@ TEST(Safetensors, BadHeader) {
   std::string path = dir.file("bad.safetensors");
   writeText(path, rawFile("{\"embed.weight\": {\"dtype\": \"F32\",", 0));
   EXPECT_EQ(loadError(path), path + ": bad header: byte 33 of the JSON: "
-                                    "expected a string key in object");
+                                    "syntax error while parsing object key - "
+                                    "unexpected end of input; expected string "
+                                    "literal");
   writeText(path, rawFile("{\"embed.weight\": ", 0));
   EXPECT_EQ(loadError(path), path + ": bad header: byte 17 of the JSON: "
-                                    "unexpected end of input, expected a "
-                                    "value");
+                                    "syntax error while parsing value - "
+                                    "unexpected end of input; expected '[', "
+                                    "'{', or a literal");
+  writeText(path, rawFile("{\"a\": 1e999}", 0));
+  EXPECT_EQ(loadError(path),
+            path + ": bad header: number overflow parsing '1e999'");
+  writeText(path, rawFile("{\"a\": \"\xff\"}", 0));
+  EXPECT_EQ(loadError(path), path + ": bad header: byte 7 of the JSON: "
+                                    "syntax error while parsing value - "
+                                    "invalid string: ill-formed UTF-8 byte; "
+                                    "last read: '\"\xff'");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                          "\"data_offsets\": [0, 4]}, \"__metadata__\": {}, "
+                          "\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                          "\"data_offsets\": [0, 4]}}",
+                          4));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' appears twice");
   writeText(path, rawFile("[1, 2]", 0));
   EXPECT_EQ(loadError(path), path + ": bad header: the JSON is not an object");
   writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
@@ -201,6 +219,16 @@ TEST(Safetensors, BadHeader) {
                           8));
   EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': shape is not an "
                                     "array of non-negative integers");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2.0], "
+                          "\"data_offsets\": [0, 8]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': shape is not an "
+                                    "array of non-negative integers");
+  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                          "\"data_offsets\": [0, 9223372036854775808]}}",
+                          8));
+  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': data_offsets "
+                                    "is not [begin, end] with begin <= end");
   writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\"}}", 0));
   EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' needs "
                                     "\"dtype\", \"shape\" and "
@@ -313,6 +341,22 @@ TEST(Safetensors, RejectsBadNamesOnWrite) {
                                 {}, err));
   EXPECT_EQ(err, dir.file("a") + ": cannot write tensor named 'a' (empty, "
                                  "reserved or repeated)");
+}
+
+TEST(Safetensors, MetadataIsWrittenAsUtf8) {
+  // JSON text is UTF-8: a byte that is not becomes U+FFFD, escapes as JSON
+  // needs them, and the file reads back.
+  TempDir dir;
+  std::string path = dir.file("m.safetensors"), err;
+  float x = 0;
+  ASSERT_TRUE(writeSafetensors(path, {{"a", {1}, &x}},
+                               {{"path", "caf\xc3\xa9/\xff\"q\"\n"}}, err))
+      << err;
+  SafetensorsFile file;
+  ASSERT_TRUE(file.open(path, err)) << err;
+  ASSERT_NE(file.metadataValue("path"), nullptr);
+  EXPECT_EQ(*file.metadataValue("path"), "caf\xc3\xa9/\xef\xbf\xbd\"q\"\n");
+  EXPECT_NE(readText(path).find("\\\"q\\\"\\n"), std::string::npos);
 }
 
 TEST(Safetensors, FailedWriteKeepsTheOldFile) {
