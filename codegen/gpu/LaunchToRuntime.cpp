@@ -71,12 +71,16 @@ struct LaunchToRuntime
     // Math that became libdevice calls needs libdevice linked in (f64
     // transcendental functions; f32 ones are polynomials).
     if (isPtx) {
-      size_t at = image.find(".extern .func __nv_");
-      if (at != std::string::npos) {
-        StringRef name = StringRef(image).substr(image.find("__nv_", at));
-        name = name.take_until([](char c) { return c == '(' || c == ';'; });
+      StringRef text = image;
+      for (size_t at = text.find(".extern .func"); at != StringRef::npos;
+           at = text.find(".extern .func", at + 1)) {
+        StringRef line = text.substr(at).take_until(
+            [](char c) { return c == '\n' || c == ';'; });
+        size_t name = line.find("__nv_");
+        if (name == StringRef::npos)
+          continue;
         binary.emitOpError("calls CUDA's libdevice (")
-            << name.trim()
+            << line.substr(name).take_until([](char c) { return c == '('; })
             << ") but no libdevice was linked: install the CUDA toolkit "
                "(nvvm/libdevice) or build in f32";
         return signalPassFailure();

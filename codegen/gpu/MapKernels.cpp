@@ -189,10 +189,10 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
     for (auto [lb, ub, step] :
          llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
                    parallel.getStep())) {
-      Value span = b.create<arith::SubIOp>(loc, ub, lb);
-      Value trip = b.create<arith::CeilDivUIOp>(loc, span, step);
+      Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+      Value trip = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
       trips.push_back(trip);
-      total = b.create<arith::MulIOp>(loc, total, trip);
+      total = b.createOrFold<arith::MulIOp>(loc, total, trip);
     }
     int64_t threadCount = blockSize;
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
@@ -204,7 +204,7 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
       threadCount = std::min<int64_t>(threadCount, *staticTotal);
     }
     Value threads = b.create<arith::ConstantIndexOp>(loc, threadCount);
-    Value grid = b.create<arith::CeilDivUIOp>(loc, total, threads);
+    Value grid = b.createOrFold<arith::CeilDivUIOp>(loc, total, threads);
     gpu::LaunchOp launch = createLaunch(b, loc, grid, threads);
 
     Value id = b.create<arith::AddIOp>(

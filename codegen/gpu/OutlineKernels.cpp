@@ -7,6 +7,7 @@
 #include "codegen/gpu/Passes.h"
 #include "passes/ManifestText.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Utils.h"
@@ -53,6 +54,12 @@ struct OutlineKernels
     llvm::StringMap<gpu::GPUFuncOp> distinct;
 
     for (gpu::LaunchOp launch : launches) {
+      // Constants (which canonicalization hoists out of the launches) go
+      // back in: immediates in the kernel, not arguments.
+      if (failed(sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
+            return isa<arith::ConstantOp>(op);
+          })))
+        return signalPassFailure();
       SmallVector<Value> operands;
       std::string name = kKernelPrefix.str() + std::to_string(distinct.size());
       gpu::GPUFuncOp kernel = outlineKernelFunc(launch, name, operands);

@@ -69,7 +69,8 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Outlines every gpu.launch into one gpu.module of distinct kernels";
   let description = [{
     Each `gpu.launch` becomes a `gpu.func` of the single module
-    `@tfc_kernels` and a `gpu.launch_func` of it. Kernels equal to an
+    `@tfc_kernels` and a `gpu.launch_func` of it; the constants it uses
+    are moved into it first (immediates rather than arguments). Kernels equal to an
     earlier one (the same operations on the same argument types: the layers
     of one shape) are not repeated: their launches call the first one.
     Constant globals the kernels read are copied into the module. The

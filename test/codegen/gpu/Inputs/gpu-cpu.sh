@@ -1,18 +1,20 @@
 #!/bin/sh
-#===- emulated-cpu.sh - A spec's GPU kernels, run on the CPU ---------------===#
+#===- gpu-cpu.sh - A spec's GPU build against its CPU build ---------------===#
 #
 # Part of tfc, a compiler for efficient transformers.
 #
 #===------------------------------------------------------------------------===#
 #
-# usage: emulated-cpu.sh SPEC DIR GRADCHECK_LIB... -- TFC_COMPILE_FLAGS...
+# usage: gpu-cpu.sh emulate|device SPEC DIR GRADCHECK_LIB... -- TFC_COMPILE_FLAGS...
 #
 # Builds SPEC in float64 twice, attention in blocks of 8 rows: for the GPU
-# with its kernels emulated on the CPU (--target=cuda --gpu-emulate: the
-# same loops-to-kernels mapping, arena placement and host code, each
-# kernel run by loops over its blocks and threads) and for the CPU. Links
-# both with the gradient check, and runs:
-#   1. the emulated GPU build's gradient check against finite differences,
+# and for the CPU. With `emulate` the GPU build's kernels run on the CPU
+# (--target=cuda --gpu-emulate: the same loops-to-kernels mapping, arena
+# placement and host code, each kernel run by loops over its blocks and
+# threads); with `device` they run on the GPU (--target=cuda, linked with
+# the CUDA driver glue: GRADCHECK_LIB then names libtfcrt_cuda.a and -ldl
+# too). Links both with the gradient check, and runs:
+#   1. the GPU build's gradient check against finite differences,
 #      which writes its results (loss, logits, gradient, one optimizer
 #      step) with --dump;
 #   2. the CPU build's gradient check, comparing the same results with
@@ -22,9 +24,14 @@
 #===------------------------------------------------------------------------===#
 
 set -eu
-spec=$1
-dir=$2
-shift 2
+mode=$1
+spec=$2
+dir=$3
+shift 3
+emulate=""
+if [ "$mode" = emulate ]; then
+  emulate=--gpu-emulate
+fi
 lib=""
 while [ "$1" != "--" ]; do
   lib="$lib $1"
@@ -34,7 +41,7 @@ shift
 
 mkdir -p "$dir"
 tfc compile "$spec" --f64 --emit=obj --attention-block 8 --target=cuda \
-  --gpu-emulate "$@" -o "$dir/gpu.o"
+  $emulate "$@" -o "$dir/gpu.o"
 tfc compile "$spec" --f64 --emit=obj --attention-block 8 "$@" -o "$dir/cpu.o"
 c++ "$dir/gpu.o" $lib -lm -o "$dir/gpu"
 c++ "$dir/cpu.o" $lib -lm -o "$dir/cpu"
