@@ -20,10 +20,19 @@ using namespace mlir::tfc;
 
 namespace {
 struct TfcFastMathPass : public tfc::impl::TfcFastMathBase<TfcFastMathPass> {
+  using TfcFastMathBase::TfcFastMathBase;
+
   void runOnOperation() override {
     // Polynomial forms of exp, tanh, log, erf... on f32, which LLVM
     // vectorises, instead of scalar calls into libm. f64 keeps libm.
     RewritePatternSet patterns(&getContext());
+    if (expandPow) {
+      // powf(a, b) as exp(b log a), both polynomials in f32.
+      RewritePatternSet pow(&getContext());
+      populateExpandPowFPattern(pow);
+      if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(pow))))
+        return signalPassFailure();
+    }
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns))))

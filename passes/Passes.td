@@ -261,6 +261,11 @@ def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
     infinity semantics are kept (no `nnan`/`ninf`), so a diverging loss is
     still detected.
   }];
+  let options = [
+    Option<"expandPow", "expand-pow", "bool", /*default=*/"false",
+           "Also write powf as exp(b log a) (for the GPU, which has no libm; "
+           "its exp and log then become polynomials in f32)">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect",

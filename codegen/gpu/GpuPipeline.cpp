@@ -57,7 +57,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   ::tfc::buildLinalgToBuffersPipeline(pm);
   // The same polynomial f32 math as on the CPU (no libdevice calls), and
   // contracted multiply-adds.
-  pm.addPass(mlir::tfc::createTfcFastMath());
+  mlir::tfc::TfcFastMathOptions fastMath;
+  fastMath.expandPow = true;
+  pm.addPass(mlir::tfc::createTfcFastMath(fastMath));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
 }
@@ -99,7 +101,8 @@ void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-  // What libdevice does not cover (math.fma of the polynomials).
+  kernels.addPass(mlir::tfc::createTfcGpuNativeMath());
+  // math.fma of the polynomials, which convert-gpu-to-nvvm leaves.
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

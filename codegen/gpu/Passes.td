@@ -80,6 +80,21 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def TfcGpuNativeMath : Pass<"tfc-gpu-native-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Calls of libdevice that PTX has an instruction for become LLVM intrinsics";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`, which turns every math operation into
+    a call of CUDA's libdevice (`__nv_floorf`, `__nv_fabsf`, ...); the
+    kernels can only call libdevice when a CUDA toolkit is there to link
+    it. The calls of functions that PTX has an instruction for (`floor`,
+    `ceil`, `trunc`, `rint`, `fabs`, `copysign`, `fma`, `sqrt`, in f32 and
+    f64: what the polynomial `exp`, `tanh`, `log` and `erf` of
+    tfc-fast-math are made of) become LLVM intrinsics, which the NVPTX back
+    end emits as instructions, so f32 models need no libdevice.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def TfcGpuLaunchToRuntime : Pass<"tfc-gpu-launch-to-runtime", "mlir::ModuleOp"> {
   let summary = "Replaces gpu.launch_func and gpu.binary by calls of the runtime's CUDA glue";
   let description = [{
