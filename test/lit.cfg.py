@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.tfc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
+config.substitutions.append(("%tfc_obj_root", config.tfc_obj_root))
 config.substitutions.append(("%specs", os.path.join(config.tfc_src_root, "specs")))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
