@@ -60,6 +60,7 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   mlir::tfc::TfcFastMathOptions fastMath;
   fastMath.expandPow = true;
   pm.addPass(mlir::tfc::createTfcFastMath(fastMath));
+  pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
 }

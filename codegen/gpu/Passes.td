@@ -47,6 +47,24 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcGpuParallelDimsFirst
+    : Pass<"tfc-gpu-parallel-dims-first", "mlir::ModuleOp"> {
+  let summary = "Puts the parallel dimensions of every linalg op before its reductions";
+  let description = [{
+    `convert-linalg-to-parallel-loops` makes an `scf.parallel` of the
+    parallel dimensions that come before the first reduction only. An op
+    that reduces over an outer dimension (the bias gradient: a sum over the
+    batch and sequence of `[B, S, D]` into `[D]`, the LayerNorm weight
+    gradients) would become host loops over the reduction launching one
+    kernel per iteration. This pass permutes the dimensions of such ops
+    (named ops generalised first) so that every parallel dimension comes
+    first: one kernel, one thread per output element, each summing over
+    the reduction dimensions in their original order (so the sums are the
+    CPU's, term for term).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TfcGpuEmulateLaunches
     : Pass<"tfc-gpu-emulate-launches", "mlir::ModuleOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";
