@@ -515,6 +515,14 @@ int compile(int argc, char **argv, const std::string &toolDir) {
                     "target has no PTX)\n";
     return 1;
   }
+  for (cl::Option *option : {static_cast<cl::Option *>(&gpuArch),
+                             static_cast<cl::Option *>(&cudaToolkit)})
+    if (!cuda && option->getNumOccurrences()) {
+      llvm::errs() << "tfc: error: --" << option->ArgStr
+                   << ": expected --target=cuda (it sets the GPU target's "
+                      "code)\n";
+      return 1;
+    }
   if (cuda && !checkGpuArch(gpuArch))
     return 1;
   if (gpuEmulate && (!cuda || stage == Stage::PTX)) {
