@@ -235,6 +235,10 @@ std::string linkExecutable(const std::string &object,
   std::string runtimeMain = (libDir + "/libtfcrt_main.a").str();
   std::string runtime = (libDir + "/libtfcrt.a").str();
   std::string runtimeCuda = (libDir + "/libtfcrt_cuda.a").str();
+  // A GPU executable runs where only the NVIDIA driver is installed: no
+  // MPI, no OpenMP, libstdc++ inside.
+  if (cuda)
+    runtimeMain = (libDir + "/libtfcrt_main_serial.a").str();
   for (const std::string &lib : {runtimeMain, runtime, runtimeCuda})
     if (!llvm::sys::fs::exists(lib))
       return lib + ": runtime library not found";
@@ -249,15 +253,16 @@ std::string linkExecutable(const std::string &object,
   std::string ompDir = TFC_OPENMP_LIB_DIR;
   std::string ompSearch = "-L" + ompDir, ompRpath = "-Wl,-rpath," + ompDir;
   std::vector<llvm::StringRef> args = {*linker, object, runtimeMain};
+  llvm::SmallVector<llvm::StringRef> mpiArgs;
   if (cuda) {
     // The driver glue loads libcuda at run time (dlopen).
-    args.insert(args.end(), {runtimeCuda, runtime, "-ldl"});
+    args.insert(args.end(), {runtimeCuda, runtime, "-ldl",
+                             "-static-libstdc++", "-static-libgcc"});
   } else {
     args.insert(args.end(), {runtime, ompSearch, ompRpath, "-lomp"});
+    // MPI, when the runtime was built with it (data-parallel `train`).
+    llvm::StringRef(TFC_MPI_LINK_ARGS).split(mpiArgs, '|', -1, false);
   }
-  // MPI, when the runtime was built with it (data-parallel `train`).
-  llvm::SmallVector<llvm::StringRef> mpiArgs;
-  llvm::StringRef(TFC_MPI_LINK_ARGS).split(mpiArgs, '|', -1, false);
   args.insert(args.end(), mpiArgs.begin(), mpiArgs.end());
   args.insert(args.end(), {"-lm", "-lpthread", "-o", output});
   std::string error;
