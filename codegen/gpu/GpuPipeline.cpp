@@ -65,18 +65,18 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
 }
 
-void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
-  buildKernelMappingPipeline(pm);
-  pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
-  pm.addPass(mlir::tfc::createTfcStaticBuffers());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(mlir::tfc::createTfcOutlineKernels());
+/// Host code (loops, buffers, calls) → the LLVM dialect, entry points with
+/// bare pointers; `hostMath` also lowers math for the CPU (intrinsics,
+/// then libm).
+static void buildHostToLLVMPipeline(OpPassManager &pm, bool hostMath) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
+  if (hostMath) {
+    pm.addPass(createConvertMathToLLVMPass());
+    pm.addPass(createConvertMathToLibmPass());
+  }
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
@@ -84,6 +84,15 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
+  buildKernelMappingPipeline(pm);
+  pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
+  pm.addPass(mlir::tfc::createTfcStaticBuffers());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(mlir::tfc::createTfcOutlineKernels());
+  buildHostToLLVMPipeline(pm, /*hostMath=*/true);
 }
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
@@ -120,16 +129,7 @@ void ::tfc::buildLinalgToGpuPipeline(OpPassManager &pm,
 
   // The host code: launches through the runtime, then LLVM.
   pm.addPass(mlir::tfc::createTfcGpuLaunchToRuntime());
-  pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  buildHostToLLVMPipeline(pm, /*hostMath=*/false);
   pm.addPass(mlir::tfc::createTfcGpuDeviceBuffers());
 }
 
