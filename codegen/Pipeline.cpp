@@ -137,6 +137,10 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // hoists the contraction kernels' stack panels out of their scopes to
   // one per thread at the start of the omp.parallel region.
   pm.addPass(createCanonicalizerPass());
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

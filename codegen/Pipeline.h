@@ -50,6 +50,11 @@ void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 /// calling convention for the entry points).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 
+/// Host code on buffers (loops, vectors, OpenMP, calls) → the LLVM
+/// dialect, the entry points with bare pointers: the last stage of the CPU
+/// pipeline, and of the GPU target's host code.
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
+
 /// Translates an LLVM-dialect module to LLVM IR, optimises it at -O3 for
 /// `cpu` ("native" or "" = this machine) at `optLevel` (0-3) and writes an
 /// object file. Returns an error message, empty on success.

@@ -203,7 +203,9 @@ void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
                     int32_t count) {
   initialize();
   auto *args = reinterpret_cast<int64_t *>(slots);
-  std::vector<void *> params(count);
+  // Kept between launches: thousands of them make a training step.
+  static std::vector<void *> params;
+  params.resize(count);
   for (int32_t i = 0; i < count; ++i)
     params[i] = &args[i];
   if (gx > 0x7fffffff || gy > 65535 || gz > 65535)

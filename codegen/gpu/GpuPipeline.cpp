@@ -65,34 +65,13 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
 }
 
-/// Host code (loops, buffers, calls) → the LLVM dialect, entry points with
-/// bare pointers; `hostMath` also lowers math for the CPU (intrinsics,
-/// then libm).
-static void buildHostToLLVMPipeline(OpPassManager &pm, bool hostMath) {
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  if (hostMath) {
-    pm.addPass(createConvertMathToLLVMPass());
-    pm.addPass(createConvertMathToLibmPass());
-  }
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
-  pm.addPass(createReconcileUnrealizedCastsPass());
-}
-
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
   buildKernelMappingPipeline(pm);
   pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
-  buildHostToLLVMPipeline(pm, /*hostMath=*/true);
+  ::tfc::buildLoopsToLLVMPipeline(pm);
 }
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
@@ -129,7 +108,7 @@ void ::tfc::buildLinalgToGpuPipeline(OpPassManager &pm,
 
   // The host code: launches through the runtime, then LLVM.
   pm.addPass(mlir::tfc::createTfcGpuLaunchToRuntime());
-  buildHostToLLVMPipeline(pm, /*hostMath=*/false);
+  ::tfc::buildLoopsToLLVMPipeline(pm);
   pm.addPass(mlir::tfc::createTfcGpuDeviceBuffers());
 }
 
