@@ -51,6 +51,19 @@ ptxas = shutil.which("ptxas") or next(
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+# A complete toolkit (ptxas and libdevice, which f64 models need):
+# `REQUIRES: libdevice`, its folder as %cuda_toolkit.
+toolkit = next(
+    (d for d in [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""),
+                 os.path.dirname(os.path.dirname(ptxas or "")), "/usr/local/cuda"]
+     if d and os.access(os.path.join(d, "bin", "ptxas"), os.X_OK) and
+     os.path.exists(os.path.join(d, "nvvm", "libdevice", "libdevice.10.bc"))),
+    None)
+if toolkit:
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%cuda_toolkit", toolkit))
+if os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"):
+    config.available_features.add("cuda-in-usr-local")
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and os.system(nvidia_smi + " -L > /dev/null 2>&1") == 0:
     config.available_features.add("cuda-device")

@@ -122,20 +122,31 @@ void ::tfc::registerGpuCodegenPipelines() {
 
 namespace tfc {
 std::string findCudaToolkit() {
-  auto hasPtxas = [](llvm::StringRef dir) {
-    llvm::SmallString<256> ptxas(dir);
-    llvm::sys::path::append(ptxas, "bin", "ptxas");
-    return llvm::sys::fs::can_execute(ptxas);
+  auto hasFile = [](llvm::StringRef dir, llvm::StringRef relative) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, relative);
+    return llvm::sys::fs::exists(path);
   };
-  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
-    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
-        .str();
+  // Candidates in order of preference: the environment, the folder above
+  // the ptxas on PATH (which may be a wrapper script outside any toolkit),
+  // and CUDA's default install folder.
+  llvm::SmallVector<std::string> candidates;
   for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
     if (const char *dir = std::getenv(var))
-      if (hasPtxas(dir))
-        return dir;
-  if (hasPtxas("/usr/local/cuda"))
-    return "/usr/local/cuda";
+      candidates.push_back(dir);
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    candidates.push_back(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+            .str());
+  candidates.push_back("/usr/local/cuda");
+  // A complete toolkit (ptxas and libdevice) first, else any ptxas.
+  for (const std::string &dir : candidates)
+    if (hasFile(dir, "bin/ptxas") &&
+        hasFile(dir, "nvvm/libdevice/libdevice.10.bc"))
+      return dir;
+  for (const std::string &dir : candidates)
+    if (hasFile(dir, "bin/ptxas"))
+      return dir;
   return "";
 }
 } // namespace tfc

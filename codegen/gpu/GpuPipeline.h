@@ -56,8 +56,10 @@ void buildLinalgToEmulatedGpuPipeline(mlir::OpPassManager &pm);
 /// Registers the GPU passes and `tfc-linalg-to-nvvm` (for tfc-opt).
 void registerGpuCodegenPipelines();
 
-/// The CUDA toolkit folder whose `bin/ptxas` is on PATH, in $CUDA_HOME,
-/// $CUDA_PATH or /usr/local/cuda; empty when there is none.
+/// The CUDA toolkit folder: $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, the folder
+/// above the `ptxas` on PATH, or /usr/local/cuda, the first that has both
+/// `bin/ptxas` and `nvvm/libdevice`, else the first that has `bin/ptxas`;
+/// empty when there is none.
 std::string findCudaToolkit();
 
 } // namespace tfc
