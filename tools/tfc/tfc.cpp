@@ -92,8 +92,9 @@ cl::opt<std::string> gpuArch(
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("CUDA toolkit folder whose ptxas and libdevice --target=cuda "
-             "uses (default: ptxas on PATH, $CUDA_HOME, $CUDA_PATH or "
-             "/usr/local/cuda); 'none' embeds PTX only"),
+             "uses (default: $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, above the "
+             "ptxas on PATH or /usr/local/cuda, preferring one with "
+             "libdevice); 'none' embeds PTX only"),
     cl::init(""), cl::cat(compileCategory));
 
 cl::opt<bool> gpuEmulate(
