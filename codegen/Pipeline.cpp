@@ -117,8 +117,14 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
 }
 
-void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                      const PipelineOptions &options) {
   buildLinalgToBuffersPipeline(pm);
+  // A LayerNorm's or a softmax cross-entropy's row-wise ops: one pass over
+  // the rows, before the contraction kernels and outlining take the ops
+  // that are left one by one.
+  if (options.fusion)
+    pm.addPass(mlir::tfc::createTfcFuseRows());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   // Each distinct linalg op becomes one kernel before anything lowers it,
@@ -165,6 +171,10 @@ void ::tfc::registerCodegenPipelines() {
       "tfc-to-linalg",
       "tfc IR to linalg on tensors with the C entry point",
       [](OpPassManager &pm) { ::tfc::buildTfcToLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tfc-linalg-to-buffers",
+      "linalg on tensors to linalg on buffers (one-shot bufferization)",
+      [](OpPassManager &pm) { ::tfc::buildLinalgToBuffersPipeline(pm); });
   PassPipelineRegistration<>(
       "tfc-linalg-to-llvm", "linalg on tensors to the LLVM dialect",
       [](OpPassManager &pm) { ::tfc::buildLinalgToLLVMPipeline(pm); });

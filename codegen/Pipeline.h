@@ -46,9 +46,11 @@ void buildTfcToLinalgPipeline(mlir::OpPassManager &pm,
 void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 
 /// linalg on tensors → LLVM dialect: inlining, one-shot bufferization,
-/// buffer deallocation, loops, and the conversions to LLVM (bare-pointer
-/// calling convention for the entry points).
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+/// row-wise fusion (when `options.fusion`), arenas, kernels, loops, and the
+/// conversions to LLVM (bare-pointer calling convention for the entry
+/// points).
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
+                               const PipelineOptions &options = {});
 
 /// Host code on buffers (loops, vectors, OpenMP, calls) → the LLVM
 /// dialect, the entry points with bare pointers: the last stage of the CPU

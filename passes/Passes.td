@@ -115,6 +115,36 @@ def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
+  let summary = "Fuses row-wise linalg ops on buffers into one loop over row tiles";
+  let description = [{
+    On buffers, a run of linalg ops over the same rows (their first loop is
+    parallel with the same extent: a LayerNorm's row sums, normalisation and
+    scale, a softmax cross-entropy's row maximum, sum and loss, and their
+    gradients) becomes one `scf.parallel` over tiles of rows, each iteration
+    running every op of the run on its tile, so that every op after the
+    first reads what the one before wrote from cache. Every buffer an op
+    writes must be read by the other ops of the run through the same
+    row-indexed view (row r depends only on row r); buffers that do not
+    depend on the row (a scale vector) may be read whole. Contractions, ops
+    that read the row index, and ops with dynamic shapes are not taken; any
+    op with memory effects that is not taken ends a run. Each op computes
+    the same values in the same order as before.
+  }];
+  let options = [
+    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"32768",
+           "Bytes of row-indexed data per tile of rows">,
+    Option<"minTiles", "min-tiles", "int64_t", /*default=*/"8",
+           "Fewest tiles of a fused run (runs with fewer rows are left alone)">
+  ];
+  let statistics = [
+    Statistic<"fusedRuns", "fused-runs", "Runs of row-wise ops fused">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers tfc operations to linalg, tensor, arith and math";
   let description = [{

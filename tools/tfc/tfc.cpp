@@ -594,7 +594,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
     else if (stage != Stage::Linalg && !cuda)
-      ::tfc::buildLinalgToLLVMPipeline(pm);
+      ::tfc::buildLinalgToLLVMPipeline(pm, pipeline);
     else if (stage != Stage::Linalg)
       ::tfc::buildLinalgToGpuPipeline(pm, gpu);
   }

@@ -1,0 +1,315 @@
+// RUN: tfc-opt %s --tfc-fuse-rows -split-input-file | FileCheck %s
+// RUN: tfc-opt %s --tfc-fuse-rows="tile-bytes=8192" -split-input-file | FileCheck %s --check-prefix=SMALL
+
+// A LayerNorm-like run: row sums, a per-row scale and a normalisation that
+// reads a whole scale vector become one loop over tiles of rows. 32 rows
+// leave at most 4 rows per tile for the 8 tiles the threads share; with
+// 8 KiB per tile and a little over 2 KiB of row-indexed data per row, 3
+// rows would fit, and 2 (the largest divisor of 32 up to 3) make a tile.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#vec = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @layer_norm_like
+// CHECK-SAME:    (%[[X:.*]]: memref<32x256xf32>, %[[G:.*]]: memref<256xf32>, %[[Y:.*]]: memref<32x256xf32>)
+// CHECK:         %[[SUM:.*]] = memref.alloc() : memref<32xf32>
+// CHECK:         %[[SCALE:.*]] = memref.alloc() : memref<32xf32>
+// CHECK:         %[[C4:.*]] = arith.constant 4 : index
+// CHECK:         scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step (%[[C4]])
+// CHECK:           %[[SUMT:.*]] = memref.subview %[[SUM]][%[[R]]] [4] [1]
+// CHECK:           linalg.fill {{.*}} outs(%[[SUMT]]
+// CHECK:           %[[XT:.*]] = memref.subview %[[X]][%[[R]], 0] [4, 256] [1, 1]
+// CHECK:           linalg.generic {{.*}} ins(%[[XT]] : {{.*}}) outs(%[[SUMT]]
+// CHECK:           %[[SCALET:.*]] = memref.subview %[[SCALE]][%[[R]]] [4] [1]
+// CHECK:           linalg.generic {{.*}} ins(%[[SUMT]] : {{.*}}) outs(%[[SCALET]]
+// CHECK:           %[[YT:.*]] = memref.subview %[[Y]][%[[R]], 0] [4, 256] [1, 1]
+// CHECK:           linalg.generic {{.*}} ins(%[[XT]], %[[SCALET]], %[[G]] : {{.*}}) outs(%[[YT]]
+// CHECK:           scf.reduce
+// CHECK-NOT:     linalg.
+// CHECK:         return
+// SMALL-LABEL: func.func @layer_norm_like
+// SMALL:         %[[C2:.*]] = arith.constant 2 : index
+// SMALL:         scf.parallel ({{.*}}) = ({{.*}}) to ({{.*}}) step (%[[C2]])
+func.func @layer_norm_like(%x: memref<32x256xf32>, %g: memref<256xf32>,
+                           %y: memref<32x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<32xf32>)
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<32x256xf32>) outs(%sum : memref<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  %scale = memref.alloc() : memref<32xf32>
+  linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%sum : memref<32xf32>) outs(%scale : memref<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.rsqrt %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #sum, #col, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %scale, %g : memref<32x256xf32>, memref<32xf32>, memref<256xf32>)
+      outs(%y : memref<32x256xf32>) {
+  ^bb0(%in: f32, %s: f32, %w: f32, %out: f32):
+    %0 = arith.mulf %in, %s : f32
+    %1 = arith.mulf %0, %w : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// Refused: the second op reads the first one's result transposed, so its
+// row r needs every row of the first op.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#transposed = affine_map<(d0, d1) -> (d1, d0)>
+
+// CHECK-LABEL: func.func @transposed_read
+// CHECK-NOT:     scf.parallel
+func.func @transposed_read(%x: memref<32x32xf32>, %y: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#transposed, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<32x32xf32>) outs(%y : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Refused: the second op reads the first op's result through another view
+// of the same buffer (a transposed one), whose rows are not the first op's
+// rows.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @other_view
+// CHECK-NOT:     scf.parallel
+func.func @other_view(%x: memref<32x32xf32>, %y: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  %b = memref.transpose %a (i, j) -> (j, i) : memref<32x32xf32> to memref<32x32xf32, strided<[1, 32]>>
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<32x32xf32, strided<[1, 32]>>) outs(%y : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Refused: the second op overwrites rows of a buffer that the first op read
+// whole (every row of it).
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @write_after_whole_read
+// CHECK-NOT:     scf.parallel
+func.func @write_after_whole_read(%x: memref<32x32xf32>, %v: memref<32xf32>,
+                                  %y: memref<32x32xf32>) {
+  linalg.generic {indexing_maps = [#row, #col, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %v : memref<32x32xf32>, memref<32xf32>)
+      outs(%y : memref<32x32xf32>) {
+  ^bb0(%in: f32, %w: f32, %out: f32):
+    %0 = arith.mulf %in, %w : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<32x32xf32>) outs(%v : memref<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Refused: a contraction (left to the contraction kernels) ends the run,
+// and so does an op that reads the row index; the ops left on either side
+// are one op each.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @contraction_and_row_index
+// CHECK-NOT:     scf.parallel
+func.func @contraction_and_row_index(%x: memref<32x32xf32>, %w: memref<32x32xf32>,
+                                     %y: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  %b = memref.alloc() : memref<32x32xf32>
+  linalg.matmul ins(%a, %w : memref<32x32xf32>, memref<32x32xf32>)
+                outs(%b : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = arith.index_cast %i : index to i32
+    %f = arith.sitofp %j : i32 to f32
+    %0 = arith.addf %in, %f : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<32x32xf32>) outs(%y : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Refused: 4 rows are fewer than the 8 tiles the threads share.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @too_few_rows
+// CHECK-NOT:     scf.parallel
+func.func @too_few_rows(%x: memref<4x256xf32>, %y: memref<4x256xf32>) {
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x256xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #sum, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<4x256xf32>, memref<4xf32>)
+      outs(%y : memref<4x256xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.subf %in, %s : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// An op with memory effects that is not taken (a call) splits two runs,
+// each fused on its own.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+
+func.func private @opaque(memref<32x32xf32>)
+
+// CHECK-LABEL: func.func @split_by_call
+// CHECK:         scf.parallel
+// CHECK:         call @opaque
+// CHECK:         scf.parallel
+func.func @split_by_call(%x: memref<32x32xf32>, %y: memref<32x32xf32>) {
+  %a = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<32x32xf32>) outs(%y : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  call @opaque(%y) : (memref<32x32xf32>) -> ()
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<32x32xf32>) outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<32x32xf32>) outs(%x : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A fill that only the contraction after the run uses (its zero
+// accumulator, which the contraction kernel folds into its first panel)
+// stays where it is, outside the loop.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @fill_for_contraction
+// CHECK:         linalg.fill {{.*}} outs(%[[C:.*]] : memref<32x32xf32>)
+// CHECK:         scf.parallel
+// CHECK-NOT:       linalg.fill
+// CHECK:           scf.reduce
+// CHECK:         linalg.matmul {{.*}} outs(%[[C]] : memref<32x32xf32>)
+func.func @fill_for_contraction(%x: memref<32x32xf32>, %w: memref<32x32xf32>,
+                                %y: memref<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<32xf32>
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<32x32xf32>) outs(%sum : memref<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %acc, %in : f32
+    linalg.yield %0 : f32
+  }
+  %c = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
+  %a = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [#row, #sum, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<32x32xf32>, memref<32xf32>)
+      outs(%a : memref<32x32xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %0 = arith.subf %in, %s : f32
+    linalg.yield %0 : f32
+  }
+  linalg.matmul ins(%a, %w : memref<32x32xf32>, memref<32x32xf32>)
+                outs(%c : memref<32x32xf32>)
+  return
+}
