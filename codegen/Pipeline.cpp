@@ -82,8 +82,10 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
   }
   pm.addPass(mlir::tfc::createTfcLowerToLinalg());
-  if (options.fusion)
+  if (options.fusion) {
     pm.addPass(mlir::tfc::createTfcFuseElementwise());
+    pm.addPass(mlir::tfc::createTfcFuseEpilogues());
+  }
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 

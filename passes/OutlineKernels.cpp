@@ -10,7 +10,9 @@
 /// the passes that lower linalg ops to loops work on each distinct kernel
 /// once instead of on every layer's copy). Kernels with the same body (the same layer type at the same shapes,
 /// repeated through a deep model) are generated once and called from every
-/// place, so LLVM compiles each distinct kernel once.
+/// place, so LLVM compiles each distinct kernel once. A contraction that
+/// tfc-fuse-epilogues marked and its epilogue are outlined together, so
+/// that tfc-vectorize-contractions finds them in one kernel.
 ///
 /// A buffer whose layout holds a static offset (a slice of the flat
 /// parameter or gradient buffer, at another offset in every layer) would
@@ -23,6 +25,7 @@
 
 #include "passes/Passes.h"
 
+#include "passes/EpilogueUtils.h"
 #include "passes/ManifestText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -83,14 +86,17 @@ static MemRefType viewTypeFrom(Operation *view, MemRefType source) {
   return MemRefType();
 }
 
-/// Whether every use of `value` by `loop` and inside it still verifies when the
-/// value's type becomes `type`: loads and stores, and views whose result
-/// types can be recomputed from `type` (checked in turn).
-static bool canRetype(Value value, MemRefType type, Operation *loop) {
+/// Whether every use of `value` by the ops of `nest` and inside them still
+/// verifies when the value's type becomes `type`: loads and stores, and
+/// views whose result types can be recomputed from `type` (checked in turn).
+static bool canRetype(Value value, MemRefType type,
+                      ArrayRef<Operation *> nest) {
   for (Operation *user : value.getUsers()) {
-    if (!loop->isProperAncestor(user)) {
+    bool inside = llvm::any_of(
+        nest, [&](Operation *op) { return op->isProperAncestor(user); });
+    if (!inside) {
       // A linalg op on buffers takes operands of any layout.
-      if (user == loop && !isa<linalg::LinalgOp>(loop))
+      if (llvm::is_contained(nest, user) && !isa<linalg::LinalgOp>(user))
         return false;
       continue;
     }
@@ -98,7 +104,7 @@ static bool canRetype(Value value, MemRefType type, Operation *loop) {
             vector::MaskedLoadOp, vector::MaskedStoreOp>(user))
       continue;
     MemRefType viewType = viewTypeFrom(user, type);
-    if (!viewType || !canRetype(user->getResult(0), viewType, loop))
+    if (!viewType || !canRetype(user->getResult(0), viewType, nest))
       return false;
   }
   return true;
@@ -164,18 +170,32 @@ struct TfcOutlineKernelsPass
       // Kernels (of linalg ops, outlined earlier) stay whole.
       if (func.isExternal() || func->hasAttr(kernelMark))
         continue;
-      SmallVector<Operation *> nests;
+      SmallVector<SmallVector<Operation *, 2>> nests;
+      llvm::DenseSet<Operation *> epilogues;
       for (Operation &op : func.getBody().getOps()) {
         if (linalgOps) {
           auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-          if (linalgOp && linalgOp.hasPureBufferSemantics())
-            nests.push_back(&op);
+          if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+              epilogues.contains(&op))
+            continue;
+          // A contraction and its epilogue (tfc-fuse-epilogues) go into one
+          // kernel, for tfc-vectorize-contractions to fuse.
+          nests.push_back({&op});
+          if (linalg::GenericOp epilogue = findEpilogue(linalgOp)) {
+            nests.back().push_back(epilogue);
+            epilogues.insert(epilogue);
+          }
         } else if (isa<LoopLikeOpInterface>(op) && op.getNumResults() == 0) {
-          nests.push_back(&op);
+          nests.push_back({&op});
         }
       }
-      for (Operation *nest : nests)
+      for (SmallVector<Operation *, 2> &nest : nests) {
+        // Only operations without memory effects can be between the two
+        // (views of the epilogue's inputs): the contraction moves past them.
+        if (nest.size() == 2)
+          nest.front()->moveBefore(nest.back());
         outline(nest, func, symbols, counter);
+      }
     }
     // The loop nests are final after the run without `linalg-ops`, the last.
     if (!linalgOps)
@@ -202,18 +222,21 @@ struct TfcOutlineKernelsPass
   /// The kernels made so far, by kernelHash.
   llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> kernels;
 
-  /// Moves `loop` into a new function and calls it. Constants it uses are
-  /// cloned into the kernel; every other value from outside is an argument
-  /// (two for a buffer with a static layout offset: the buffer at offset 0
-  /// and the offset).
+  /// Moves `nest` (one loop nest or linalg op, or a contraction and its
+  /// epilogue, consecutive) into a new function and calls it. Constants it
+  /// uses are cloned into the kernel; every other value from outside is an
+  /// argument (two for a buffer with a static layout offset: the buffer at
+  /// offset 0 and the offset).
   /// When an earlier kernel has the same signature and body, that one is
   /// called instead.
-  void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols,
-               unsigned &counter) {
+  void outline(ArrayRef<Operation *> nest, func::FuncOp parent,
+               SymbolTable &symbols, unsigned &counter) {
     llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(loop->getRegions(), captured);
-    for (Value operand : loop->getOperands())
-      captured.insert(operand);
+    for (Operation *op : nest) {
+      getUsedValuesDefinedAbove(op->getRegions(), captured);
+      for (Value operand : op->getOperands())
+        captured.insert(operand);
+    }
     SmallVector<Operation *> constants;
     for (Value value : captured)
       if (Operation *def = value.getDefiningOp())
@@ -222,6 +245,7 @@ struct TfcOutlineKernelsPass
 
     // The call's arguments: each capture, or for one whose layout has a
     // static offset, the same buffer at offset 0 followed by that offset.
+    Operation *loop = nest.front();
     OpBuilder builder(loop);
     Location loc = loop->getLoc();
     struct Capture {
@@ -245,7 +269,7 @@ struct TfcOutlineKernelsPass
       if (layout) {
         capture.dynamicType =
             withOffset(type, layout->first, ShapedType::kDynamic);
-        if (!canRetype(value, capture.dynamicType, loop))
+        if (!canRetype(value, capture.dynamicType, nest))
           capture.dynamicType = MemRefType();
       }
       if (!capture.dynamicType) {
@@ -297,7 +321,8 @@ struct TfcOutlineKernelsPass
     }
     for (Operation *constant : constants)
       builder.clone(*constant, mapping);
-    builder.clone(*loop, mapping);
+    for (Operation *op : nest)
+      builder.clone(*op, mapping);
     for (Value view : rebasedViews)
       retypeViews(view);
     builder.create<func::ReturnOp>(loc);
@@ -323,7 +348,8 @@ struct TfcOutlineKernelsPass
 
     builder.setInsertionPoint(loop);
     builder.create<func::CallOp>(loc, kernel, arguments);
-    loop->erase();
+    for (Operation *op : llvm::reverse(nest))
+      op->erase();
   }
 };
 } // namespace

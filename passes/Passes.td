@@ -145,6 +145,32 @@ def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::ModuleOp"> {
+  let summary = "Pairs contractions with their element-wise consumers";
+  let description = [{
+    On linalg on tensors, after `tfc-fuse-elementwise`: when the result of
+    a contraction (a linalg op whose body is `out + a * b`) has one use, an
+    all-parallel `linalg.generic` in the same block that reads it through
+    the identity map and its other inputs through projected permutations
+    (bias `[n]`, residual `[m, n]`) with a body of scalar arith (no math
+    dialect: GELU's tanh or erf ran slower on the accumulators than in a
+    loop of its own), that consumer is rewritten to update C in place (C becomes its output
+    and is no longer an input) and the contraction moves right before it,
+    marked `tfc.epilogue`. The consumer first grows: element-wise ops
+    after it, also behind `tensor.collapse_shape`/`expand_shape` (the bias
+    add on `[B*S, N]`, the residual add on `[B, S, N]`), are collapsed to
+    C's shape and fused into it while each result has one use.
+    `tfc-outline-kernels=linalg-ops` then outlines
+    the pair as one kernel, and `tfc-vectorize-contractions` applies the
+    consumer to the accumulator registers after the last K panel, so that C
+    is stored once and never read again. Where the mark is ignored the pair
+    computes what the two ops did. A result with several uses, a broadcast
+    of C, a reduction or a consumer over another iteration space is left
+    alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers tfc operations to linalg, tensor, arith and math";
   let description = [{
@@ -320,7 +346,10 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
 
     With `linalg-ops`, every top-level linalg op on buffers is outlined in
     the same way instead, into a kernel marked `tfc.kernel`, and functions
-    so marked are left whole by later runs. Run before the linalg ops are
+    so marked are left whole by later runs. A contraction marked
+    `tfc.epilogue` and its epilogue (the next linalg op, with only
+    operations free of memory effects between them, updating its output in
+    place) go into one kernel. Run before the linalg ops are
     lowered, this lowers each distinct kernel once rather than every
     layer's copy of it.
 
@@ -358,7 +387,11 @@ def TfcVectorizeContractions
     reducing into C) is erased; the first K panel's accumulators start
     from zero instead of loading C. Every output element sums its products
     in order, so the result does not depend on how the work is split.
-    Other linalg ops are left alone.
+    A contraction marked `tfc.epilogue` (`tfc-fuse-epilogues`) takes its
+    epilogue, the element-wise op after it that updates C in place: after
+    the last K panel, that op's body runs on the accumulator vectors (its
+    inputs along N loaded as vectors masked like C, the others broadcast)
+    before the store, and the op is erased. Other linalg ops are left alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",

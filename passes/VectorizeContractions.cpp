@@ -32,8 +32,18 @@
 // When C is filled with zeros right before the contraction, the fill is
 // dropped and the accumulators of the first K panel start from zero.
 //
+// A contraction that tfc-fuse-epilogues marked `tfc.epilogue` is followed
+// by its epilogue, an element-wise `linalg.generic` that updates C in place
+// (bias, activation, residual). Its body is applied to the accumulators of
+// the last K panel, on vectors, before they are stored: its other inputs
+// are loaded at the tile's position (as vectors masked like C when they run
+// along N, else one element broadcast), and the epilogue op goes with the
+// contraction. C is then stored once and not read again. An epilogue the
+// kernel cannot take (an input read across N) stays a loop nest of its own.
+//
 //===----------------------------------------------------------------------===//
 
+#include "passes/EpilogueUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +51,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -87,7 +98,47 @@ struct ContractionPlan {
   /// The `linalg.fill` of zeros into C that the kernel makes redundant by
   /// starting its accumulators from zero (erased with the op), or null.
   linalg::FillOp zeroFill;
+  /// The element-wise op applied to the accumulators after the last K
+  /// panel (tfc-fuse-epilogues; erased with the op), or null.
+  linalg::GenericOp epilogue;
+  /// For each input of the epilogue, whether it is read as vectors along N
+  /// (else one element, broadcast).
+  SmallVector<bool> epilogueVectors;
 };
+
+/// Whether the kernel of `plan` can apply `epilogue` to its accumulators:
+/// its iteration space is C's, its inputs are buffers read through
+/// projected permutations, along N with unit stride or not along N at all,
+/// and its body is scalar arith and math. Fills `plan.epilogueVectors`.
+bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue) {
+  auto cType = cast<MemRefType>(plan.c.getType());
+  if (epilogue.getNumLoops() != static_cast<unsigned>(cType.getRank()) ||
+      !isVectorizableEpilogueBody(*epilogue.getBlock()))
+    return false;
+  unsigned nDim = cType.getRank() - 1;
+  SmallVector<bool> vectors;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    if (!type || !type.getElementType().isIntOrFloat() ||
+        !map.isProjectedPermutation())
+      return false;
+    if (!map.isFunctionOfDim(nDim)) {
+      vectors.push_back(false);
+      continue;
+    }
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (cast<AffineDimExpr>(map.getResults().back()).getPosition() != nDim ||
+        failed(getStridesAndOffset(type, strides, offset)) ||
+        strides.back() != 1)
+      return false;
+    vectors.push_back(true);
+  }
+  plan.epilogue = epilogue;
+  plan.epilogueVectors = std::move(vectors);
+  return true;
+}
 
 /// The `linalg.fill` of 0 into exactly `c` that comes right before `op`
 /// (only ops without memory effects in between), or null.
@@ -106,28 +157,6 @@ linalg::FillOp precedingZeroFill(Operation *op, Value c) {
       return nullptr;
   }
   return nullptr;
-}
-
-/// True when the body of `op` is `out + in0 * in1` (in any operand order).
-bool isMulAddBody(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
-    return false;
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  auto add = dyn_cast_or_null<arith::AddFOp>(
-      yield ? yield.getOperand(0).getDefiningOp() : nullptr);
-  if (!add)
-    return false;
-  Value out = body->getArgument(2);
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if ((add.getLhs() == out) == (add.getRhs() == out))
-    return false;
-  auto mul = dyn_cast_or_null<arith::MulFOp>(product.getDefiningOp());
-  if (!mul)
-    return false;
-  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
-  return (mul.getLhs() == in0 && mul.getRhs() == in1) ||
-         (mul.getLhs() == in1 && mul.getRhs() == in0);
 }
 
 /// The plan for `op`, or nothing when it is not a contraction the kernel
@@ -219,6 +248,8 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
     iterations *= plan.sizes[d];
     ++lead;
   }
+  if (linalg::GenericOp epilogue = findEpilogue(op))
+    planEpilogue(plan, epilogue);
   // C is written whole, once per K panel, unless an outer loop reduces
   // into it too; then a zero fill right before is redundant.
   if (llvm::all_of(plan.outer, [&](int64_t d) {
@@ -245,6 +276,8 @@ public:
   void emit() {
     emitOuter(0);
     plan.op->erase();
+    if (plan.epilogue)
+      plan.epilogue->erase();
     if (plan.zeroFill)
       plan.zeroFill->erase();
   }
@@ -490,10 +523,102 @@ private:
       }
       builder.create<scf::YieldOp>(loc, next);
     }
+    SmallVector<Value> results(kLoop.getResults());
+    if (plan.epilogue) {
+      // The epilogue runs once, on the accumulators of the last K panel.
+      int64_t kSize = plan.sizes[plan.k];
+      auto applyEpilogue = [&]() {
+        SmallVector<Value> out;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t v = 0; v < vectorsPerRow; ++v)
+            out.push_back(emitEpilogue(results[r * vectorsPerRow + v],
+                                       rowIndex(r), columns[v], masks[v]));
+        return out;
+      };
+      if (kSize <= kPanelDepth) {
+        results = applyEpilogue();
+      } else {
+        Value last = builder.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, kc,
+            index((kSize - 1) / kPanelDepth * kPanelDepth));
+        auto branch = builder.create<scf::IfOp>(
+            loc, last,
+            [&](OpBuilder &b, Location l) {
+              b.create<scf::YieldOp>(l, applyEpilogue());
+            },
+            [&](OpBuilder &b, Location l) {
+              b.create<scf::YieldOp>(l, results);
+            });
+        results = branch.getResults();
+      }
+    }
     for (int64_t i = 0, e = init.size(); i < e; ++i)
       builder.create<vector::MaskedStoreOp>(loc, plan.c, cIndices[i],
                                             masks[i % vectorsPerRow],
-                                            kLoop.getResult(i));
+                                            results[i]);
+  }
+
+  /// The epilogue's body on the vector `acc` of C at row `row` (ignored
+  /// without M) and columns from `column`: its inputs loaded as vectors
+  /// there (masked like C) or as one element broadcast, the scalar
+  /// operations repeated on vectors of the same element types.
+  Value emitEpilogue(Value acc, Value row, Value column, Value mask) {
+    linalg::GenericOp epilogue = plan.epilogue;
+    Block &body = *epilogue.getBlock();
+    if (plan.m >= 0)
+      dims[plan.m] = row;
+    dims[plan.n] = column;
+    auto vectorOf = [&](Type type) {
+      return VectorType::get({lanes}, type);
+    };
+    IRMapping mapping;
+    for (auto [i, input] : llvm::enumerate(epilogue.getDpsInputOperands())) {
+      // The epilogue's dims are C's, in C's order.
+      SmallVector<Value> at;
+      for (AffineExpr expr :
+           epilogue.getMatchingIndexingMap(input).getResults()) {
+        AffineExpr dim = plan.cMap.getResult(
+            cast<AffineDimExpr>(expr).getPosition());
+        at.push_back(dims[cast<AffineDimExpr>(dim).getPosition()]);
+      }
+      Value source = input->get();
+      Type element = cast<MemRefType>(source.getType()).getElementType();
+      Value value;
+      if (plan.epilogueVectors[i]) {
+        Value zeros = builder.create<arith::ConstantOp>(
+            loc, cast<TypedAttr>(builder.getZeroAttr(vectorOf(element))));
+        value = builder.create<vector::MaskedLoadOp>(
+            loc, vectorOf(element), source, at, mask, zeros);
+      } else {
+        value = builder.create<vector::BroadcastOp>(
+            loc, vectorOf(element),
+            builder.create<memref::LoadOp>(loc, source, at));
+      }
+      mapping.map(body.getArgument(i), value);
+    }
+    mapping.map(body.getArgument(epilogue.getNumDpsInputs()), acc);
+    // Scalars from outside the body (constants, arguments) are broadcast.
+    auto vectorValue = [&](Value value) {
+      if (!mapping.contains(value))
+        mapping.map(value, builder.create<vector::BroadcastOp>(
+                               loc, vectorOf(value.getType()), value));
+      return mapping.lookup(value);
+    };
+    for (Operation &op : body.without_terminator()) {
+      if (op.hasTrait<OpTrait::ConstantLike>()) {
+        Operation *constant = builder.clone(op);
+        mapping.map(op.getResult(0), builder.create<vector::BroadcastOp>(
+                                         loc, vectorOf(op.getResultTypes()[0]),
+                                         constant->getResult(0)));
+        continue;
+      }
+      for (Value operand : op.getOperands())
+        vectorValue(operand);
+      Operation *vectorOp = builder.clone(op, mapping);
+      for (OpResult result : vectorOp->getResults())
+        result.setType(vectorOf(result.getType()));
+    }
+    return vectorValue(body.getTerminator()->getOperand(0));
   }
 
   ContractionPlan plan;
@@ -537,6 +662,11 @@ struct TfcVectorizeContractionsPass
           builder.getI64IntegerAttr(64));
     }
     for (ContractionPlan &plan : plans) {
+      // Views of the epilogue's inputs may come between the two (only
+      // operations without memory effects): the kernel goes at the
+      // epilogue's place.
+      if (plan.epilogue)
+        plan.op->moveBefore(plan.epilogue);
       Value panel;
       if (plan.parallelOuter == 0) {
         memref::GlobalOp global = panels[plan.elementType];

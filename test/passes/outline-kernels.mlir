@@ -264,3 +264,59 @@ func.func @tfc_optimizer_step(%buf: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A contraction marked by tfc-fuse-epilogues and its epilogue (the next
+// linalg op, updating C in place) become one kernel; the view between
+// them, which only the epilogue uses, stays outside and is passed in. With
+// an op that writes memory between them (the second pair), each op gets a
+// kernel of its own.
+
+#n = affine_map<(m, n) -> (n)>
+#mn = affine_map<(m, n) -> (m, n)>
+// LINALG-LABEL: func.func private @pair_linalg_0(
+// LINALG-SAME: %[[X:[a-z0-9]+]]: memref<8x4xf32>, %[[W:[a-z0-9]+]]: memref<4x16xf32>, %[[Y:[a-z0-9]+]]: memref<8x16xf32>, %[[B:[a-z0-9]+]]: memref<16xf32>, %[[OFF:[a-z0-9]+]]: index)
+// LINALG-NEXT: %[[V:.*]] = memref.reinterpret_cast %[[B]] to offset: [%[[OFF]]]
+// LINALG-NEXT: linalg.matmul {tfc.epilogue} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[Y]] : memref<8x16xf32>)
+// LINALG-NEXT: linalg.generic {{.*}} ins(%[[V]] : {{.*}}) outs(%[[Y]] : memref<8x16xf32>)
+// LINALG: return
+// LINALG-LABEL: func.func private @pair_linalg_1(
+// LINALG-NEXT: linalg.matmul {tfc.epilogue}
+// LINALG-NEXT: return
+// LINALG-LABEL: func.func private @pair_linalg_2(
+// LINALG-NEXT: arith.constant
+// LINALG-NEXT: linalg.fill
+// LINALG-NEXT: return
+// LINALG-LABEL: func.func private @pair_linalg_3(
+// LINALG-NEXT: memref.reinterpret_cast
+// LINALG-NEXT: linalg.generic
+// LINALG-LABEL: func.func @pair(
+// LINALG: memref.subview
+// LINALG: call @pair_linalg_0(
+// LINALG-NEXT: call @pair_linalg_1(
+// LINALG: call @pair_linalg_2(
+// LINALG: call @pair_linalg_3(
+func.func @pair(%x: memref<8x4xf32>, %w: memref<4x16xf32>, %buf: memref<32xf32>,
+                %y: memref<8x16xf32>, %z: memref<8x16xf32>, %t: memref<8xf32>) {
+  linalg.matmul {tfc.epilogue} ins(%x, %w : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%y : memref<8x16xf32>)
+  %bias = memref.subview %buf[16] [16] [1] : memref<32xf32> to memref<16xf32, strided<[1], offset: 16>>
+  linalg.generic {indexing_maps = [#n, #mn], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<16xf32, strided<[1], offset: 16>>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%b: f32, %c: f32):
+    %s = arith.addf %c, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul {tfc.epilogue} ins(%x, %w : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%z : memref<8x16xf32>)
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%t : memref<8xf32>)
+  linalg.generic {indexing_maps = [#n, #mn], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<16xf32, strided<[1], offset: 16>>) outs(%z : memref<8x16xf32>) {
+  ^bb0(%b: f32, %c: f32):
+    %s = arith.addf %c, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -221,3 +221,105 @@ func.func @fills_kept(%x: memref<16x32xf32>, %w: memref<64x32xf32>,
                             outs(%z : memref<16x64xf32>)
   return
 }
+
+// -----
+
+// An epilogue (tfc-fuse-epilogues: the next linalg op updates C in place)
+// in the row-block form: K = 300 takes two panels, and only the
+// accumulators of the last one (kc = 256) go through the epilogue before
+// they are stored; those of the first are stored as they are. The bias
+// (along N) is loaded as vectors masked like C, the row scale (along M) as
+// one element broadcast; the epilogue op is erased with the matmul.
+
+#bias_n = affine_map<(m, n) -> (n)>
+#scale_m = affine_map<(m, n) -> (m)>
+#mn = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @epilogue_row_blocks
+// CHECK-SAME: (%[[X:.*]]: memref<64x300xf32>, %[[W:.*]]: memref<40x300xf32>, %[[BIAS:.*]]: memref<40xf32>, %[[SCALE:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64x40xf32>)
+// CHECK: scf.for %[[KC:.*]] = %{{.*}} to %{{.*}} step %c256
+// CHECK: scf.parallel
+// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: vector.fma
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KC]], %c256
+// CHECK-NEXT: %[[OUT:.*]]:16 = scf.if %[[LAST]]
+// CHECK: %[[B0:.*]] = vector.maskedload %[[BIAS]]
+// CHECK: %[[S0:.*]] = memref.load %[[SCALE]]
+// CHECK-NEXT: %[[SV:.*]] = vector.broadcast %[[S0]] : f32 to vector<16xf32>
+// CHECK: %[[T:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
+// CHECK-NEXT: %[[U:.*]] = arith.mulf %[[T]], %[[SV]] : vector<16xf32>
+// CHECK-NEXT: math.tanh %[[U]] : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[ACC]]#0, %[[ACC]]#1
+// CHECK: vector.maskedstore %[[Y]][{{.*}}], %{{.*}}, %[[OUT]]#0
+// CHECK-NOT: linalg.generic
+func.func @epilogue_row_blocks(%x: memref<64x300xf32>, %w: memref<40x300xf32>,
+                               %bias: memref<40xf32>, %scale: memref<64xf32>,
+                               %y: memref<64x40xf32>) {
+  linalg.matmul_transpose_b {tfc.epilogue}
+      ins(%x, %w : memref<64x300xf32>, memref<40x300xf32>)
+      outs(%y : memref<64x40xf32>)
+  linalg.generic {indexing_maps = [#bias_n, #scale_m, #mn],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %scale : memref<40xf32>, memref<64xf32>)
+      outs(%y : memref<64x40xf32>) {
+  ^bb0(%b: f32, %s: f32, %c: f32):
+    %t = arith.addf %c, %b : f32
+    %u = arith.mulf %t, %s : f32
+    %v = math.tanh %u : f32
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// An epilogue in the parallel-outer form (8 batches, a stack panel each):
+// K fits one panel, so the epilogue (residual add and ReLU, its constant
+// broadcast) applies to every tile's accumulators right after its K loop,
+// before the store, with no branch.
+
+#bmk = affine_map<(b, m, n, k) -> (b, m, k)>
+#bkn = affine_map<(b, m, n, k) -> (b, k, n)>
+#bmn = affine_map<(b, m, n, k) -> (b, m, n)>
+#id3 = affine_map<(b, m, n) -> (b, m, n)>
+// CHECK-LABEL: func.func @epilogue_parallel_outer
+// CHECK-SAME: %[[RES:[^:]*]]: memref<8x16x32xf32>, %[[Y:[^:]*]]: memref<8x16x32xf32>)
+// CHECK: scf.parallel
+// CHECK: memref.alloca_scope
+// CHECK: memref.alloca
+// CHECK-NOT: scf.if
+// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NOT: scf.if
+// CHECK: %[[R0:.*]] = vector.maskedload %[[RES]]
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[ZV:.*]] = vector.broadcast %[[ZERO]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[ACC]]#0, %[[R0]] : vector<16xf32>
+// CHECK-NEXT: %[[V:.*]] = arith.maximumf %[[T]], %[[ZV]] : vector<16xf32>
+// CHECK: vector.maskedstore %[[Y]][{{.*}}], %{{.*}}, %[[V]]
+// CHECK-NOT: linalg.generic
+func.func @epilogue_parallel_outer(%a: memref<8x16x16xf32>, %b: memref<8x16x32xf32>,
+                                   %res: memref<8x16x32xf32>, %y: memref<8x16x32xf32>) {
+  linalg.generic {indexing_maps = [#bmk, #bkn, #bmn],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16x16xf32>, memref<8x16x32xf32>)
+      outs(%y : memref<8x16x32xf32>) attrs = {tfc.epilogue} {
+  ^bb0(%u: f32, %v: f32, %c: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id3, #id3],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%res : memref<8x16x32xf32>) outs(%y : memref<8x16x32xf32>) {
+  ^bb0(%r: f32, %c: f32):
+    %zero = arith.constant 0.0 : f32
+    %t = arith.addf %c, %r : f32
+    %v = arith.maximumf %t, %zero : f32
+    linalg.yield %v : f32
+  }
+  return
+}

@@ -1,0 +1,134 @@
+//===- EpilogueUtils.h - Contractions and their epilogues -------*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// What `tfc-fuse-epilogues` (on tensors), `tfc-outline-kernels` and
+/// `tfc-vectorize-contractions` (on buffers) agree on about a contraction
+/// and the element-wise op applied to its result (its epilogue).
+///
+/// On tensors, `tfc-fuse-epilogues` rewrites
+///
+///   %c = <contraction> ins(%a, %b) outs(%init)          // out + a * b
+///   %y = linalg.generic ins(%c, %bias) outs(%empty)     // all parallel
+///
+/// into
+///
+///   %c = <contraction> {tfc.epilogue} ins(%a, %b) outs(%init)
+///   %y = linalg.generic ins(%bias) outs(%c)             // reads its out
+///
+/// with nothing between the two. The element-wise op then updates C in
+/// place: after bufferization both write one buffer, and that buffer is live
+/// while the contraction runs, so nothing the contraction reads can share
+/// its bytes. The pair still means what it did when the mark is ignored
+/// (the GPU pipelines, contractions the kernels do not handle); the
+/// contraction kernels apply the consumer to their accumulators after the
+/// last K panel instead of storing C and reading it again.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_PASSES_EPILOGUEUTILS_H
+#define TFC_PASSES_EPILOGUEUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tfc {
+
+/// The unit attribute that marks a contraction whose next linalg op is its
+/// epilogue.
+inline constexpr llvm::StringLiteral kEpilogueAttr = "tfc.epilogue";
+
+/// True when the body of `op` is `out + in0 * in1` (in any operand order).
+inline bool isMulAddBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      yield ? yield.getOperand(0).getDefiningOp() : nullptr);
+  if (!add)
+    return false;
+  Value out = body->getArgument(2);
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == out) == (add.getRhs() == out))
+    return false;
+  auto mul = dyn_cast_or_null<arith::MulFOp>(product.getDefiningOp());
+  if (!mul)
+    return false;
+  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
+  return (mul.getLhs() == in0 && mul.getRhs() == in1) ||
+         (mul.getLhs() == in1 && mul.getRhs() == in0);
+}
+
+/// True when every loop of `op` is parallel.
+inline bool isAllParallel(linalg::LinalgOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops();
+}
+
+/// True when every operation of `body` but its terminator is a scalar arith
+/// or math operation without memory effects or regions on integers and
+/// floats (no `index`, no `linalg.index`, no integer division), so that the
+/// same operation on vectors of those types computes each lane as the
+/// scalar one would.
+inline bool isVectorizableEpilogueBody(Block &body) {
+  auto scalar = [](Type type) {
+    return isa<FloatType>(type) || isa<IntegerType>(type);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+        op.getNumResults() != 1)
+      return false;
+    if (!llvm::all_of(op.getOperandTypes(), scalar) ||
+        !llvm::all_of(op.getResultTypes(), scalar))
+      return false;
+    // Lanes past the edge of N compute on zeros; an integer division by
+    // zero would trap there.
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op))
+      return false;
+  }
+  return llvm::all_of(body.getTerminator()->getOperandTypes(),
+                      [&](Type type) { return scalar(type); });
+}
+
+/// The epilogue of `contraction` on buffers: the first linalg op after it
+/// (only operations without memory effects in between), when it is an
+/// all-parallel `linalg.generic` that updates the contraction's output
+/// through the identity map and reads it nowhere else. Null when
+/// `contraction` carries no kEpilogueAttr or there is no such op.
+inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
+  if (!contraction->hasAttr(kEpilogueAttr) ||
+      !contraction.hasPureBufferSemantics() ||
+      contraction.getNumDpsInits() != 1)
+    return nullptr;
+  Value c = contraction.getDpsInitOperand(0)->get();
+  for (Operation *op = contraction->getNextNode(); op; op = op->getNextNode()) {
+    auto consumer = dyn_cast<linalg::GenericOp>(op);
+    if (!consumer) {
+      if (!isMemoryEffectFree(op))
+        return nullptr;
+      continue;
+    }
+    if (!consumer.hasPureBufferSemantics() || !isAllParallel(consumer) ||
+        consumer.getNumDpsInits() != 1 ||
+        consumer.getDpsInitOperand(0)->get() != c ||
+        !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
+             .isIdentity())
+      return nullptr;
+    for (OpOperand *input : consumer.getDpsInputOperands())
+      if (input->get() == c)
+        return nullptr;
+    return consumer;
+  }
+  return nullptr;
+}
+
+} // namespace mlir::tfc
+
+#endif // TFC_PASSES_EPILOGUEUTILS_H
