@@ -11,8 +11,10 @@
 /// once instead of on every layer's copy). Kernels with the same body (the same layer type at the same shapes,
 /// repeated through a deep model) are generated once and called from every
 /// place, so LLVM compiles each distinct kernel once. A contraction that
-/// tfc-fuse-epilogues marked and its epilogue are outlined together, so
-/// that tfc-vectorize-contractions finds them in one kernel.
+/// tfc-fuse-epilogues marked and its epilogue are outlined together, and so
+/// are a fill and the reduction right after it that accumulates into the
+/// filled buffer, so that tfc-vectorize-contractions finds them in one
+/// kernel (and starts a zero-filled contraction's accumulators from zero).
 ///
 /// A buffer whose layout holds a static offset (a slice of the flat
 /// parameter or gradient buffer, at another offset in every layer) would
@@ -37,6 +39,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tfc {
@@ -154,6 +157,27 @@ static MemRefType withOffset(MemRefType type, ArrayRef<int64_t> strides,
 }
 
 namespace {
+/// The linalg op with reduction loops that accumulates into what `fill`
+/// writes, when it is the next op with memory effects after `fill` and its
+/// only output is that same buffer; null otherwise.
+static linalg::LinalgOp filledReduction(linalg::FillOp fill) {
+  Value filled = fill.getOutputs()[0];
+  for (Operation *next = fill->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (isMemoryEffectFree(next) && next->getNumRegions() == 0)
+      continue;
+    auto reduction = dyn_cast<linalg::LinalgOp>(next);
+    if (!reduction || !reduction.hasPureBufferSemantics() ||
+        reduction.getNumReductionLoops() == 0 ||
+        reduction.getNumDpsInits() != 1 ||
+        reduction.getDpsInitOperand(0)->get() != filled ||
+        llvm::is_contained(reduction.getDpsInputs(), filled))
+      return nullptr;
+    return reduction;
+  }
+  return nullptr;
+}
+
 struct TfcOutlineKernelsPass
     : public tfc::impl::TfcOutlineKernelsBase<TfcOutlineKernelsPass> {
   using TfcOutlineKernelsBase::TfcOutlineKernelsBase;
@@ -170,30 +194,42 @@ struct TfcOutlineKernelsPass
       // Kernels (of linalg ops, outlined earlier) stay whole.
       if (func.isExternal() || func->hasAttr(kernelMark))
         continue;
-      SmallVector<SmallVector<Operation *, 2>> nests;
-      llvm::DenseSet<Operation *> epilogues;
+      SmallVector<SmallVector<Operation *, 3>> nests;
+      llvm::DenseSet<Operation *> taken;
       for (Operation &op : func.getBody().getOps()) {
         if (linalgOps) {
           auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
           if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
-              epilogues.contains(&op))
+              taken.contains(&op))
             continue;
+          nests.push_back({&op});
+          // The fill of a reduction's accumulator goes into the reduction's
+          // kernel, where tfc-vectorize-contractions folds a zero fill into
+          // the contraction's first K panel.
+          if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+            linalg::LinalgOp reduction = filledReduction(fill);
+            if (!reduction)
+              continue;
+            nests.back().push_back(reduction);
+            taken.insert(reduction);
+            linalgOp = reduction;
+          }
           // A contraction and its epilogue (tfc-fuse-epilogues) go into one
           // kernel, for tfc-vectorize-contractions to fuse.
-          nests.push_back({&op});
           if (linalg::GenericOp epilogue = findEpilogue(linalgOp)) {
             nests.back().push_back(epilogue);
-            epilogues.insert(epilogue);
+            taken.insert(epilogue);
           }
         } else if (isa<LoopLikeOpInterface>(op) && op.getNumResults() == 0) {
           nests.push_back({&op});
         }
       }
-      for (SmallVector<Operation *, 2> &nest : nests) {
-        // Only operations without memory effects can be between the two
-        // (views of the epilogue's inputs): the contraction moves past them.
-        if (nest.size() == 2)
-          nest.front()->moveBefore(nest.back());
+      for (SmallVector<Operation *, 3> &nest : nests) {
+        // Only operations without memory effects can be between the ops of
+        // a nest (views of the later ops' operands): the earlier ops move
+        // past them, next to the last one.
+        for (size_t i = nest.size() - 1; i > 0; --i)
+          nest[i - 1]->moveBefore(nest[i]);
         outline(nest, func, symbols, counter);
       }
     }

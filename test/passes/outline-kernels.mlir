@@ -320,3 +320,59 @@ func.func @pair(%x: memref<8x4xf32>, %w: memref<4x16xf32>, %buf: memref<32xf32>,
   }
   return
 }
+
+// -----
+
+// A fill and the reduction right after it that accumulates into the filled
+// buffer become one kernel (where tfc-vectorize-contractions folds a zero
+// fill into the contraction's first K panel), together with the
+// contraction's epilogue when it has one. A fill whose next op with memory
+// effects does not accumulate into it (the second fill, followed by a
+// copy), and a fill followed by a reduction into another buffer (the last
+// fill and matmul), stay kernels of their own; the two fills of %z are one
+// kernel, called twice.
+
+#n = affine_map<(m, n) -> (n)>
+#mn = affine_map<(m, n) -> (m, n)>
+// LINALG-LABEL: func.func private @filled_linalg_0(
+// LINALG-NEXT: arith.constant 0.0
+// LINALG-NEXT: linalg.fill
+// LINALG-NEXT: linalg.matmul {tfc.epilogue}
+// LINALG-NEXT: linalg.generic
+// LINALG: return
+// LINALG-LABEL: func.func private @filled_linalg_1(
+// LINALG-NEXT: arith.constant 0.0
+// LINALG-NEXT: linalg.fill
+// LINALG-NEXT: return
+// LINALG-LABEL: func.func private @filled_linalg_2(
+// LINALG-NEXT: linalg.copy
+// LINALG-NEXT: return
+// LINALG-LABEL: func.func private @filled_linalg_3(
+// LINALG-NEXT: linalg.matmul
+// LINALG-NEXT: return
+// LINALG-LABEL: func.func @filled(
+// LINALG: call @filled_linalg_0(
+// LINALG-NEXT: call @filled_linalg_1(
+// LINALG-NEXT: call @filled_linalg_2(
+// LINALG-NEXT: call @filled_linalg_1(
+// LINALG-NEXT: call @filled_linalg_3(
+// LINALG-NEXT: return
+func.func @filled(%x: memref<8x4xf32>, %w: memref<4x16xf32>, %b: memref<16xf32>,
+                  %y: memref<8x16xf32>, %z: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<8x16xf32>)
+  linalg.matmul {tfc.epilogue} ins(%x, %w : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%y : memref<8x16xf32>)
+  linalg.generic {indexing_maps = [#n, #mn], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<16xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%bias: f32, %c: f32):
+    %s = arith.addf %c, %bias : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%z : memref<8x16xf32>)
+  linalg.copy ins(%y : memref<8x16xf32>) outs(%z : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%z : memref<8x16xf32>)
+  linalg.matmul ins(%x, %w : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%y : memref<8x16xf32>)
+  return
+}
