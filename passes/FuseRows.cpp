@@ -42,6 +42,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/EpilogueUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -86,18 +88,11 @@ Value rootOf(Value value) {
   return value;
 }
 
-/// True when `op` is a contraction (`out + a * b` over a reduction shared
-/// by both inputs), which tfc-vectorize-contractions lowers on its own.
+/// True when `op` is a contraction (`out + a * b` over a reduction), which
+/// tfc-vectorize-contractions lowers on its own.
 bool isContraction(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() == 0)
-    return false;
-  Block *body = op.getBlock();
-  return body && llvm::any_of(body->getOperations(), [](Operation &inner) {
-           return isa<arith::MulFOp>(inner);
-         }) && llvm::any_of(body->getOperations(), [](Operation &inner) {
-           return isa<arith::AddFOp>(inner);
-         }) && body->getOperations().size() == 3;
+  return op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
+         op.getNumReductionLoops() > 0 && isMulAddBody(op);
 }
 
 /// The buffer uses of `op` when it may join a run over `rows` rows (its
