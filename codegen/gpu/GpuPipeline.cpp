@@ -121,11 +121,19 @@ void ::tfc::registerGpuCodegenPipelines() {
 }
 
 namespace tfc {
+std::string findLibdevice(llvm::StringRef toolkit) {
+  if (toolkit.empty())
+    return "";
+  llvm::SmallString<256> path(toolkit);
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
 std::string findCudaToolkit() {
-  auto hasFile = [](llvm::StringRef dir, llvm::StringRef relative) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, relative);
-    return llvm::sys::fs::exists(path);
+  auto hasPtxas = [](llvm::StringRef dir) {
+    llvm::SmallString<256> ptxas(dir);
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    return llvm::sys::fs::can_execute(ptxas);
   };
   // Candidates in order of preference: the environment, the folder above
   // the ptxas on PATH (which may be a wrapper script outside any toolkit),
@@ -141,11 +149,10 @@ std::string findCudaToolkit() {
   candidates.push_back("/usr/local/cuda");
   // A complete toolkit (ptxas and libdevice) first, else any ptxas.
   for (const std::string &dir : candidates)
-    if (hasFile(dir, "bin/ptxas") &&
-        hasFile(dir, "nvvm/libdevice/libdevice.10.bc"))
+    if (hasPtxas(dir) && !findLibdevice(dir).empty())
       return dir;
   for (const std::string &dir : candidates)
-    if (hasFile(dir, "bin/ptxas"))
+    if (hasPtxas(dir))
       return dir;
   return "";
 }

@@ -62,6 +62,10 @@ void registerGpuCodegenPipelines();
 /// empty when there is none.
 std::string findCudaToolkit();
 
+/// The libdevice bitcode of the CUDA toolkit folder `toolkit`
+/// (`nvvm/libdevice/libdevice.10.bc`); empty when it has none.
+std::string findLibdevice(llvm::StringRef toolkit);
+
 } // namespace tfc
 
 #endif // TFC_CODEGEN_GPU_GPUPIPELINE_H

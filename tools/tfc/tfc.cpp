@@ -550,9 +550,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   // PTX only for --emit=ptx; otherwise a fatbin when ptxas is installed.
   if (stage != Stage::PTX)
     gpu.toolkit = toolkit;
-  std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
-  if (!toolkit.empty() && llvm::sys::fs::exists(libdevice))
-    gpu.libdevice = libdevice;
+  gpu.libdevice = ::tfc::findLibdevice(toolkit);
 
   DialectRegistry registry;
   ::tfc::registerCodegenDialects(registry);
