@@ -97,6 +97,16 @@ inline bool isVectorizableEpilogueBody(Block &body) {
                       [&](Type type) { return scalar(type); });
 }
 
+/// The first operation after `op` in its block that has memory effects (a
+/// linalg op on buffers, a call...), skipping views and scalar arithmetic;
+/// null when there is none.
+inline Operation *nextWithMemoryEffects(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (!isMemoryEffectFree(next))
+      return next;
+  return nullptr;
+}
+
 /// The epilogue of `contraction` on buffers: the first linalg op after it
 /// (only operations without memory effects in between), when it is an
 /// all-parallel `linalg.generic` that updates the contraction's output
@@ -108,25 +118,18 @@ inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
       contraction.getNumDpsInits() != 1)
     return nullptr;
   Value c = contraction.getDpsInitOperand(0)->get();
-  for (Operation *op = contraction->getNextNode(); op; op = op->getNextNode()) {
-    auto consumer = dyn_cast<linalg::GenericOp>(op);
-    if (!consumer) {
-      if (!isMemoryEffectFree(op))
-        return nullptr;
-      continue;
-    }
-    if (!consumer.hasPureBufferSemantics() || !isAllParallel(consumer) ||
-        consumer.getNumDpsInits() != 1 ||
-        consumer.getDpsInitOperand(0)->get() != c ||
-        !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
-             .isIdentity())
+  auto consumer = dyn_cast_or_null<linalg::GenericOp>(
+      nextWithMemoryEffects(contraction));
+  if (!consumer || !consumer.hasPureBufferSemantics() ||
+      !isAllParallel(consumer) || consumer.getNumDpsInits() != 1 ||
+      consumer.getDpsInitOperand(0)->get() != c ||
+      !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
+           .isIdentity())
+    return nullptr;
+  for (OpOperand *input : consumer.getDpsInputOperands())
+    if (input->get() == c)
       return nullptr;
-    for (OpOperand *input : consumer.getDpsInputOperands())
-      if (input->get() == c)
-        return nullptr;
-    return consumer;
-  }
-  return nullptr;
+  return consumer;
 }
 
 } // namespace mlir::tfc

@@ -25,6 +25,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/EpilogueUtils.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -38,18 +40,13 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// True when every loop of `op` is parallel.
-bool isElementwise(linalg::GenericOp op) {
-  return op.getNumLoops() == op.getNumParallelLoops();
-}
-
 /// Whether the producer of `operand` (an input of an element-wise consumer)
 /// may be fused into the consumer.
 bool shouldFuse(OpOperand &operand) {
   auto consumer = dyn_cast<linalg::GenericOp>(operand.getOwner());
   auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
   if (!consumer || !producer || !consumer.hasPureTensorSemantics() ||
-      !isElementwise(consumer) || !isElementwise(producer) ||
+      !isAllParallel(consumer) || !isAllParallel(producer) ||
       producer->getNumResults() != 1 || !operand.get().hasOneUse())
     return false;
   if (!consumer.getMatchingIndexingMap(&operand).isPermutation())

@@ -154,8 +154,8 @@ struct Run {
   SmallVector<linalg::LinalgOp> ops;
   /// Per root buffer: the row-indexed view through which the run writes it.
   llvm::DenseMap<Value, Value> writtenViews;
-  /// Per root buffer: every value through which the run reads it, and
-  /// whether any of those reads is whole.
+  /// Per root buffer: every value through which the run reads it, each
+  /// with how (a row or the whole buffer).
   llvm::DenseMap<Value, SmallVector<std::pair<Value, Access>>> reads;
 
   /// Adds `op` with `uses` when the run stays row-local; false otherwise.
@@ -174,7 +174,7 @@ struct Run {
           for (auto [value, access] : read->second)
             if (value != use.value || access != Access::Row)
               return false;
-        // Two ops of `uses` may write views of one root.
+        // An op that writes a buffer reaches it through one view only.
         for (const BufferUse &other : uses)
           if (&other != &use && other.root == use.root &&
               other.value != use.value)

@@ -39,7 +39,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tfc {
@@ -162,20 +161,15 @@ namespace {
 /// only output is that same buffer; null otherwise.
 static linalg::LinalgOp filledReduction(linalg::FillOp fill) {
   Value filled = fill.getOutputs()[0];
-  for (Operation *next = fill->getNextNode(); next;
-       next = next->getNextNode()) {
-    if (isMemoryEffectFree(next) && next->getNumRegions() == 0)
-      continue;
-    auto reduction = dyn_cast<linalg::LinalgOp>(next);
-    if (!reduction || !reduction.hasPureBufferSemantics() ||
-        reduction.getNumReductionLoops() == 0 ||
-        reduction.getNumDpsInits() != 1 ||
-        reduction.getDpsInitOperand(0)->get() != filled ||
-        llvm::is_contained(reduction.getDpsInputs(), filled))
-      return nullptr;
-    return reduction;
-  }
-  return nullptr;
+  auto reduction =
+      dyn_cast_or_null<linalg::LinalgOp>(nextWithMemoryEffects(fill));
+  if (!reduction || !reduction.hasPureBufferSemantics() ||
+      reduction.getNumReductionLoops() == 0 ||
+      reduction.getNumDpsInits() != 1 ||
+      reduction.getDpsInitOperand(0)->get() != filled ||
+      llvm::is_contained(reduction.getDpsInputs(), filled))
+    return nullptr;
+  return reduction;
 }
 
 struct TfcOutlineKernelsPass
