@@ -92,6 +92,9 @@ struct ContractionPlan {
   int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
   /// Elements of the packing panel.
   int64_t panelElements = 0;
+  /// Whether B's innermost dimension is K with unit stride (N strided), so
+  /// that the panel is packed by transposing tiles in registers.
+  bool transposedB = false;
   /// How many leading `outer` loops run as one `scf.parallel` with a stack
   /// panel per iteration (0: the row blocks are split instead).
   unsigned parallelOuter = 0;
@@ -236,6 +239,15 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
   plan.panelElements =
       std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
+  SmallVector<int64_t> bStrides;
+  int64_t bOffset;
+  plan.transposedB =
+      succeeded(getStridesAndOffset(cast<MemRefType>(plan.b.getType()),
+                                    bStrides, bOffset)) &&
+      bStrides.back() == 1 &&
+      cast<AffineDimExpr>(plan.bMap.getResults().back()).getPosition() ==
+          plan.k &&
+      plan.sizes[plan.n] >= plan.lanes;
 
   // Fork over the leading outer loops that write disjoint parts of C.
   int64_t macs = 1, iterations = 1;
@@ -356,9 +368,14 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(loop.getBody());
     Value kc = loop.getInductionVar();
-    Value depth = builder.create<arith::MinSIOp>(
-        loc, index(kPanelDepth),
-        builder.create<arith::SubIOp>(loc, index(kSize), kc));
+    // A constant depth when every panel is full, so that the loops over it
+    // have constant trip counts.
+    Value depth =
+        kSize <= kPanelDepth || kSize % kPanelDepth == 0
+            ? index(std::min(kSize, kPanelDepth))
+            : builder.create<arith::MinSIOp>(
+                  loc, index(kPanelDepth),
+                  builder.create<arith::SubIOp>(loc, index(kSize), kc));
     emitPack(kc, depth);
     emitRowBlocks(kc, depth);
   }
@@ -366,26 +383,32 @@ private:
   /// panel[kk * npad + n] = B[.., kc + kk, .., n] for n < N, zero above.
   void emitPack(Value kc, Value depth) {
     int64_t nSize = plan.sizes[plan.n];
-    auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(kLoop.getBody());
-    Value kk = kLoop.getInductionVar();
-    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
-    Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
-    auto nLoop = builder.create<scf::ForOp>(loc, index(0), index(nSize),
-                                            index(1));
-    {
-      OpBuilder::InsertionGuard inner(builder);
-      builder.setInsertionPointToStart(nLoop.getBody());
-      dims[plan.n] = nLoop.getInductionVar();
-      Value value =
-          builder.create<memref::LoadOp>(loc, plan.b, indices(plan.bMap));
-      Value at = builder.create<arith::AddIOp>(loc, rowStart,
-                                               nLoop.getInductionVar());
-      builder.create<memref::StoreOp>(loc, value, panel, ValueRange{at});
+    if (!plan.transposedB) {
+      emitScalarPack(kc, index(0), depth, 0, nSize, splitsRows());
+    } else {
+      // Whole lanes x lanes tiles through registers, the edges one element
+      // at a time.
+      int64_t nTiles = nSize / lanes * lanes;
+      std::optional<int64_t> constantDepth = getConstantIntValue(depth);
+      Value kTiles =
+          constantDepth
+              ? index(*constantDepth / lanes * lanes)
+              : builder.create<arith::SubIOp>(
+                    loc, depth,
+                    builder.create<arith::RemUIOp>(loc, depth, index(lanes)));
+      emitTransposedPack(kc, kTiles, nTiles);
+      if (nTiles < nSize)
+        emitScalarPack(kc, index(0), kTiles, nTiles, nSize);
+      if (!constantDepth || *constantDepth % lanes != 0)
+        emitScalarPack(kc, kTiles, depth, 0, nSize);
     }
     if (nSize == npad)
       return;
+    OpBuilder::InsertionGuard guard(builder);
+    auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
+    builder.setInsertionPointToStart(kLoop.getBody());
+    Value rowStart =
+        builder.create<arith::MulIOp>(loc, kLoop.getInductionVar(), index(npad));
     auto zLoop = builder.create<scf::ForOp>(loc, index(nSize), index(npad),
                                             index(1));
     builder.setInsertionPointToStart(zLoop.getBody());
@@ -396,25 +419,111 @@ private:
     builder.create<memref::StoreOp>(loc, zero, panel, ValueRange{at});
   }
 
+  /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a
+  /// time; the threads split the rows when `parallel`.
+  void emitScalarPack(Value kc, Value kLo, Value kHi, int64_t nLo,
+                      int64_t nHi, bool parallel = false) {
+    OpBuilder::InsertionGuard guard(builder);
+    Value kk = emitLoop(kLo, kHi, 1, parallel);
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+    Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
+    auto nLoop =
+        builder.create<scf::ForOp>(loc, index(nLo), index(nHi), index(1));
+    builder.setInsertionPointToStart(nLoop.getBody());
+    dims[plan.n] = nLoop.getInductionVar();
+    Value value =
+        builder.create<memref::LoadOp>(loc, plan.b, indices(plan.bMap));
+    Value at =
+        builder.create<arith::AddIOp>(loc, rowStart, nLoop.getInductionVar());
+    builder.create<memref::StoreOp>(loc, value, panel, ValueRange{at});
+  }
+
+  /// The panel's rows [0, kTiles) and columns [0, nTiles), both multiples
+  /// of `lanes`, when B runs along K with unit stride (B = W^T of a linear
+  /// layer, K^T of attention scores): each tile is `lanes` vector loads of
+  /// B along K, transposed in registers, and `lanes` vector stores along N.
+  /// Element by element, LLVM would gather along N. The threads split the
+  /// tile rows when they split the row blocks.
+  void emitTransposedPack(Value kc, Value kTiles, int64_t nTiles) {
+    if (nTiles == 0)
+      return;
+    OpBuilder::InsertionGuard guard(builder);
+    Value k0 = emitLoop(index(0), kTiles, lanes, splitsRows());
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, k0);
+    auto nLoop =
+        builder.create<scf::ForOp>(loc, index(0), index(nTiles), index(lanes));
+    builder.setInsertionPointToStart(nLoop.getBody());
+    Value n0 = nLoop.getInductionVar();
+    SmallVector<Value> rows;
+    for (int64_t i = 0; i < lanes; ++i) {
+      dims[plan.n] = builder.create<arith::AddIOp>(loc, n0, index(i));
+      rows.push_back(builder.create<vector::LoadOp>(loc, vectorType, plan.b,
+                                                    indices(plan.bMap)));
+    }
+    rows = transposeTile(rows);
+    for (int64_t j = 0; j < lanes; ++j) {
+      Value at = builder.create<arith::AddIOp>(
+          loc,
+          builder.create<arith::MulIOp>(
+              loc, builder.create<arith::AddIOp>(loc, k0, index(j)),
+              index(npad)),
+          n0);
+      builder.create<vector::StoreOp>(loc, rows[j], panel, ValueRange{at});
+    }
+  }
+
+  /// The transpose of the square tile whose rows are `rows` (`lanes`
+  /// vectors of `lanes` elements): for each bit b of the index, rows i and
+  /// i | b swap the elements whose column has bit b set in row i and clear
+  /// in row i | b, one two-source shuffle per row and bit.
+  SmallVector<Value> transposeTile(SmallVector<Value> rows) {
+    for (int64_t bit = lanes / 2; bit >= 1; bit /= 2) {
+      SmallVector<int64_t> low, high;
+      for (int64_t c = 0; c < lanes; ++c) {
+        low.push_back(c & bit ? lanes + (c ^ bit) : c);
+        high.push_back(c & bit ? lanes + c : c ^ bit);
+      }
+      for (int64_t i = 0; i < lanes; ++i) {
+        if (i & bit)
+          continue;
+        Value top = rows[i], bottom = rows[i | bit];
+        rows[i] = builder.create<vector::ShuffleOp>(loc, top, bottom, low);
+        rows[i | bit] =
+            builder.create<vector::ShuffleOp>(loc, top, bottom, high);
+      }
+    }
+    return rows;
+  }
+
+  /// Whether the threads split the row blocks of each K panel (and its
+  /// packing): the contraction is big, and no outer loop is split instead.
+  bool splitsRows() const {
+    int64_t mSize = plan.m < 0 ? 1 : plan.sizes[plan.m];
+    int64_t macs = mSize * plan.sizes[plan.n] * plan.sizes[plan.k];
+    return plan.parallelOuter == 0 && macs >= kParallelMacs &&
+           mSize > rowsPerBlock;
+  }
+
+  /// A loop from `lower` to `upper` by `step`, an `scf.parallel` when
+  /// `parallel`; the builder moves into its body. Returns the index.
+  Value emitLoop(Value lower, Value upper, int64_t step, bool parallel) {
+    if (parallel) {
+      auto loop = builder.create<scf::ParallelOp>(
+          loc, ValueRange{lower}, ValueRange{upper}, ValueRange{index(step)});
+      builder.setInsertionPointToStart(loop.getBody());
+      return loop.getInductionVars()[0];
+    }
+    auto loop = builder.create<scf::ForOp>(loc, lower, upper, index(step));
+    builder.setInsertionPointToStart(loop.getBody());
+    return loop.getInductionVar();
+  }
+
   /// The row blocks, split between threads when the contraction is big.
   void emitRowBlocks(Value kc, Value depth) {
     int64_t mSize = plan.m < 0 ? 1 : plan.sizes[plan.m];
     int64_t blocks = (mSize + rowsPerBlock - 1) / rowsPerBlock;
-    int64_t macs = mSize * plan.sizes[plan.n] * plan.sizes[plan.k];
     OpBuilder::InsertionGuard guard(builder);
-    Value block;
-    if (plan.parallelOuter == 0 && macs >= kParallelMacs && blocks > 1) {
-      auto loop = builder.create<scf::ParallelOp>(
-          loc, ValueRange{index(0)}, ValueRange{index(blocks)},
-          ValueRange{index(1)});
-      builder.setInsertionPointToStart(loop.getBody());
-      block = loop.getInductionVars()[0];
-    } else {
-      auto loop =
-          builder.create<scf::ForOp>(loc, index(0), index(blocks), index(1));
-      builder.setInsertionPointToStart(loop.getBody());
-      block = loop.getInductionVar();
-    }
+    Value block = emitLoop(index(0), index(blocks), 1, splitsRows());
     Value m0 = builder.create<arith::MulIOp>(loc, block, index(rowsPerBlock));
     auto nLoop = builder.create<scf::ForOp>(
         loc, index(0), index(npad), index(lanes * vectorsPerRow));

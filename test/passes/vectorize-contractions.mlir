@@ -1,15 +1,22 @@
 // RUN: tfc-opt %s -split-input-file --tfc-vectorize-contractions | FileCheck %s
 
 // A linear layer's matmul (y = x W^T): W carries C's innermost dimension,
-// so it is packed into the shared panel; 8 x 2 tiles of vector<16xf32>
-// accumulate FMAs; 256 rows x 64 x 32 is big enough for threads.
+// so it is packed into the shared panel; W runs along K, so the panel is
+// packed by 16 x 16 tiles, 16 vector loads along K transposed by 4 x 16
+// shuffles into 16 vector stores along N (the threads split the tiles);
+// 8 x 2 tiles of vector<16xf32> accumulate FMAs; 256 rows x 64 x 32 is big
+// enough for threads.
 
 // CHECK: memref.global "private" @__tfc_panel_f32 : memref<2048xf32>
 // CHECK-LABEL: func.func @linear
 // CHECK: %[[PANEL:.*]] = memref.get_global @__tfc_panel_f32
 // CHECK: scf.for %[[KC:.*]] = %{{.*}} to %{{.*}} step %c256
-// CHECK: memref.load %{{.*}} : memref<64x32xf32>
-// CHECK: memref.store %{{.*}}, %[[PANEL]]
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK-COUNT-16: vector.load %{{.*}} : memref<64x32xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PANEL]]
+// CHECK-NOT: memref.load %{{.*}} : memref<64x32xf32>
 // CHECK: scf.parallel
 // CHECK: vector.create_mask
 // CHECK-COUNT-16: vector.maskedload
@@ -121,7 +128,8 @@ func.func @left_alone(%a: memref<8x32xf32>, %r: memref<8xf32>,
 // chunk scores): the contraction forks once over the linearised outer
 // loops instead of per outer iteration over row blocks; each iteration
 // packs into a panel of its own on the stack (an alloca in an alloca
-// scope), and no global panel is made for it.
+// scope; K runs along the channels, so by transposed tiles), and no
+// global panel is made for it.
 
 #q = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
 #k = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
@@ -134,8 +142,8 @@ func.func @left_alone(%a: memref<8x32xf32>, %r: memref<8xf32>,
 // CHECK: %[[B:.*]] = arith.divui %[[IV]], %{{.*}} : index
 // CHECK: memref.alloca_scope
 // CHECK: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4096xf32>
-// CHECK: memref.load %{{.*}}[%[[B]], %{{.*}}, %[[H]], %{{.*}}] : memref<4x64x4x64xf32>
-// CHECK: memref.store %{{.*}}, %[[PANEL]]
+// CHECK: vector.load %{{.*}}[%[[B]], %{{.*}}, %[[H]], %{{.*}}] : memref<4x64x4x64xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[PANEL]]
 // CHECK-NOT: scf.parallel
 // CHECK: vector.load %[[PANEL]]
 // CHECK: vector.fma
