@@ -11,11 +11,11 @@
 //
 //   for each outer index (batch dims, other row dims, other reductions)
 //     for kc in [0, K) step KC                  // K panel in cache
-//       pack B[kc:kc+KC, :] into a contiguous, zero-padded [KC][Npad] panel
+//       pack B[kc:kc+KC, :] into a zero-padded panel [Npad/NR][KC][NR]
 //       scf.parallel mb over row blocks of MR   // the threads split rows
 //         for n0 in [0, Npad) step NR
 //           acc[MR][NR] = C[m0:m0+MR, n0:n0+NR]  (masked at the N edge)
-//           for k in [0, KC): acc[r] += broadcast(A[m0+r, k]) * Bpanel[k, n0:]
+//           for k in [0, KC): acc[r] += bcast(A[m0+r, k]) * Bpanel[n0/NR][k]
 //           C[m0:m0+MR, n0:n0+NR] = acc
 //
 // N is the innermost dimension of C (unit stride), M a row dimension of A
@@ -380,7 +380,23 @@ private:
     emitRowBlocks(kc, depth);
   }
 
-  /// panel[kk * npad + n] = B[.., kc + kk, .., n] for n < N, zero above.
+  /// Where B[.., kc + kk, .., n] goes in the panel. The panel is a row of
+  /// slivers, one per register tile of columns, each `depth x tile`
+  /// elements with the tile's columns innermost: the kernel reads one
+  /// sliver from start to end, and the packing writes whole vectors.
+  Value panelIndex(Value kk, Value n) {
+    int64_t tile = lanes * vectorsPerRow;
+    Value sliver = builder.create<arith::DivUIOp>(loc, n, index(tile));
+    Value column = builder.create<arith::RemUIOp>(loc, n, index(tile));
+    Value start = builder.create<arith::MulIOp>(
+        loc, sliver, index(plan.panelElements / npad * tile));
+    Value row = builder.create<arith::MulIOp>(loc, kk, index(tile));
+    return builder.create<arith::AddIOp>(
+        loc, start, builder.create<arith::AddIOp>(loc, row, column));
+  }
+
+  /// The panel holds B[.., kc + kk, .., n] for n < N, zeros up to the
+  /// whole tile.
   void emitPack(Value kc, Value depth) {
     int64_t nSize = plan.sizes[plan.n];
     if (!plan.transposedB) {
@@ -407,16 +423,14 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
     builder.setInsertionPointToStart(kLoop.getBody());
-    Value rowStart =
-        builder.create<arith::MulIOp>(loc, kLoop.getInductionVar(), index(npad));
     auto zLoop = builder.create<scf::ForOp>(loc, index(nSize), index(npad),
                                             index(1));
     builder.setInsertionPointToStart(zLoop.getBody());
     Value zero = builder.create<arith::ConstantOp>(
         loc, builder.getFloatAttr(plan.elementType, 0.0));
-    Value at =
-        builder.create<arith::AddIOp>(loc, rowStart, zLoop.getInductionVar());
-    builder.create<memref::StoreOp>(loc, zero, panel, ValueRange{at});
+    builder.create<memref::StoreOp>(
+        loc, zero, panel,
+        panelIndex(kLoop.getInductionVar(), zLoop.getInductionVar()));
   }
 
   /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a
@@ -426,16 +440,14 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     Value kk = emitLoop(kLo, kHi, 1, parallel);
     dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
-    Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
     auto nLoop =
         builder.create<scf::ForOp>(loc, index(nLo), index(nHi), index(1));
     builder.setInsertionPointToStart(nLoop.getBody());
     dims[plan.n] = nLoop.getInductionVar();
     Value value =
         builder.create<memref::LoadOp>(loc, plan.b, indices(plan.bMap));
-    Value at =
-        builder.create<arith::AddIOp>(loc, rowStart, nLoop.getInductionVar());
-    builder.create<memref::StoreOp>(loc, value, panel, ValueRange{at});
+    builder.create<memref::StoreOp>(
+        loc, value, panel, panelIndex(kk, nLoop.getInductionVar()));
   }
 
   /// The panel's rows [0, kTiles) and columns [0, nTiles), both multiples
@@ -462,13 +474,9 @@ private:
     }
     rows = transposeTile(rows);
     for (int64_t j = 0; j < lanes; ++j) {
-      Value at = builder.create<arith::AddIOp>(
-          loc,
-          builder.create<arith::MulIOp>(
-              loc, builder.create<arith::AddIOp>(loc, k0, index(j)),
-              index(npad)),
-          n0);
-      builder.create<vector::StoreOp>(loc, rows[j], panel, ValueRange{at});
+      Value kk = builder.create<arith::AddIOp>(loc, k0, index(j));
+      builder.create<vector::StoreOp>(loc, rows[j], panel,
+                                      panelIndex(kk, n0));
     }
   }
 
@@ -610,13 +618,10 @@ private:
       builder.setInsertionPointToStart(kLoop.getBody());
       Value kk = kLoop.getInductionVar();
       dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
-      Value rowStart = builder.create<arith::MulIOp>(loc, kk, index(npad));
       SmallVector<Value> panelVectors;
-      for (int64_t v = 0; v < vectorsPerRow; ++v) {
-        Value at = builder.create<arith::AddIOp>(loc, rowStart, columns[v]);
+      for (int64_t v = 0; v < vectorsPerRow; ++v)
         panelVectors.push_back(builder.create<vector::LoadOp>(
-            loc, vectorType, panel, ValueRange{at}));
-      }
+            loc, vectorType, panel, panelIndex(kk, columns[v])));
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
         if (plan.m >= 0)
