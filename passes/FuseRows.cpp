@@ -36,7 +36,10 @@
 /// that row r of an op depends only on row r of the ops before it. Ops with
 /// no memory effects and allocations may sit between the ops of a run; any
 /// other op ends it. A run needs at least two ops that are not fills, and
-/// enough rows for `min-tiles` tiles, which the threads share.
+/// enough rows for `min-tiles` tiles, which the threads share. Runs are
+/// looked for in every block, loop bodies included (the online softmax in
+/// the block loops of blocked attention), except the bodies of parallel
+/// loops.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -326,10 +329,17 @@ struct TfcFuseRowsPass : public tfc::impl::TfcFuseRowsBase<TfcFuseRowsPass> {
   }
 
   void runOnOperation() override {
-    getOperation().walk([&](func::FuncOp func) {
-      for (Block &block : func.getBody())
-        runOnBlock(block);
+    // Every block, the bodies of loops included (the block loops of blocked
+    // attention), except those of parallel loops, whose ops the threads
+    // already split.
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) {
+      if (!block->getParentOp()->getParentOfType<scf::ParallelOp>() &&
+          !isa<scf::ParallelOp>(block->getParentOp()))
+        blocks.push_back(block);
     });
+    for (Block *block : blocks)
+      runOnBlock(*block);
   }
 };
 

@@ -313,3 +313,104 @@ func.func @fill_for_contraction(%x: memref<32x32xf32>, %w: memref<32x32xf32>,
                 outs(%c : memref<32x32xf32>)
   return
 }
+
+// -----
+
+// Runs inside a loop body are fused too (the block loops of blocked
+// attention): a row max and the exponentials that read it, in an scf.for
+// whose iterations carry a row buffer.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @in_loop_body
+// CHECK:         scf.for
+// CHECK:           scf.parallel
+// CHECK:             linalg.fill
+// CHECK:             linalg.generic
+// CHECK:             linalg.generic
+// CHECK:             scf.reduce
+// CHECK:         return
+func.func @in_loop_body(%s: memref<4x16x64xf32>, %p: memref<16x64xf32>,
+                        %m: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %block = memref.subview %s[%i, 0, 0] [1, 16, 64] [1, 1, 1]
+        : memref<4x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+    linalg.fill ins(%ninf : f32) outs(%m : memref<16xf32>)
+    linalg.generic {indexing_maps = [#row, #sum],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%block : memref<16x64xf32, strided<[64, 1], offset: ?>>)
+        outs(%m : memref<16xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %0 = arith.maximumf %acc, %in : f32
+      linalg.yield %0 : f32
+    }
+    linalg.generic {indexing_maps = [#row, #sum, #row],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%block, %m : memref<16x64xf32, strided<[64, 1], offset: ?>>,
+                         memref<16xf32>)
+        outs(%p : memref<16x64xf32>) {
+    ^bb0(%in: f32, %max: f32, %out: f32):
+      %0 = arith.subf %in, %max : f32
+      %1 = math.exp %0 : f32
+      linalg.yield %1 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// The body of a parallel loop is left alone: its iterations already run on
+// the threads.
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @in_parallel_body
+// CHECK:         scf.parallel
+// CHECK-NOT:       scf.parallel
+// CHECK:           linalg.fill
+// CHECK:           linalg.generic
+// CHECK:           linalg.generic
+// CHECK:           scf.reduce
+func.func @in_parallel_body(%s: memref<4x16x64xf32>, %p: memref<4x16x64xf32>,
+                            %m: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %block = memref.subview %s[%i, 0, 0] [1, 16, 64] [1, 1, 1]
+        : memref<4x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+    %out = memref.subview %p[%i, 0, 0] [1, 16, 64] [1, 1, 1]
+        : memref<4x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+    %max = memref.subview %m[%i, 0] [1, 16] [1, 1]
+        : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%ninf : f32) outs(%max : memref<16xf32, strided<[1], offset: ?>>)
+    linalg.generic {indexing_maps = [#row, #sum],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%block : memref<16x64xf32, strided<[64, 1], offset: ?>>)
+        outs(%max : memref<16xf32, strided<[1], offset: ?>>) {
+    ^bb0(%in: f32, %acc: f32):
+      %0 = arith.maximumf %acc, %in : f32
+      linalg.yield %0 : f32
+    }
+    linalg.generic {indexing_maps = [#row, #sum, #row],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%block, %max : memref<16x64xf32, strided<[64, 1], offset: ?>>,
+                           memref<16xf32, strided<[1], offset: ?>>)
+        outs(%out : memref<16x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %mx: f32, %o: f32):
+      %0 = arith.subf %in, %mx : f32
+      %1 = math.exp %0 : f32
+      linalg.yield %1 : f32
+    }
+    scf.reduce
+  }
+  return
+}
