@@ -127,6 +127,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // that are left one by one.
   if (options.fusion)
     pm.addPass(mlir::tfc::createTfcFuseRows());
+  // Loop nests that would step along a strided dimension innermost (a
+  // depth-wise convolution's reductions) run along contiguous memory.
+  pm.addPass(mlir::tfc::createTfcInterchangeLoops());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   // Each distinct linalg op becomes one kernel before anything lowers it,

@@ -145,6 +145,23 @@ def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::ModuleOp"> {
+  let summary = "Puts innermost the loop along every operand's contiguous dimension";
+  let description = [{
+    On buffers, a `linalg.generic` whose operands all have unit stride in
+    their last dimension, all indexed there by the same parallel loop, with
+    reduction loops after it (a depth-wise convolution and its weight
+    gradient, column sums), gets that loop moved innermost, so that its
+    loop nest steps along contiguous memory and vectorises. The reductions
+    keep their order, so results are bit-identical.
+  }];
+  let statistics = [
+    Statistic<"interchangedOps", "interchanged-ops",
+              "Generic ops whose contiguous loop moved innermost">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::ModuleOp"> {
   let summary = "Pairs contractions with their element-wise consumers";
   let description = [{
