@@ -92,9 +92,11 @@ struct ContractionPlan {
   int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
   /// Elements of the packing panel.
   int64_t panelElements = 0;
-  /// Whether B's innermost dimension is K with unit stride (N strided), so
-  /// that the panel is packed by transposing tiles in registers.
-  bool transposedB = false;
+  /// How B is copied into the panel: by vectors along N when B runs along
+  /// N with unit stride, by tiles transposed in registers when it runs along
+  /// K, else element by element.
+  enum class Packing { Elements, AlongN, Transposed };
+  Packing packing = Packing::Elements;
   /// How many leading `outer` loops run as one `scf.parallel` with a stack
   /// panel per iteration (0: the row blocks are split instead).
   unsigned parallelOuter = 0;
@@ -241,13 +243,16 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
       std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
   SmallVector<int64_t> bStrides;
   int64_t bOffset;
-  plan.transposedB =
-      succeeded(getStridesAndOffset(cast<MemRefType>(plan.b.getType()),
+  if (succeeded(getStridesAndOffset(cast<MemRefType>(plan.b.getType()),
                                     bStrides, bOffset)) &&
-      bStrides.back() == 1 &&
-      cast<AffineDimExpr>(plan.bMap.getResults().back()).getPosition() ==
-          plan.k &&
-      plan.sizes[plan.n] >= plan.lanes;
+      bStrides.back() == 1) {
+    int64_t bLast =
+        cast<AffineDimExpr>(plan.bMap.getResults().back()).getPosition();
+    if (bLast == plan.n)
+      plan.packing = ContractionPlan::Packing::AlongN;
+    else if (bLast == plan.k && plan.sizes[plan.n] >= plan.lanes)
+      plan.packing = ContractionPlan::Packing::Transposed;
+  }
 
   // Fork over the leading outer loops that write disjoint parts of C.
   int64_t macs = 1, iterations = 1;
@@ -399,7 +404,9 @@ private:
   /// whole tile.
   void emitPack(Value kc, Value depth) {
     int64_t nSize = plan.sizes[plan.n];
-    if (!plan.transposedB) {
+    if (plan.packing == ContractionPlan::Packing::AlongN)
+      return emitPackAlongN(kc, depth);
+    if (plan.packing == ContractionPlan::Packing::Elements) {
       emitScalarPack(kc, index(0), depth, 0, nSize, splitsRows());
     } else {
       // Whole lanes x lanes tiles through registers, the edges one element
@@ -431,6 +438,30 @@ private:
     builder.create<memref::StoreOp>(
         loc, zero, panel,
         panelIndex(kLoop.getInductionVar(), zLoop.getInductionVar()));
+  }
+
+  /// The whole panel by vectors along N: masked loads of B (zeros past N)
+  /// and whole-vector stores, which write the zero padding too. The threads
+  /// split the rows when they split the row blocks.
+  void emitPackAlongN(Value kc, Value depth) {
+    int64_t nSize = plan.sizes[plan.n];
+    OpBuilder::InsertionGuard guard(builder);
+    Value kk = emitLoop(index(0), depth, 1, splitsRows());
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+    auto nLoop =
+        builder.create<scf::ForOp>(loc, index(0), index(npad), index(lanes));
+    builder.setInsertionPointToStart(nLoop.getBody());
+    Value n0 = nLoop.getInductionVar();
+    dims[plan.n] = n0;
+    Value mask = builder.create<vector::CreateMaskOp>(
+        loc, VectorType::get({lanes}, builder.getI1Type()),
+        ValueRange{builder.create<arith::SubIOp>(loc, index(nSize), n0)});
+    Value zeros = builder.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 vectorType, builder.getFloatAttr(plan.elementType, 0.0)));
+    Value value = builder.create<vector::MaskedLoadOp>(
+        loc, vectorType, plan.b, indices(plan.bMap), mask, zeros);
+    builder.create<vector::StoreOp>(loc, value, panel, panelIndex(kk, n0));
   }
 
   /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a

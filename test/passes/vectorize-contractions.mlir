@@ -68,9 +68,10 @@ func.func @scores(%q: memref<2x10x2x4xf32>, %k: memref<2x20x2x4xf32>,
 // -----
 
 // f64 uses vector<8xf64>; when the first input carries N the operands swap.
+// B runs along N, so the panel is packed by (masked) vector loads along N.
 
 // CHECK-LABEL: func.func @swapped
-// CHECK: memref.load %{{.*}} : memref<16x32xf64>
+// CHECK: vector.maskedload %{{.*}} : memref<16x32xf64>, vector<8xi1>, vector<8xf64> into vector<8xf64>
 // CHECK: vector.fma %{{.*}} : vector<8xf64>
 func.func @swapped(%b: memref<16x32xf64>, %a: memref<40x16xf64>,
                    %c: memref<40x32xf64>) {
