@@ -141,6 +141,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcParallelOuterLoops());
+  // Reductions carry their accumulator in a register, so that LLVM
+  // vectorises them.
+  pm.addPass(mlir::tfc::createTfcPromoteAccumulators());
   pm.addPass(mlir::tfc::createTfcFastMath());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
   pm.addPass(createConvertSCFToOpenMPPass());

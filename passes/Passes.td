@@ -416,6 +416,25 @@ def TfcVectorizeContractions
                            "mlir::vector::VectorDialect"];
 }
 
+def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> {
+  let summary = "Carries the accumulator of a reduction loop in a register";
+  let description = [{
+    An `scf.for` whose body loads one buffer element at indices defined
+    outside the loop, and stores to it once after (the reduction loop of a
+    linalg op lowered to loops: row sums, row maxima, row-wise dot
+    products), loads the element once before the loop, carries it through
+    `iter_args` and stores it once after. With the load and store in the
+    loop, LLVM cannot prove that the other loads do not alias the element
+    (every buffer is in one arena) and leaves the reduction scalar.
+  }];
+  let statistics = [
+    Statistic<"promotedLoops", "promoted-loops",
+              "Reduction loops whose accumulator moved into iter_args">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TfcParallelOuterLoops : Pass<"tfc-parallel-outer-loops", "mlir::ModuleOp"> {
   let summary = "Keeps the outermost scf.parallel of a nest when it is worth threads";
   let description = [{
