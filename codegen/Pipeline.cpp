@@ -130,6 +130,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // Loop nests that would step along a strided dimension innermost (a
   // depth-wise convolution's reductions) run along contiguous memory.
   pm.addPass(mlir::tfc::createTfcInterchangeLoops());
+  // Element-wise ops over [.., H, Dh] run one loop over contiguous memory,
+  // not a short Dh loop that LLVM would unroll and gather around.
+  pm.addPass(mlir::tfc::createTfcCollapseDims());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   // Each distinct linalg op becomes one kernel before anything lowers it,

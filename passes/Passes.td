@@ -145,6 +145,24 @@ def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcCollapseDims : Pass<"tfc-collapse-dims", "mlir::ModuleOp"> {
+  let summary = "Merges the trailing contiguous loops of element-wise ops";
+  let description = [{
+    On buffers, an element-wise linalg op (all loops parallel, no loop
+    indices read) whose trailing loops every operand holds contiguously in
+    memory gets them merged into one loop, so that a short innermost loop
+    (the head dimension) does not make LLVM unroll it and vectorise the
+    strided loop around it with gathers. Outside a parallel loop, the loops
+    in front keep at least 16 iterations for the threads.
+  }];
+  let statistics = [
+    Statistic<"collapsedOps", "collapsed-ops",
+              "Element-wise ops whose trailing loops were merged">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::ModuleOp"> {
   let summary = "Puts innermost the loop along every operand's contiguous dimension";
   let description = [{
