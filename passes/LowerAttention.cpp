@@ -312,19 +312,24 @@ static Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
 Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
                                Value i, Value j) {
   int64_t window = kind.getWindow(), dilation = kind.getDilation();
-  Value zero = indexConstant(b, loc, 0);
+  // Positions are `index` or a narrower integer (which vectorises better).
+  auto constant = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc,
+                                       b.getIntegerAttr(i.getType(), value));
+  };
+  Value zero = constant(0);
   if (kind.getCausal()) {
     Value back = b.create<arith::SubIOp>(loc, i, j);
     Value notFuture =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, back, zero);
     Value inWindow =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, back,
-                                indexConstant(b, loc, window * dilation));
+                                constant(window * dilation));
     Value band = b.create<arith::AndIOp>(loc, notFuture, inWindow);
     if (dilation == 1)
       return band;
     Value phase =
-        b.create<arith::RemSIOp>(loc, back, indexConstant(b, loc, dilation));
+        b.create<arith::RemSIOp>(loc, back, constant(dilation));
     Value onGrid =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
     return b.create<arith::AndIOp>(loc, band, onGrid);
@@ -332,14 +337,14 @@ Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
   int64_t reach = (window / 2) * dilation;
   Value offset = b.create<arith::SubIOp>(loc, j, i);
   Value above = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, offset,
-                                        indexConstant(b, loc, -reach));
+                                        constant(-reach));
   Value below = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, offset,
-                                        indexConstant(b, loc, reach));
+                                        constant(reach));
   Value band = b.create<arith::AndIOp>(loc, above, below);
   if (dilation == 1)
     return band;
   Value phase =
-      b.create<arith::RemSIOp>(loc, offset, indexConstant(b, loc, dilation));
+      b.create<arith::RemSIOp>(loc, offset, constant(dilation));
   Value onGrid =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
   return b.create<arith::AndIOp>(loc, band, onGrid);

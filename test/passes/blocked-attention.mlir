@@ -57,11 +57,12 @@ func.func @softmax_full(%q: tensor<1x8x4xf32>, %k: tensor<1x8x4xf32>,
 // Longformer, window 4 (2 keys on each side), dilation 2, global token 0,
 // over 16 positions in blocks of 4: a key block range of qb-1..qb+1 (the
 // band reaches 4 positions = one block each way), the global column skipped
-// in the band blocks and visited as a block of its own (gathered once), and
-// the global row recomputed over every key through the global projections.
+// in the band blocks (its flag, a float, compared with 0) and visited as a
+// block of its own (gathered once), and the global row recomputed over
+// every key through the global projections. Positions in the masks are i32.
 
 // CHECK-LABEL: func.func @longformer_global
-// CHECK: %[[FLAGS:.*]] = arith.constant dense<[true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]> : tensor<16xi1>
+// CHECK: %[[FLAGS:.*]] = arith.constant dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<16xf32>
 // CHECK: %[[GIDX:.*]] = arith.constant dense<0> : tensor<1xi64>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 1, 1, 4] {{.*}} into tensor<1x1x1x4xf32>
 // CHECK: scf.for %[[QB:[a-z0-9_]+]] =
@@ -71,8 +72,9 @@ func.func @softmax_full(%q: tensor<1x8x4xf32>, %k: tensor<1x8x4xf32>,
 // CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %[[AHEAD]]
 // CHECK: scf.for %{{.*}} = %[[LO]] to %[[HI]]
 // CHECK: tensor.extract_slice %[[FLAGS]]
-// CHECK: arith.remsi
-// CHECK: arith.xori
+// CHECK: arith.index_cast %{{.*}} : index to i32
+// CHECK: arith.remsi %{{.*}} : i32
+// CHECK: arith.cmpf oeq
 // CHECK: scf.yield
 // The global columns' block: scores against 1 gathered key, non-causal.
 // CHECK: linalg.generic {{.*}}outs(%{{.*}} : tensor<1x1x4x1xf32>)
