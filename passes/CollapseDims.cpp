@@ -53,8 +53,7 @@ constexpr int64_t kLeadingIterations = 16;
 bool contiguousFrom(MemRefType type, AffineMap map, unsigned first) {
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) ||
-      strides.back() != 1)
+  if (failed(getStridesAndOffset(type, strides, offset)))
     return false;
   // The results of `map` that are loops `first..`, in order, must be the
   // trailing dimensions of the buffer.

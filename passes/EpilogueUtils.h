@@ -65,6 +65,15 @@ inline bool isMulAddBody(linalg::LinalgOp op) {
          (mul.getLhs() == in1 && mul.getRhs() == in0);
 }
 
+/// True when the last dimension of the memref `type` has unit stride.
+inline bool hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 &&
+         succeeded(getStridesAndOffset(type, strides, offset)) &&
+         strides.back() == 1;
+}
+
 /// True when every loop of `op` is parallel.
 inline bool isAllParallel(linalg::LinalgOp op) {
   return op.getNumLoops() == op.getNumParallelLoops();

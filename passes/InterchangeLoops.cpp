@@ -28,6 +28,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "passes/EpilogueUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -53,12 +54,7 @@ std::optional<unsigned> contiguousLoopBeforeReductions(linalg::GenericOp op) {
   std::optional<unsigned> loop;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || type.getRank() == 0)
-      return std::nullopt;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(getStridesAndOffset(type, strides, offset)) ||
-        strides.back() != 1)
+    if (!type || !hasUnitInnerStride(type))
       return std::nullopt;
     AffineMap map = op.getMatchingIndexingMap(&operand);
     auto last = dyn_cast<AffineDimExpr>(map.getResults().back());

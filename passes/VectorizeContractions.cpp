@@ -132,11 +132,8 @@ bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue) {
       vectors.push_back(false);
       continue;
     }
-    SmallVector<int64_t> strides;
-    int64_t offset;
     if (cast<AffineDimExpr>(map.getResults().back()).getPosition() != nDim ||
-        failed(getStridesAndOffset(type, strides, offset)) ||
-        strides.back() != 1)
+        !hasUnitInnerStride(type))
       return false;
     vectors.push_back(true);
   }
@@ -194,10 +191,7 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   if (!plan.elementType ||
       (plan.elementType.getWidth() != 32 && plan.elementType.getWidth() != 64))
     return std::nullopt;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(cType, strides, offset)) ||
-      strides.back() != 1)
+  if (!hasUnitInnerStride(cType))
     return std::nullopt;
   plan.sizes = op.getStaticLoopRanges();
   if (llvm::any_of(plan.sizes, ShapedType::isDynamic))
@@ -241,11 +235,7 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
   plan.panelElements =
       std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
-  SmallVector<int64_t> bStrides;
-  int64_t bOffset;
-  if (succeeded(getStridesAndOffset(cast<MemRefType>(plan.b.getType()),
-                                    bStrides, bOffset)) &&
-      bStrides.back() == 1) {
+  if (hasUnitInnerStride(cast<MemRefType>(plan.b.getType()))) {
     int64_t bLast =
         cast<AffineDimExpr>(plan.bMap.getResults().back()).getPosition();
     if (bLast == plan.n)
