@@ -101,11 +101,9 @@ std::optional<Accumulators> findAccumulators(scf::ForOp loop) {
 void promote(scf::ForOp loop, const Accumulators &accumulators) {
   OpBuilder builder(loop);
   SmallVector<Value> initial;
-  for (auto [load, store] : accumulators) {
-    memref::LoadOp first = load;
+  for (auto [load, store] : accumulators)
     initial.push_back(builder.create<memref::LoadOp>(
-        first.getLoc(), first.getMemRef(), first.getIndices()));
-  }
+        load.getLoc(), load.getMemRef(), load.getIndices()));
   llvm::SmallPtrSet<Operation *, 8> moved;
   for (auto [load, store] : accumulators) {
     moved.insert(load);
@@ -123,10 +121,8 @@ void promote(scf::ForOp loop, const Accumulators &accumulators) {
           if (!moved.contains(&op))
             body.clone(op, mapping);
         SmallVector<Value> results;
-        for (auto [load, store] : accumulators) {
-          memref::StoreOp last = store;
-          results.push_back(mapping.lookupOrDefault(last.getValueToStore()));
-        }
+        for (auto [load, store] : accumulators)
+          results.push_back(mapping.lookupOrDefault(store.getValueToStore()));
         body.create<scf::YieldOp>(loc, results);
       });
   builder.setInsertionPointAfter(promoted);
