@@ -144,8 +144,8 @@ cl::opt<bool> withTraining(
 cl::opt<bool> noFusion(
     "no-fusion",
     cl::desc("Lower every tfc op on its own, without the fusion passes "
-             "(blocked attention, element-wise fusion); for comparing and "
-             "testing them"),
+             "(blocked attention, element-wise, epilogue and row fusion); "
+             "for comparing and testing them"),
     cl::init(false), cl::cat(compileCategory));
 
 cl::opt<int64_t> attentionBlock(
