@@ -22,6 +22,7 @@
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -79,6 +80,7 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
   if (options.fusion) {
     mlir::tfc::TfcBlockedAttentionOptions blocked;
     blocked.blockSize = options.attentionBlock;
+    blocked.parallelHeads = options.parallelHeads;
     pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
   }
   pm.addPass(mlir::tfc::createTfcLowerToLinalg());
@@ -142,6 +144,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcOutlineKernels(linalgKernels));
 
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
+  // Blocked attention's (batch, head) pairs become the outermost parallel
+  // loop of their nest, which the threads share.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcParallelOuterLoops());
   // Reductions carry their accumulator in a register, so that LLVM

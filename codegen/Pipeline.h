@@ -31,6 +31,10 @@ struct PipelineOptions {
   bool fusion = true;
   /// Rows of the query and key blocks of tfc-blocked-attention.
   int64_t attentionBlock = 128;
+  /// Run blocked attention's (batch, head) pairs as the parallel
+  /// iterations of an `scf.forall` (the CPU target; the GPU target maps
+  /// the block ops to kernels instead).
+  bool parallelHeads = true;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when

@@ -50,6 +50,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
 #include <limits>
@@ -142,6 +144,9 @@ struct BlockPlan {
   /// as a block of their own, and skipped in the band blocks).
   SmallVector<int64_t> globals;
   bool causal = false;
+  /// Whether each (batch, head) pair runs as one iteration of an
+  /// `scf.forall` (tfc-blocked-attention's `parallel-heads`).
+  bool parallelHeads = false;
   /// The `[S]` f32 flags of the global columns (1 at a global position),
   /// when there are globals.
   Value globalFlags;
@@ -362,9 +367,9 @@ KeyBlock sliceKeyBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
 /// Blocked attention of head-split `q, k, v [B, S, H, Dh]`: the output
 /// `[B, S, H, Dh]` and the log-sum-exp of every row, `[B, H, S]` (`+inf`
 /// for a row that sees no key, whose output is 0).
-std::pair<Value, Value> blockedForward(OpBuilder &b, Location loc,
-                                       const BlockPlan &plan, Value q, Value k,
-                                       Value v, Value mask) {
+std::pair<Value, Value> blockedForwardOf(OpBuilder &b, Location loc,
+                                         const BlockPlan &plan, Value q,
+                                         Value k, Value v, Value mask) {
   Type element = elementOf(q);
   int64_t T = plan.block;
   KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
@@ -523,9 +528,10 @@ Value scatterAddRows(OpBuilder &b, Location loc, Value rows, Value dest,
   return dest;
 }
 
-BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
-                             Value q, Value k, Value v, Value mask, Value out,
-                             Value lse, Value gradOut) {
+BlockedGrads blockedBackwardOf(OpBuilder &b, Location loc,
+                               const BlockPlan &plan, Value q, Value k, Value v,
+                               Value mask, Value out, Value lse,
+                               Value gradOut) {
   Type element = elementOf(q);
   int64_t T = plan.block;
   KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
@@ -613,6 +619,131 @@ BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
   grads.value = scatterAddRows(b, loc, loop.getResult(2), grads.value,
                                plan.globals);
   return grads;
+}
+
+//===----------------------------------------------------------------------===//
+// One (batch, head) pair per parallel iteration
+//===----------------------------------------------------------------------===//
+
+/// A tensor whose dimension 0 is the batch and `headDim` the head (-1: no
+/// head dimension, as in the padding mask `[B, S]`).
+struct HeadTensor {
+  Value value;
+  int headDim;
+};
+
+/// The offsets, sizes and strides of the (`batch`, `head`) pair of `x`.
+struct HeadSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+HeadSlice headSlice(OpBuilder &b, HeadTensor x, Value batch, Value head) {
+  HeadSlice slice;
+  for (auto [d, extent] : llvm::enumerate(shapeOf(x.value))) {
+    bool isBatch = d == 0, isHead = static_cast<int>(d) == x.headDim;
+    slice.offsets.push_back(isBatch  ? OpFoldResult(batch)
+                            : isHead ? OpFoldResult(head)
+                                     : OpFoldResult(b.getIndexAttr(0)));
+    slice.sizes.push_back(b.getIndexAttr(isBatch || isHead ? 1 : extent));
+    slice.strides.push_back(b.getIndexAttr(1));
+  }
+  return slice;
+}
+
+using HeadBody = function_ref<SmallVector<Value>(
+    OpBuilder &, Location, const BlockPlan &, ArrayRef<Value>)>;
+
+/// Runs `body` for every (batch, head) pair as the iterations of one
+/// `scf.forall` over `B * H`: the body gets `inputs` sliced to the pair
+/// (null inputs stay null) and a plan of one batch and one head, and
+/// returns one result per `outputs` entry, which is written at the pair's
+/// place in it. The iterations are independent, so the threads share them
+/// and each keeps its blocks in its own cache.
+SmallVector<Value> forEachHead(OpBuilder &b, Location loc,
+                               const BlockPlan &plan,
+                               ArrayRef<HeadTensor> inputs,
+                               ArrayRef<HeadTensor> outputs, HeadBody body) {
+  SmallVector<Value> inits;
+  for (HeadTensor output : outputs)
+    inits.push_back(output.value);
+  auto loop = b.create<scf::ForallOp>(
+      loc, ArrayRef<OpFoldResult>{b.getIndexAttr(plan.batch * plan.heads)},
+      inits, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getTerminator());
+  Value pair = loop.getInductionVar(0);
+  Value heads = indexConstant(b, loc, plan.heads);
+  Value batch = b.create<arith::DivUIOp>(loc, pair, heads);
+  Value head = b.create<arith::RemUIOp>(loc, pair, heads);
+  SmallVector<Value> sliced;
+  for (HeadTensor input : inputs) {
+    if (!input.value) {
+      sliced.push_back(Value());
+      continue;
+    }
+    HeadSlice slice = headSlice(b, input, batch, head);
+    sliced.push_back(b.create<tensor::ExtractSliceOp>(
+        loc, input.value, slice.offsets, slice.sizes, slice.strides));
+  }
+  BlockPlan pairPlan = plan;
+  pairPlan.batch = 1;
+  pairPlan.heads = 1;
+  SmallVector<Value> results = body(b, loc, pairPlan, sliced);
+  b.setInsertionPointToEnd(loop.getTerminator().getBody());
+  for (auto [result, output, shared] :
+       llvm::zip_equal(results, outputs, loop.getRegionIterArgs())) {
+    HeadSlice slice = headSlice(b, HeadTensor{shared, output.headDim}, batch,
+                                head);
+    b.create<tensor::ParallelInsertSliceOp>(loc, result, shared, slice.offsets,
+                                            slice.sizes, slice.strides);
+  }
+  return loop.getResults();
+}
+
+/// blockedForwardOf, one (batch, head) pair per parallel iteration when
+/// `plan.parallelHeads`.
+std::pair<Value, Value> blockedForward(OpBuilder &b, Location loc,
+                                       const BlockPlan &plan, Value q, Value k,
+                                       Value v, Value mask) {
+  if (!plan.parallelHeads)
+    return blockedForwardOf(b, loc, plan, q, k, v, mask);
+  Type element = elementOf(q);
+  Value out = emptyTensor(b, loc, shapeOf(q), element);
+  Value lse =
+      emptyTensor(b, loc, {plan.batch, plan.heads, plan.length}, element);
+  SmallVector<Value> results = forEachHead(
+      b, loc, plan, {{q, 2}, {k, 2}, {v, 2}, {mask, -1}}, {{out, 2}, {lse, 1}},
+      [](OpBuilder &nb, Location nloc, const BlockPlan &pairPlan,
+         ArrayRef<Value> in) -> SmallVector<Value> {
+        auto [pairOut, pairLse] =
+            blockedForwardOf(nb, nloc, pairPlan, in[0], in[1], in[2], in[3]);
+        return {pairOut, pairLse};
+      });
+  return {results[0], results[1]};
+}
+
+/// blockedBackwardOf, one (batch, head) pair per parallel iteration when
+/// `plan.parallelHeads`.
+BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
+                             Value q, Value k, Value v, Value mask, Value out,
+                             Value lse, Value gradOut) {
+  if (!plan.parallelHeads)
+    return blockedBackwardOf(b, loc, plan, q, k, v, mask, out, lse, gradOut);
+  Type element = elementOf(q);
+  SmallVector<HeadTensor> grads;
+  for (int i = 0; i < 3; ++i)
+    grads.push_back({emptyTensor(b, loc, shapeOf(q), element), 2});
+  SmallVector<Value> results = forEachHead(
+      b, loc, plan,
+      {{q, 2}, {k, 2}, {v, 2}, {mask, -1}, {out, 2}, {lse, 1}, {gradOut, 2}},
+      grads,
+      [](OpBuilder &nb, Location nloc, const BlockPlan &pairPlan,
+         ArrayRef<Value> in) -> SmallVector<Value> {
+        BlockedGrads pair = blockedBackwardOf(nb, nloc, pairPlan, in[0], in[1],
+                                              in[2], in[3], in[4], in[5], in[6]);
+        return {pair.query, pair.key, pair.value};
+      });
+  return {results[0], results[1], results[2]};
 }
 
 //===----------------------------------------------------------------------===//
@@ -838,6 +969,8 @@ struct TfcBlockedAttentionPass
     }
     for (AttentionOp forward : forwards) {
       std::optional<BlockPlan> plan = planFor(forward, blockSize);
+      if (plan)
+        plan->parallelHeads = parallelHeads;
       SmallVector<AttentionGradOp> paired = gradsOf.lookup(forward);
       if (!plan) {
         unpaired.append(paired);
@@ -847,9 +980,29 @@ struct TfcBlockedAttentionPass
       for (AttentionGradOp grad : paired)
         rewriteAttentionGrad(grad, *plan, results);
     }
-    for (AttentionGradOp grad : unpaired)
-      if (std::optional<BlockPlan> plan = planFor(grad, blockSize))
+    for (AttentionGradOp grad : unpaired) {
+      if (std::optional<BlockPlan> plan = planFor(grad, blockSize)) {
+        plan->parallelHeads = parallelHeads;
         rewriteAttentionGrad(grad, *plan, std::nullopt);
+      }
+    }
+    if (parallelHeads)
+      dropPairDims();
+  }
+
+  /// Inside the per-pair loops, the batch and head dimensions have one
+  /// element: the ops drop them, so that each works on `[T, T]` and
+  /// `[T, Dh]` blocks (whose rows tfc-fuse-rows can then fuse).
+  void dropPairDims() {
+    SmallVector<scf::ForallOp> loops;
+    getOperation().walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+    linalg::ControlDropUnitDims options;
+    RewritePatternSet patterns(&getContext());
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, options);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (scf::ForallOp loop : loops)
+      if (failed(applyPatternsAndFoldGreedily(loop, frozen)))
+        return signalPassFailure();
   }
 };
 

@@ -15,6 +15,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -95,6 +96,14 @@ void serialize(scf::ParallelOp loop, unsigned keep) {
   SmallVector<Value> upper = loop.getUpperBound();
   SmallVector<Value> steps = loop.getStep();
   IRMapping mapping;
+  // A parallel body is an allocation scope; a sequential one is not. Its
+  // stack buffers (constant sizes, private to an iteration) serve every
+  // iteration from before the loops instead of growing the stack at each.
+  if (keep == 0) {
+    for (auto alloca : loop.getBody()->getOps<memref::AllocaOp>())
+      if (alloca->getNumOperands() == 0)
+        mapping.map(alloca.getResult(), builder.clone(*alloca)->getResult(0));
+  }
   if (keep > 0) {
     auto outer = builder.create<scf::ParallelOp>(
         loc, ArrayRef(lower).take_front(keep), ArrayRef(upper).take_front(keep),
@@ -109,7 +118,8 @@ void serialize(scf::ParallelOp loop, unsigned keep) {
     builder.setInsertionPointToStart(forOp.getBody());
   }
   for (Operation &op : loop.getBody()->without_terminator())
-    builder.clone(op, mapping);
+    if (!isa<memref::AllocaOp>(op) || !mapping.contains(op.getResult(0)))
+      builder.clone(op, mapping);
   loop.erase();
 }
 

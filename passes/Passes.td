@@ -87,10 +87,20 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     length, or the whole length when shorter). Other kinds, and attentions
     whose query and key lengths differ or have no such block size, are left
     to tfc-lower-to-linalg's dense lowering.
+
+    With `parallel-heads` (the CPU target), the block loops of each
+    (batch, head) pair are one iteration of an `scf.forall` over all pairs,
+    and the ops inside it drop the pair's unit dimensions: each thread runs
+    a pair's blocks one after another on `[T, T]` and `[T, Dh]` buffers
+    that stay in its cache, where each op over `[B, H, T, T]` would stream
+    the whole batch and fork the threads.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
-           "Rows of a query block and columns of a key block">
+           "Rows of a query block and columns of a key block">,
+    Option<"parallelHeads", "parallel-heads", "bool", /*default=*/"false",
+           "Run the blocks of each (batch, head) pair as one iteration of an "
+           "scf.forall, on blocks without batch and head dimensions">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
@@ -324,8 +334,12 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     free offset), so the arena holds the peak of live activations, not
     their sum. The generated entry points are not re-entrant, so a step
     reuses the same memory as the step before: no allocator calls and no
-    fresh pages after the first step. An allocation left inside a loop (one
-    whose buffer escapes an iteration) is an error.
+    fresh pages after the first step. An allocation in the body of an
+    `scf.forall` (blocked attention's (batch, head) pairs) belongs to one
+    iteration and to the thread that runs it: it becomes a `memref.alloca`
+    there while the body's buffers take at most 1 MiB, else a heap buffer
+    freed at the end of the iteration. Any other allocation left inside a
+    loop (one whose buffer escapes an iteration) is an error.
 
     When the module holds the manifest (`tfc_model_manifest`, from
     tfc-export-abi), its `activation_bytes` record becomes the arena bytes
@@ -336,7 +350,8 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::LLVM::LLVMDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
@@ -464,7 +479,9 @@ def TfcParallelOuterLoops : Pass<"tfc-parallel-outer-loops", "mlir::ModuleOp"> {
     loops, which LLVM vectorises (a collapsed OpenMP loop recomputes every
     index with divisions and does not vectorise). What is left parallel is
     one loop per kernel, which `convert-scf-to-openmp` turns into a single
-    fork and join.
+    fork and join. When a loop becomes sequential whole, the stack buffers
+    at the start of its body (a parallel body is an allocation scope, a
+    sequential one is not) move before it and serve every iteration.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"8192",

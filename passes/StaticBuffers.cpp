@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::tfc {
@@ -147,6 +148,17 @@ void recordArenaSizes(ModuleOp module,
   setManifestRecord(module, "arena_bytes", std::to_string(totalArenaBytes));
 }
 
+/// The stack bytes one iteration of a parallel loop may take for its
+/// private buffers (a worker thread of libomp has 4 MiB of stack).
+constexpr int64_t kPrivateStackBytes = 1 << 20;
+
+/// The bytes of a buffer of static shape (at least 1).
+int64_t bufferBytes(MemRefType type) {
+  int64_t bits =
+      type.getNumElements() * type.getElementType().getIntOrFloatBitWidth();
+  return std::max<int64_t>((bits + 7) / 8, 1);
+}
+
 /// The buffers of one function, placed in an arena of `bytes` bytes.
 struct FunctionPlan {
   func::FuncOp func;
@@ -205,8 +217,40 @@ struct TfcStaticBuffersPass
     recordArenaSizes(module, arenas, totalBytes);
   }
 
+  /// Makes the allocations in the body of each `scf.forall` of `func`
+  /// private to an iteration: on the stack of the thread that runs it
+  /// (`memref.alloca`; the forall is an allocation scope) while they take
+  /// at most kPrivateStackBytes, else on the heap, freed at the end of the
+  /// iteration.
+  void privatizeLoopBuffers(func::FuncOp func) {
+    func.walk([&](scf::ForallOp loop) {
+      Block &body = *loop.getBody();
+      SmallVector<memref::AllocOp> allocs;
+      int64_t bytes = 0;
+      for (auto alloc : body.getOps<memref::AllocOp>()) {
+        if (!alloc.getType().hasStaticShape())
+          continue;
+        allocs.push_back(alloc);
+        bytes += bufferBytes(alloc.getType());
+      }
+      for (memref::AllocOp alloc : allocs) {
+        if (bytes <= kPrivateStackBytes) {
+          OpBuilder builder(alloc);
+          auto alloca = builder.create<memref::AllocaOp>(
+              alloc.getLoc(), alloc.getType(), alloc.getAlignmentAttr());
+          alloc.getResult().replaceAllUsesWith(alloca);
+          alloc.erase();
+          continue;
+        }
+        OpBuilder atEnd(loop.getTerminator());
+        atEnd.create<memref::DeallocOp>(alloc.getLoc(), alloc);
+      }
+    });
+  }
+
   /// Collects the allocations of `func` and their offsets in its arena.
   LogicalResult planBuffers(func::FuncOp func, FunctionPlan &plan) {
+    privatizeLoopBuffers(func);
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> positions;
     int64_t position = 0;
@@ -220,15 +264,14 @@ struct TfcStaticBuffersPass
                                "tfc needs static buffers";
         return WalkResult::interrupt();
       }
+      if (isa<scf::ForallOp>(alloc->getParentOp()))
+        return WalkResult::advance();
       if (alloc->getParentOfType<LoopLikeOpInterface>()) {
         alloc.emitOpError() << "is inside a loop and cannot become a static "
                                "buffer";
         return WalkResult::interrupt();
       }
-      int64_t bits = type.getNumElements() *
-                     type.getElementType().getIntOrFloatBitWidth();
-      int64_t bytes = std::max<int64_t>((bits + 7) / 8, 1);
-      plan.allocations.push_back({alloc, bytes,
+      plan.allocations.push_back({alloc, bufferBytes(type),
                                   positionIn(block, alloc, positions),
                                   lastUse(alloc, block, positions)});
       return WalkResult::advance();

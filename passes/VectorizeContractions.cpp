@@ -27,7 +27,9 @@
 // and head loops of attention) forks once instead: the leading parallel
 // outer loops become one `scf.parallel`, each iteration packs into a panel
 // of its own on the stack (`memref.alloca` in a `memref.alloca_scope`), and
-// its row blocks run in order.
+// its row blocks run in order. A contraction inside a parallel loop
+// already (blocked attention's per-head `scf.forall`) runs on the thread of
+// its iteration, with a panel on that thread's stack.
 //
 // When C is filled with zeros right before the contraction, the fill is
 // dropped and the accumulators of the first K panel start from zero.
@@ -100,6 +102,12 @@ struct ContractionPlan {
   /// How many leading `outer` loops run as one `scf.parallel` with a stack
   /// panel per iteration (0: the row blocks are split instead).
   unsigned parallelOuter = 0;
+  /// The outermost parallel loop (`scf.forall` or `scf.parallel`) that the
+  /// contraction runs in, or null. Such a contraction runs on the thread of
+  /// its iteration and packs into a panel on that thread's stack (allocated
+  /// at the start of the loop's body), since other threads use the shared
+  /// one.
+  Operation *parallelLoop = nullptr;
   /// The `linalg.fill` of zeros into C that the kernel makes redundant by
   /// starting its accumulators from zero (erased with the op), or null.
   linalg::FillOp zeroFill;
@@ -264,8 +272,13 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
       }))
     plan.zeroFill = precedingZeroFill(op, plan.c);
   int64_t panelBytes = plan.panelElements * plan.elementType.getWidth() / 8;
-  if (lead > 0 && iterations >= kParallelOuterIterations &&
-      macs >= kParallelMacs && panelBytes <= kStackPanelBytes)
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<scf::ForallOp, scf::ParallelOp>(parent))
+      plan.parallelLoop = parent;
+  if (!plan.parallelLoop && lead > 0 &&
+      iterations >= kParallelOuterIterations && macs >= kParallelMacs &&
+      panelBytes <= kStackPanelBytes)
     plan.parallelOuter = lead;
   return plan;
 }
@@ -529,8 +542,8 @@ private:
   bool splitsRows() const {
     int64_t mSize = plan.m < 0 ? 1 : plan.sizes[plan.m];
     int64_t macs = mSize * plan.sizes[plan.n] * plan.sizes[plan.k];
-    return plan.parallelOuter == 0 && macs >= kParallelMacs &&
-           mSize > rowsPerBlock;
+    return plan.parallelOuter == 0 && !plan.parallelLoop &&
+           macs >= kParallelMacs && mSize > rowsPerBlock;
   }
 
   /// A loop from `lower` to `upper` by `step`, an `scf.parallel` when
@@ -778,11 +791,27 @@ struct TfcVectorizeContractionsPass
     // One packing panel per element type, as large as the largest use;
     // contractions run one after another, so they share it.
     llvm::DenseMap<Type, int64_t> panelSizes;
+    // Inside a parallel loop, one panel per element type on the stack of
+    // each iteration, as large as the largest use in the loop.
+    llvm::DenseMap<std::pair<Operation *, Type>, int64_t> loopPanelSizes;
     for (ContractionPlan &plan : plans) {
+      if (plan.parallelLoop) {
+        int64_t &size = loopPanelSizes[{plan.parallelLoop, plan.elementType}];
+        size = std::max(size, plan.panelElements);
+        continue;
+      }
       if (plan.parallelOuter > 0)
         continue;
       int64_t &size = panelSizes[plan.elementType];
       size = std::max(size, plan.panelElements);
+    }
+    llvm::DenseMap<std::pair<Operation *, Type>, Value> loopPanels;
+    for (auto [key, size] : loopPanelSizes) {
+      Block &body = key.first->getRegion(0).front();
+      OpBuilder at(&body, body.begin());
+      loopPanels[key] = at.create<memref::AllocaOp>(
+          key.first->getLoc(), MemRefType::get({size}, key.second),
+          at.getI64IntegerAttr(64));
     }
     llvm::DenseMap<Type, memref::GlobalOp> panels;
     OpBuilder builder(&getContext());
@@ -803,7 +832,9 @@ struct TfcVectorizeContractionsPass
       if (plan.epilogue)
         plan.op->moveBefore(plan.epilogue);
       Value panel;
-      if (plan.parallelOuter == 0) {
+      if (plan.parallelLoop) {
+        panel = loopPanels.lookup({plan.parallelLoop, plan.elementType});
+      } else if (plan.parallelOuter == 0) {
         memref::GlobalOp global = panels[plan.elementType];
         OpBuilder at(plan.op);
         panel = at.create<memref::GetGlobalOp>(

@@ -1,4 +1,5 @@
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention=block-size=4 | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-blocked-attention="block-size=4 parallel-heads=1" | FileCheck %s --check-prefix=PAIRS
 
 // Causal softmax attention over 8 positions in blocks of 4: an outer loop
 // over the 2 query blocks, an inner loop over key blocks 0..qb only (the
@@ -23,6 +24,28 @@
 // CHECK: math.log
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[ROW]], 0, 0] [2, 4, 2, 4]
 // CHECK: tensor.collapse_shape %[[OUT]]#0
+
+// With parallel-heads, the block loops run once per (batch, head) pair, in
+// the iterations of one scf.forall over the 2 x 2 pairs, on blocks without
+// the unit batch and head dimensions (4x4 scores, not 1x1x4x4); each pair
+// writes its rows of the output and the log-sum-exp.
+
+// PAIRS-LABEL: func.func @softmax_causal
+// PAIRS: %[[OUT:.*]]:2 = scf.forall (%[[PAIR:.*]]) in (4) shared_outs({{.*}}) -> (tensor<2x8x2x4xf32>, tensor<2x2x8xf32>)
+// PAIRS: %[[B:.*]] = arith.divui %[[PAIR]], %c2
+// PAIRS: %[[H:.*]] = arith.remui %[[PAIR]], %c2
+// PAIRS: tensor.extract_slice %{{.*}}[%[[B]], 0, %[[H]], 0] [1, 8, 1, 4] [1, 1, 1, 1] : tensor<2x8x2x4xf32> to tensor<8x4xf32>
+// PAIRS: tensor.extract_slice %{{.*}}[%[[B]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
+// PAIRS: scf.for
+// PAIRS: scf.for
+// PAIRS: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<4x4xf32>)
+// PAIRS: arith.cmpi sle
+// PAIRS: math.exp
+// PAIRS: math.log
+// PAIRS: scf.forall.in_parallel
+// PAIRS-NEXT: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], 0, %[[H]], 0] [1, 8, 1, 4]
+// PAIRS-NEXT: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], %[[H]], 0] [1, 1, 8]
+// PAIRS: tensor.collapse_shape %[[OUT]]#0
 func.func @softmax_causal(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
                           %v: tensor<2x8x8xf32>, %m: tensor<2x8xf32>)
     -> tensor<2x8x8xf32> {
@@ -115,6 +138,20 @@ func.func @longformer_global(%q: tensor<1x16x4xf32>, %k: tensor<1x16x4xf32>,
 // CHECK: scf.yield
 // CHECK: scf.yield
 // CHECK: return
+
+// With parallel-heads, the forward and the gradient are one scf.forall
+// each over the 1 x 2 pairs; the gradient writes each pair's dQ, dK and dV.
+
+// PAIRS-LABEL: func.func @softmax_causal_grad
+// PAIRS: scf.forall (%{{.*}}) in (2) shared_outs({{.*}}) -> (tensor<1x8x2x4xf32>, tensor<1x2x8xf32>)
+// PAIRS: math.log
+// PAIRS: scf.forall (%{{.*}}) in (2) shared_outs({{.*}}) -> (tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>)
+// PAIRS: scf.for
+// PAIRS: scf.for
+// PAIRS: math.exp
+// PAIRS: scf.forall.in_parallel
+// PAIRS-COUNT-3: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, %{{.*}}, 0] [1, 8, 1, 4]
+// PAIRS: return
 func.func @softmax_causal_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
                                %v: tensor<1x8x8xf32>, %g: tensor<1x8x8xf32>)
     -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) {

@@ -87,3 +87,35 @@ func.func @prefix(%m: memref<8x8x64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A parallel loop that becomes sequential whole (too little work) takes its
+// stack buffers along: a parallel body is an allocation scope, an scf.for
+// body is not, so the alloca moves before the loop and serves every
+// iteration instead of growing the stack at each.
+
+// CHECK-LABEL: func.func @stack_buffers
+// CHECK: %[[BUF:.*]] = memref.alloca() : memref<16xf32>
+// CHECK-NEXT: scf.for
+// CHECK-NOT: memref.alloca
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// ALL-LABEL: func.func @stack_buffers
+// ALL: scf.parallel
+// ALL-NEXT: memref.alloca() : memref<16xf32>
+func.func @stack_buffers(%m: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %buf = memref.alloca() : memref<16xf32>
+    scf.for %j = %c0 to %c16 step %c1 {
+      memref.store %one, %buf[%j] : memref<16xf32>
+    }
+    %x = memref.load %buf[%c0] : memref<16xf32>
+    memref.store %x, %m[%i, %c0] : memref<4x16xf32>
+  }
+  return
+}

@@ -119,3 +119,68 @@ func.func @entry_optimizer() {
   "test.use"(%a) : (memref<512xf32>) -> ()
   return
 }
+
+// -----
+
+// The buffers in the body of an scf.forall belong to one iteration: they go
+// on the stack of the thread that runs it (the forall is an allocation
+// scope), not into the arena that every thread shares. The buffer outside
+// the loop still goes into the arena.
+
+// CHECK-LABEL: func.func @forall_private
+// CHECK: memref.view
+// CHECK: scf.forall
+// CHECK-NEXT: %[[A:.*]] = memref.alloca() {alignment = 64 : i64} : memref<128x128xf32>
+// CHECK-NEXT: %[[B:.*]] = memref.alloca() {alignment = 64 : i64} : memref<128xf32>
+// CHECK-NOT: memref.alloc()
+// CHECK: "test.use"(%[[A]], %[[B]], %{{.*}})
+func.func @forall_private() {
+  %out = memref.alloc() : memref<64x128xf32>
+  scf.forall (%i) in (64) {
+    %a = memref.alloc() {alignment = 64 : i64} : memref<128x128xf32>
+    %b = memref.alloc() {alignment = 64 : i64} : memref<128xf32>
+    "test.use"(%a, %b, %out) : (memref<128x128xf32>, memref<128xf32>, memref<64x128xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
+// More than 1 MiB per iteration (two 512 KiB buffers and one more) would
+// risk a worker thread's stack: the buffers come from the heap and are freed
+// at the end of the iteration.
+
+// CHECK-LABEL: func.func @forall_heap
+// CHECK: scf.forall
+// CHECK-NEXT: %[[A:.*]] = memref.alloc() : memref<512x256xf32>
+// CHECK-NEXT: %[[B:.*]] = memref.alloc() : memref<512x256xf32>
+// CHECK-NEXT: %[[C:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT: "test.use"(%[[A]], %[[B]], %[[C]])
+// CHECK-DAG: memref.dealloc %[[A]]
+// CHECK-DAG: memref.dealloc %[[B]]
+// CHECK-DAG: memref.dealloc %[[C]]
+// CHECK-NOT: memref.alloca
+func.func @forall_heap() {
+  scf.forall (%i) in (64) {
+    %a = memref.alloc() : memref<512x256xf32>
+    %b = memref.alloc() : memref<512x256xf32>
+    %c = memref.alloc() : memref<16xf32>
+    "test.use"(%a, %b, %c) : (memref<512x256xf32>, memref<512x256xf32>, memref<16xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
+// Any other allocation left inside a loop escapes an iteration: an error.
+
+func.func @loop_alloc(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @below {{is inside a loop and cannot become a static buffer}}
+    %a = memref.alloc() : memref<16xf32>
+    "test.use"(%a) : (memref<16xf32>) -> ()
+  }
+  return
+}

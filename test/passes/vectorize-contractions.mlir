@@ -166,6 +166,68 @@ func.func @outer_parallel(%q: memref<4x64x4x64xf32>, %k: memref<4x64x4x64xf32>,
 
 // -----
 
+// Contractions inside a parallel loop (blocked attention's per-head
+// scf.forall): each iteration runs on one thread, so the kernels neither
+// fork nor use the global panel that the threads share. The loop's body
+// starts with one stack panel as large as its largest contraction's
+// (scores: K = 32 deep, N = 64 wide; values: N = 32 padded to 32 columns,
+// K = 64 deep), and both kernels pack into it.
+
+#rows = affine_map<(i, j, d) -> (i, d)>
+#cols = affine_map<(i, j, d) -> (j, d)>
+#out = affine_map<(i, j, d) -> (i, j)>
+#pv_p = affine_map<(i, e, j) -> (i, j)>
+#pv_v = affine_map<(i, e, j) -> (j, e)>
+#pv_o = affine_map<(i, e, j) -> (i, e)>
+// CHECK-NOT: memref.global
+// CHECK-LABEL: func.func @in_parallel_loop
+// CHECK: scf.forall
+// CHECK-NEXT: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2048xf32>
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: memref.alloca_scope
+// CHECK: vector.store %{{.*}}, %[[PANEL]]
+// CHECK: vector.load %[[PANEL]]
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[PANEL]]
+// CHECK: vector.load %[[PANEL]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+func.func @in_parallel_loop(%q: memref<8x64x32xf32>, %k: memref<8x64x32xf32>,
+                            %o: memref<8x64x32xf32>) {
+  scf.forall (%h) in (8) {
+    %qh = memref.subview %q[%h, 0, 0] [1, 64, 32] [1, 1, 1]
+        : memref<8x64x32xf32> to memref<64x32xf32, strided<[32, 1], offset: ?>>
+    %kh = memref.subview %k[%h, 0, 0] [1, 64, 32] [1, 1, 1]
+        : memref<8x64x32xf32> to memref<64x32xf32, strided<[32, 1], offset: ?>>
+    %oh = memref.subview %o[%h, 0, 0] [1, 64, 32] [1, 1, 1]
+        : memref<8x64x32xf32> to memref<64x32xf32, strided<[32, 1], offset: ?>>
+    %s = memref.alloca() : memref<64x64xf32>
+    linalg.generic {indexing_maps = [#rows, #cols, #out],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%qh, %kh : memref<64x32xf32, strided<[32, 1], offset: ?>>,
+                       memref<64x32xf32, strided<[32, 1], offset: ?>>)
+        outs(%s : memref<64x64xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %kh : memref<64x64xf32>,
+                      memref<64x32xf32, strided<[32, 1], offset: ?>>)
+        outs(%oh : memref<64x32xf32, strided<[32, 1], offset: ?>>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    }
+  }
+  return
+}
+
+// -----
+
 // A fill of zeros right before the contraction is erased: K = 32 fits one
 // panel, so the accumulators start from zeros and C is never loaded.
 

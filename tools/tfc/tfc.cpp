@@ -588,6 +588,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.train = withTraining;
     pipeline.fusion = !noFusion;
     pipeline.attentionBlock = attentionBlock;
+    pipeline.parallelHeads = !cuda && !gpuEmulate;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
