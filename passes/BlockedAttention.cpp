@@ -949,6 +949,11 @@ struct TfcBlockedAttentionPass
           << blockSize;
       return signalPassFailure();
     }
+    // The loops over (batch, head) pairs are the foralls that the rewrites
+    // add.
+    llvm::DenseSet<Operation *> earlierLoops;
+    getOperation().walk(
+        [&](scf::ForallOp loop) { earlierLoops.insert(loop); });
     // Gradients first find their forward, so that the forward's rewrite
     // keeps its output and log-sum-exp for them.
     SmallVector<AttentionOp> forwards;
@@ -987,15 +992,18 @@ struct TfcBlockedAttentionPass
       }
     }
     if (parallelHeads)
-      dropPairDims();
+      dropPairDims(earlierLoops);
   }
 
   /// Inside the per-pair loops, the batch and head dimensions have one
   /// element: the ops drop them, so that each works on `[T, T]` and
   /// `[T, Dh]` blocks (whose rows tfc-fuse-rows can then fuse).
-  void dropPairDims() {
+  void dropPairDims(const llvm::DenseSet<Operation *> &earlierLoops) {
     SmallVector<scf::ForallOp> loops;
-    getOperation().walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+    getOperation().walk([&](scf::ForallOp loop) {
+      if (!earlierLoops.contains(loop))
+        loops.push_back(loop);
+    });
     linalg::ControlDropUnitDims options;
     RewritePatternSet patterns(&getContext());
     linalg::populateFoldUnitExtentDimsPatterns(patterns, options);

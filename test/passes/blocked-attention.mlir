@@ -226,3 +226,31 @@ func.func @forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
       -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
   return %a, %dq, %dk, %dv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
 }
+
+// -----
+
+// A forall that was there before the pass is not one of its pair loops:
+// its ops keep their unit dimensions.
+
+// PAIRS-LABEL: func.func @other_forall
+// PAIRS: scf.forall
+// PAIRS: linalg.generic {{.*}}outs(%{{.*}} : tensor<1x4xf32>)
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @other_forall(%x: tensor<4x1x4xf32>) -> tensor<4x1x4xf32> {
+  %r = scf.forall (%i) in (4) shared_outs(%o = %x) -> (tensor<4x1x4xf32>) {
+    %s = tensor.extract_slice %x[%i, 0, 0] [1, 1, 4] [1, 1, 1]
+        : tensor<4x1x4xf32> to tensor<1x4xf32>
+    %d = linalg.generic {indexing_maps = [#id2, #id2],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%s : tensor<1x4xf32>) outs(%s : tensor<1x4xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %a : f32
+      linalg.yield %t : f32
+    } -> tensor<1x4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %d into %o[%i, 0, 0] [1, 1, 4] [1, 1, 1]
+          : tensor<1x4xf32> into tensor<4x1x4xf32>
+    }
+  }
+  return %r : tensor<4x1x4xf32>
+}
