@@ -938,6 +938,23 @@ AttentionOp findForward(AttentionGradOp grad) {
   return nullptr;
 }
 
+/// A reshape of a `tensor.empty` of static shape is an empty of its
+/// result's shape.
+template <typename ReshapeOp>
+struct EmptyReshapeFolding : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(reshape.getType());
+    if (!reshape.getSrc().template getDefiningOp<tensor::EmptyOp>() ||
+        !type || !type.hasStaticShape())
+      return failure();
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(reshape, type.getShape(),
+                                                 type.getElementType());
+    return success();
+  }
+};
+
 struct TfcBlockedAttentionPass
     : public tfc::impl::TfcBlockedAttentionBase<TfcBlockedAttentionPass> {
   using TfcBlockedAttentionBase::TfcBlockedAttentionBase;
@@ -1007,6 +1024,11 @@ struct TfcBlockedAttentionPass
     linalg::ControlDropUnitDims options;
     RewritePatternSet patterns(&getContext());
     linalg::populateFoldUnitExtentDimsPatterns(patterns, options);
+    // Reshapes of tensor.empty become empties of the new shape: a fill into
+    // a collapsed empty would escape tfc-unshare-fills once CSE merges it,
+    // and cost a fill and a copy per block.
+    patterns.add<EmptyReshapeFolding<tensor::CollapseShapeOp>,
+                 EmptyReshapeFolding<tensor::ExpandShapeOp>>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (scf::ForallOp loop : loops)
       if (failed(applyPatternsAndFoldGreedily(loop, frozen)))

@@ -27,7 +27,9 @@
 
 // With parallel-heads, the block loops run once per (batch, head) pair, in
 // the iterations of one scf.forall over the 2 x 2 pairs, on blocks without
-// the unit batch and head dimensions (4x4 scores, not 1x1x4x4); each pair
+// the unit batch and head dimensions (4x4 scores, not 1x1x4x4; the zeros
+// they start from are filled into a 4x4 tensor.empty, not into a reshape
+// of a 1x1x4x4 one, which tfc-unshare-fills would not see); each pair
 // writes its rows of the output and the log-sum-exp.
 
 // PAIRS-LABEL: func.func @softmax_causal
@@ -38,7 +40,9 @@
 // PAIRS: tensor.extract_slice %{{.*}}[%[[B]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
 // PAIRS: scf.for
 // PAIRS: scf.for
-// PAIRS: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<4x4xf32>)
+// PAIRS: %[[EMPTY:.*]] = tensor.empty() : tensor<4x4xf32>
+// PAIRS-NEXT: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[EMPTY]] : tensor<4x4xf32>)
+// PAIRS-NEXT: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}}outs(%[[ZEROS]] : tensor<4x4xf32>)
 // PAIRS: arith.cmpi sle
 // PAIRS: math.exp
 // PAIRS: math.log
