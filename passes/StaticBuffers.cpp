@@ -219,22 +219,23 @@ struct TfcStaticBuffersPass
 
   /// Makes the allocations in the body of each `scf.forall` of `func`
   /// private to an iteration: on the stack of the thread that runs it
-  /// (`memref.alloca`; the forall is an allocation scope) while they take
-  /// at most kPrivateStackBytes, else on the heap, freed at the end of the
-  /// iteration.
+  /// (`memref.alloca`; the forall is an allocation scope), smallest first,
+  /// while they take at most kPrivateStackBytes together; the larger rest
+  /// on the heap, freed at the end of the iteration.
   void privatizeLoopBuffers(func::FuncOp func) {
     func.walk([&](scf::ForallOp loop) {
       Block &body = *loop.getBody();
       SmallVector<memref::AllocOp> allocs;
-      int64_t bytes = 0;
-      for (auto alloc : body.getOps<memref::AllocOp>()) {
-        if (!alloc.getType().hasStaticShape())
-          continue;
-        allocs.push_back(alloc);
-        bytes += bufferBytes(alloc.getType());
-      }
+      for (auto alloc : body.getOps<memref::AllocOp>())
+        if (alloc.getType().hasStaticShape())
+          allocs.push_back(alloc);
+      llvm::stable_sort(allocs, [](memref::AllocOp a, memref::AllocOp b) {
+        return bufferBytes(a.getType()) < bufferBytes(b.getType());
+      });
+      int64_t stackBytes = 0;
       for (memref::AllocOp alloc : allocs) {
-        if (bytes <= kPrivateStackBytes) {
+        stackBytes += bufferBytes(alloc.getType());
+        if (stackBytes <= kPrivateStackBytes) {
           OpBuilder builder(alloc);
           auto alloca = builder.create<memref::AllocaOp>(
               alloc.getLoc(), alloc.getType(), alloc.getAlignmentAttr());
