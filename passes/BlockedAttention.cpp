@@ -772,7 +772,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// The plan of `op` (a tfc.attention or tfc.attention_grad), or nothing
 /// when the pass leaves it to the dense lowering.
 template <typename OpT>
-std::optional<BlockPlan> planFor(OpT op, int64_t preferredBlock) {
+std::optional<BlockPlan> planFor(OpT op, int64_t preferredBlock,
+                                 bool parallelHeads) {
   auto q = dyn_cast<RankedTensorType>(op.getQuery().getType());
   auto k = dyn_cast<RankedTensorType>(op.getKey().getType());
   if (!q || !k || !q.hasStaticShape() || !k.hasStaticShape() ||
@@ -788,6 +789,7 @@ std::optional<BlockPlan> planFor(OpT op, int64_t preferredBlock) {
     return std::nullopt;
   plan.blocks = plan.length / plan.block;
   plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.headDim));
+  plan.parallelHeads = parallelHeads;
   Attribute kind = op.getKind();
   if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
     plan.causal = softmax.getCausal();
@@ -990,9 +992,8 @@ struct TfcBlockedAttentionPass
         unpaired.push_back(grad);
     }
     for (AttentionOp forward : forwards) {
-      std::optional<BlockPlan> plan = planFor(forward, blockSize);
-      if (plan)
-        plan->parallelHeads = parallelHeads;
+      std::optional<BlockPlan> plan =
+          planFor(forward, blockSize, parallelHeads);
       SmallVector<AttentionGradOp> paired = gradsOf.lookup(forward);
       if (!plan) {
         unpaired.append(paired);
@@ -1002,12 +1003,10 @@ struct TfcBlockedAttentionPass
       for (AttentionGradOp grad : paired)
         rewriteAttentionGrad(grad, *plan, results);
     }
-    for (AttentionGradOp grad : unpaired) {
-      if (std::optional<BlockPlan> plan = planFor(grad, blockSize)) {
-        plan->parallelHeads = parallelHeads;
+    for (AttentionGradOp grad : unpaired)
+      if (std::optional<BlockPlan> plan =
+              planFor(grad, blockSize, parallelHeads))
         rewriteAttentionGrad(grad, *plan, std::nullopt);
-      }
-    }
     if (parallelHeads)
       dropPairDims(earlierLoops);
   }

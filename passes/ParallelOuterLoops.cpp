@@ -103,8 +103,7 @@ void serialize(scf::ParallelOp loop, unsigned keep) {
     for (auto alloca : loop.getBody()->getOps<memref::AllocaOp>())
       if (alloca->getNumOperands() == 0)
         mapping.map(alloca.getResult(), builder.clone(*alloca)->getResult(0));
-  }
-  if (keep > 0) {
+  } else {
     auto outer = builder.create<scf::ParallelOp>(
         loc, ArrayRef(lower).take_front(keep), ArrayRef(upper).take_front(keep),
         ArrayRef(steps).take_front(keep));
