@@ -14,6 +14,7 @@
 //       pack B[kc:kc+KC, :] into a zero-padded panel [Npad/NR][KC][NR]
 //       scf.parallel mb over row blocks of MR   // the threads split rows
 //         for n0 in [0, Npad) step NR
+//           prefetch the next tile's C
 //           acc[MR][NR] = C[m0:m0+MR, n0:n0+NR]  (masked at the N edge)
 //           for k in [0, KC): acc[r] += bcast(A[m0+r, k]) * Bpanel[n0/NR][k]
 //           C[m0:m0+MR, n0:n0+NR] = acc
@@ -616,6 +617,8 @@ private:
         cIndices.push_back(indices(plan.cMap));
       }
     }
+    if (rows == rowsPerBlock && plan.m >= 0)
+      emitPrefetchNextTile(m0, n0);
     auto loadC = [&](OpBuilder &b) {
       SmallVector<Value> loaded;
       for (auto [i, at] : llvm::enumerate(cIndices))
@@ -704,6 +707,38 @@ private:
       builder.create<vector::MaskedStoreOp>(loc, plan.c, cIndices[i],
                                             masks[i % vectorsPerRow],
                                             results[i]);
+  }
+
+  /// Prefetches (for writing) the part of C of the tile that follows the one
+  /// at (`m0`, `n0`) in this thread's order: the next columns, or the next
+  /// row block from the first column. Its K loop then hides the misses
+  /// that would otherwise stall the next tile's first loads and stores of
+  /// C. Indices past C's edges are clamped to the last row and column.
+  void emitPrefetchNextTile(Value m0, Value n0) {
+    int64_t tile = lanes * vectorsPerRow;
+    int64_t mSize = plan.sizes[plan.m], nSize = plan.sizes[plan.n];
+    Value nextColumn = builder.create<arith::AddIOp>(loc, n0, index(tile));
+    Value wraps = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::sge, nextColumn, index(npad));
+    Value row = builder.create<arith::SelectOp>(
+        loc, wraps, builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
+        m0);
+    Value column =
+        builder.create<arith::SelectOp>(loc, wraps, index(0), nextColumn);
+    for (int64_t r = 0; r < rowsPerBlock; ++r) {
+      dims[plan.m] = builder.create<arith::MinSIOp>(
+          loc, builder.create<arith::AddIOp>(loc, row, index(r)),
+          index(mSize - 1));
+      for (int64_t v = 0; v < vectorsPerRow; ++v) {
+        dims[plan.n] = builder.create<arith::MinSIOp>(
+            loc, builder.create<arith::AddIOp>(loc, column, index(v * lanes)),
+            index(nSize - 1));
+        builder.create<memref::PrefetchOp>(loc, plan.c, indices(plan.cMap),
+                                           /*isWrite=*/true,
+                                           /*localityHint=*/3,
+                                           /*isDataCache=*/true);
+      }
+    }
   }
 
   /// The epilogue's body on the vector `acc` of C at row `row` (ignored

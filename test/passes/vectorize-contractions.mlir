@@ -4,7 +4,8 @@
 // so it is packed into the shared panel; W runs along K, so the panel is
 // packed by 16 x 16 tiles, 16 vector loads along K transposed by 4 x 16
 // shuffles into 16 vector stores along N (the threads split the tiles);
-// 8 x 2 tiles of vector<16xf32> accumulate FMAs; 256 rows x 64 x 32 is big
+// 8 x 2 tiles of vector<16xf32> accumulate FMAs, each first prefetching
+// the next tile's 16 vectors of C for writing; 256 rows x 64 x 32 is big
 // enough for threads.
 
 // CHECK: memref.global "private" @__tfc_panel_f32 : memref<2048xf32>
@@ -19,6 +20,7 @@
 // CHECK-NOT: memref.load %{{.*}} : memref<64x32xf32>
 // CHECK: scf.parallel
 // CHECK: vector.create_mask
+// CHECK-COUNT-16: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], write, locality<3>, data : memref<256x64xf32>
 // CHECK-COUNT-16: vector.maskedload
 // CHECK: scf.for
 // CHECK-COUNT-2: vector.load %[[PANEL]]
