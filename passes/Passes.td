@@ -337,10 +337,10 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     fresh pages after the first step. An allocation in the body of an
     `scf.forall` (blocked attention's (batch, head) pairs) belongs to one
     iteration and to the thread that runs it: it becomes a `memref.alloca`
-    there, smallest first while the body's stack buffers take at most
-    1 MiB together, and the larger rest heap buffers freed at the end of
-    the iteration. Any other allocation left inside a
-    loop (one whose buffer escapes an iteration) is an error.
+    there, smallest first, while the body's stack buffers take at most
+    1 MiB together; the larger rest stay heap buffers, freed at the end of
+    the iteration. Any other allocation left inside a loop (one whose
+    buffer escapes an iteration) is an error.
 
     When the module holds the manifest (`tfc_model_manifest`, from
     tfc-export-abi), its `activation_bytes` record becomes the arena bytes
