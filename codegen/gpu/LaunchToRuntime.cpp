@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCGPULAUNCHTORUNTIME
@@ -31,15 +32,40 @@ void createConstantGlobal(OpBuilder &b, Location loc, StringRef name,
                            LLVM::Linkage::External, name, value);
 }
 
+/// The aligned address of buffer `value`: the aligned pointer of the
+/// buffer it views, plus the byte shifts of the `memref.view`s on the way.
+/// The kernels add the static offsets of their argument types themselves
+/// (bare-pointer calling convention), but a `memref.view` moves the aligned
+/// pointer, and `expand-strided-metadata` in the host's lowering rewrites
+/// `extract_aligned_pointer_as_index` of any view-like op to that of its
+/// source, which would drop the shift (every arena buffer would start at
+/// the arena's first byte).
+Value alignedAddress(OpBuilder &b, Location loc, Value value) {
+  Value root = value;
+  SmallVector<Value> shifts;
+  while (Operation *def = root.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      shifts.push_back(view.getByteShift());
+      root = view.getSource();
+    } else if (auto viewLike = dyn_cast<ViewLikeOpInterface>(def)) {
+      root = viewLike.getViewSource();
+    } else {
+      break;
+    }
+  }
+  Value address = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, root);
+  for (Value shift : llvm::reverse(shifts))
+    address = b.create<arith::AddIOp>(loc, address, shift);
+  return address;
+}
+
 /// `value` as the 64 bits of a kernel argument slot.
 Value toSlot(OpBuilder &b, Location loc, Value value) {
   Type i64 = b.getI64Type();
   Type type = value.getType();
-  if (isa<MemRefType>(type)) {
-    Value address =
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, value);
-    return b.create<arith::IndexCastUIOp>(loc, i64, address);
-  }
+  if (isa<MemRefType>(type))
+    return b.create<arith::IndexCastUIOp>(loc, i64,
+                                          alignedAddress(b, loc, value));
   if (type.isIndex())
     return b.create<arith::IndexCastOp>(loc, i64, value);
   if (auto floatType = dyn_cast<FloatType>(type)) {

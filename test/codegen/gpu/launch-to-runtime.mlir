@@ -34,6 +34,44 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A buffer viewed from an arena is passed at the arena's address plus the
+// view's byte shift (the views of views add up); a subview or
+// reinterpret_cast is passed at its source's address, since the kernel
+// adds the static offset of its argument type itself.
+// CHECK-LABEL: func.func @arena
+// CHECK-DAG: %[[ARENA:.*]] = memref.get_global @__tfc_arena_0
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[SHIFTED:.*]] = arith.addi %[[BASE]], %[[C256]] : index
+// CHECK: arith.index_castui %[[SHIFTED]] : index to i64
+// CHECK: %[[BASE2:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[OUTER:.*]] = arith.addi %[[BASE2]], %[[C256]] : index
+// CHECK: %[[INNER:.*]] = arith.addi %[[OUTER]], %[[C64]] : index
+// CHECK: arith.index_castui %[[INNER]] : index to i64
+// CHECK: %[[BASE3:.*]] = memref.extract_aligned_pointer_as_index %arg0
+// CHECK-NEXT: arith.index_castui %[[BASE3]] : index to i64
+// CHECK: call @tfc_gpu_launch
+module attributes {gpu.container_module} {
+  memref.global "private" @__tfc_arena_0 : memref<1024xi8>
+  func.func @arena(%p: memref<64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c256 = arith.constant 256 : index
+    %arena = memref.get_global @__tfc_arena_0 : memref<1024xi8>
+    %a = memref.view %arena[%c256][] : memref<1024xi8> to memref<16xf32>
+    %bytes = memref.view %arena[%c256][] : memref<1024xi8> to memref<128xi8>
+    %b = memref.view %bytes[%c64][] : memref<128xi8> to memref<16xf32>
+    %c = memref.reinterpret_cast %p to offset: [32], sizes: [16], strides: [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 32>>
+    gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%a : memref<16xf32>, %b : memref<16xf32>, %c : memref<16xf32, strided<[1], offset: 32>>)
+    return
+  }
+  gpu.binary @tfc_kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "//ptx\00">]
+}
+
+// -----
+
 // f64 math left as calls of libdevice, which was not linked, is refused.
 module attributes {gpu.container_module} {
   func.func @step() {
