@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+#===- gpu-check.sh - The GPU build checked on a GPU machine without tfc -----===#
+#
+# Part of tfc, a compiler for efficient transformers.
+#
+#===------------------------------------------------------------------------===#
+#
+# usage: scripts/gpu-check.sh build DIR    (where tfc is built)
+#        scripts/gpu-check.sh run DIR      (on the GPU machine)
+#
+# The lit tests that need a GPU (test/codegen/gpu/device-*.test) compile
+# as they go, so they run only on a machine that has both a GPU and tfc's
+# toolchain. This script splits the same checks in two: `build` compiles
+# everything into DIR, and `run` needs only the NVIDIA driver, a shell and
+# DIR (the CPU builds bring their libomp):
+#
+#   1. every family of device-families.test, built in float64 for the GPU
+#      and for the CPU (attention in blocks of 8 rows): the GPU build's
+#      gradient check, then the CPU build's, comparing loss, logits,
+#      gradient and one optimizer step with the GPU's at 1e-10 relative;
+#   2. test/e2e/Inputs/tiny_lm.toml: the GPU executable trains 20 steps and
+#      its test loss is compared with the CPU's from `build` (1e-3
+#      relative, as in device-train-resume.test); it resumes the CPU's
+#      checkpoint of step 10 to step 20 and evaluates the CPU's weights
+#      (1e-5 relative). `run` leaves the GPU's checkpoint of step 20 in
+#      DIR/tiny/r; `scripts/gpu-check.sh resume DIR`, back where tfc is
+#      built, resumes it on the CPU to step 30.
+#
+# Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
+#
+#===------------------------------------------------------------------------===#
+
+set -euo pipefail
+mode=${1:-}
+dir=${2:-}
+if [[ -z $mode || -z $dir ]]; then
+  echo "usage: $0 build|run|resume DIR" >&2
+  exit 1
+fi
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The families and the flags of test/codegen/gpu/device-families.test.
+families=(vanilla_lm hourglass_lm hourglass_enwik8 primer_ez_lm transformer_cls
+          performer_cls longformer_cls performer_lm longformer_lm)
+
+spec_of() { # family -> the tiny spec on stdout
+  local tiny=$root/test/gradcheck/Inputs/tiny.sed specs=$root/specs
+  case $1 in
+    hourglass_enwik8) sed -f "$tiny" -e 's/^layout = .*/layout = "1@1 1@3 1@1"/' \
+                        "$specs/hourglass_enwik8.toml" ;;
+    performer_lm) sed -f "$tiny" -e 's/^kind = "softmax"/kind = "performer"\nfeatures = 8/' \
+                    "$specs/vanilla_lm.toml" ;;
+    longformer_lm) sed -f "$tiny" -e 's/^kind = "softmax"/kind = "longformer"\nwindow = [3, 2]\ndilation = [2, 3]/' \
+                     "$specs/vanilla_lm.toml" ;;
+    *) sed -f "$tiny" "$specs/$1.toml" ;;
+  esac
+}
+
+build() {
+  local build=${TFC_BUILD_DIR:-$root/build}
+  local tfc=$build/bin/tfc lib=$build/lib llvm_lib=/usr/lib/llvm-19/lib
+  mkdir -p "$dir/lib" "$dir/tiny"
+  cp "$llvm_lib/libomp.so.5" "$dir/lib/"
+  for f in "${families[@]}"; do
+    local d=$dir/$f seq=32
+    [[ $f == hourglass_enwik8 ]] && seq=48
+    mkdir -p "$d"
+    spec_of "$f" > "$d/spec.toml"
+    "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \
+      --target=cuda -o "$d/gpu.o"
+    "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \
+      -o "$d/cpu.o"
+    c++ "$d/gpu.o" "$lib/libtfc-gradcheck.a" "$lib/libtfcrt_cuda.a" -ldl -lm -o "$d/gpu"
+    c++ "$d/cpu.o" "$lib/libtfc-gradcheck.a" -L"$llvm_lib" -Wl,-rpath,'$ORIGIN/../lib' \
+      -lomp -lm -o "$d/cpu"
+    rm "$d/gpu.o" "$d/cpu.o"
+    echo "built $f"
+  done
+  local inputs=$root/test/e2e/Inputs
+  cp "$inputs/tiny.txt" "$dir/tiny/"
+  "$tfc" compile "$inputs/tiny_lm.toml" --target=cuda -o "$dir/tiny/gpu"
+  "$tfc" compile "$inputs/tiny_lm.toml" -o "$dir/tiny/cpu"
+  # The CPU's side of the training checks, run here: the GPU machine need
+  # not run the CPU executable (it links Open MPI's library).
+  (cd "$dir/tiny" && rm -rf c r &&
+   ./cpu train --out c --steps 20 --data tiny.txt > c.log &&
+   ./cpu train --out r --steps 10 --data tiny.txt > /dev/null &&
+   ./cpu eval --weights c/last.safetensors --data tiny.txt > ce.log)
+  echo "built tiny_lm; now: $0 run $dir (on the GPU machine)"
+}
+
+loss_of() { sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$1" | tail -n 1; }
+
+# within A B RTOL: |A - B| <= RTOL * |B|
+within() { awk -v a="$1" -v b="$2" -v r="$3" \
+             'BEGIN { d = a - b; if (d < 0) d = -d; if (b < 0) b = -b; exit !(d <= r * b) }'; }
+
+run() {
+  local failed=0
+  export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  cd "$dir/tiny"
+  rm -rf g
+  if ./gpu train --out g --steps 20 --data tiny.txt > g.log 2>&1 &&
+     within "$(loss_of g.log)" "$(loss_of c.log)" 1e-3; then
+    echo "tiny_lm: 20 GPU steps, test loss $(loss_of g.log) (CPU $(loss_of c.log)): ok"
+  else
+    echo "tiny_lm: 20 GPU steps: FAILED"; tail -n 2 g.log; failed=1
+  fi
+  if ./gpu train --resume r/last.safetensors --steps 20 > r1.log 2>&1 &&
+     grep -q 'trained to step 20' r1.log; then
+    echo "tiny_lm: the CPU's checkpoint of step 10 resumed on the GPU to step 20: ok"
+  else
+    echo "tiny_lm: resume on the GPU: FAILED"; tail -n 2 r1.log; failed=1
+  fi
+  if ./gpu eval --weights c/last.safetensors --data tiny.txt > ge.log 2>&1 &&
+     within "$(loss_of ge.log)" "$(loss_of ce.log)" 1e-5; then
+    echo "tiny_lm: the GPU's evaluation of the CPU's weights $(loss_of ge.log) (CPU $(loss_of ce.log)): ok"
+  else
+    echo "tiny_lm: evaluation on the GPU: FAILED"; tail -n 2 ge.log; failed=1
+  fi
+  # The families run side by side: each is a few thousand small forward calls
+  # (two to four minutes on an H100 machine of 16 cores).
+  echo "running the ${#families[@]} families side by side"
+  for f in "${families[@]}"; do
+    (cd "$dir/$f" && rm -f gpu.bin cpu.log &&
+     { rc=0; ./gpu --dump gpu.bin > gpu.log 2>&1 || rc=$?; echo "exit $rc" >> gpu.log
+       if ((rc == 0)); then
+         rc=0; ./cpu --compare gpu.bin > cpu.log 2>&1 || rc=$?; echo "exit $rc" >> cpu.log
+       fi; }) &
+  done
+  wait
+  for f in "${families[@]}"; do
+    local d=$dir/$f
+    if grep -q '^gradcheck: ok' "$d/gpu.log" && grep -q '^exit 0' "$d/gpu.log" &&
+       grep -q '^compare: ok' "$d/cpu.log" && grep -q '^exit 0' "$d/cpu.log"; then
+      echo "$f: gradient check and CPU comparison ok ($(grep '^compare params' "$d/cpu.log"))"
+    else
+      echo "$f: FAILED"; tail -n 3 "$d/gpu.log" "$d/cpu.log" 2>/dev/null || true; failed=1
+    fi
+  done
+  if ((failed)); then echo "gpu-check: FAILED"; exit 1; fi
+  echo "gpu-check: ok"
+}
+
+resume() {
+  cd "$dir/tiny"
+  if ./cpu train --resume r/last.safetensors --steps 30 > r2.log 2>&1 &&
+     grep -q 'trained to step 30' r2.log; then
+    echo "tiny_lm: the GPU's checkpoint of step 20 resumed on the CPU to step 30: ok"
+  else
+    echo "tiny_lm: resume on the CPU: FAILED"; tail -n 2 r2.log; exit 1
+  fi
+}
+
+case $mode in
+  build) build ;;
+  run) dir=$(cd "$dir" && pwd); run ;;
+  resume) resume ;;
+  *) echo "usage: $0 build|run|resume DIR" >&2; exit 1 ;;
+esac
