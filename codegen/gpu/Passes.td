@@ -130,7 +130,10 @@ def TfcGpuLaunchToRuntime : Pass<"tfc-gpu-launch-to-runtime", "mlir::ModuleOp"> 
 
     with its arguments stored in one 8-byte slot each (a buffer as its
     aligned device address, scalars zero-extended), which the runtime
-    passes to `cuLaunchKernel`. The module loses `gpu.container_module`.
+    passes to `cuLaunchKernel`. A buffer that a `memref.view` cuts from an
+    arena is passed at the arena's address plus the view's byte shift; a
+    subview or `reinterpret_cast` at its source's, since the kernel adds
+    the static offset of its argument type itself. The module loses `gpu.container_module`.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect",
