@@ -12,6 +12,7 @@
 
 #include "codegen/Pipeline.h"
 #include "codegen/gpu/GpuPipeline.h"
+#include "codegen/gpu/Passes.h"
 #include "dialect/TfcDialect.h"
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
@@ -296,6 +297,9 @@ std::string optionError(llvm::StringRef text) {
             "spec-ir, tfc, linalg, llvm-dialect, ptx, llvm, obj or exe";
       else if (flag == "--target")
         expected = "cpu or cuda";
+      else if (llvm::StringRef(flag).starts_with("--mlir-print-ir-"))
+        expected = "the name of a pass, such as tfc-fuse-rows (the names "
+                   "'-mlir-print-ir-after-all' prints in parentheses)";
       else
         expected = "one of the values 'tfc compile --help' lists";
       return "tfc: error: " + flag + ": expected " + expected + ", got '" +
@@ -448,6 +452,12 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output) {
 }
 
 int compile(int argc, char **argv, const std::string &toolDir) {
+  // The passes that --mlir-print-ir-before/after (and -mlir-timing's
+  // filters) may name: tfc's own, the GPU target's and MLIR's generic ones.
+  // Registered before the pass manager's options, whose parser lists them.
+  mlir::registerTransformsPasses();
+  mlir::tfc::registerTfcPasses();
+  mlir::tfc::registerTfcGpuPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
