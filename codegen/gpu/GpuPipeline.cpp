@@ -63,6 +63,10 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
+  // A thread's reduction loop (a contraction's k loop, a row sum) carries
+  // its output element in a register instead of loading and storing it in
+  // global memory at every step; the sums are the same, term for term.
+  pm.addPass(mlir::tfc::createTfcPromoteAccumulators());
 }
 
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {

@@ -3,18 +3,30 @@
 // A contraction: one thread per output element, in blocks of 256 threads
 // over the 64 x 48 outputs, the output's column from threadIdx.x (so a
 // warp reads consecutive columns of B and writes consecutive ones of C),
-// the k loop in each thread with contracted multiply-adds. The output
-// lives in the arena, passed as a pointer; the fill is its own kernel.
+// the k loop in each thread with contracted multiply-adds and the output
+// element carried in a register: loaded once before the loop, stored once
+// after it. The output lives in the arena, passed as a pointer; the fill
+// is its own kernel.
 // CHECK-LABEL: func.func @tfc_matmul
 // CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%[[G:.*]], %{{.*}}, %{{.*}}) threads in (%[[T:.*]], %{{.*}}, %{{.*}}) args(%[[VIEW:.*]] : memref<64x48xf32>)
-// CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%[[G]], %{{.*}}, %{{.*}}) threads in (%[[T]], %{{.*}}, %{{.*}}) args(%arg0 : memref<64x32xf32>, %arg1 : memref<32x48xf32>, %[[VIEW]] : memref<64x48xf32>)
+// CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%[[G]], %{{.*}}, %{{.*}}) threads in (%[[T]], %{{.*}}, %{{.*}}) args(%[[VIEW]] : memref<64x48xf32>, %arg0 : memref<64x32xf32>, %arg1 : memref<32x48xf32>)
 // CHECK: gpu.module @tfc_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // CHECK: llvm.func @tfc_k1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: %[[COL:.*]] = llvm.urem %{{.*}}, %{{.*}} : i64
+// CHECK: %[[INIT:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: llvm.br ^[[HEADER:bb[0-9]+]](%{{.*}}, %[[INIT]] : i64, f32)
+// CHECK: ^[[HEADER]](%{{.*}}: i64, %[[ACC:.*]]: f32):
+// CHECK: llvm.cond_br %{{.*}}, ^[[BODY:bb[0-9]+]], ^[[EXIT:bb[0-9]+]]
+// CHECK: ^[[BODY]]:
+// CHECK-NOT: llvm.store
 // CHECK: llvm.fmul {{.*}}contract
-// CHECK: llvm.fadd {{.*}}contract
+// CHECK: %[[SUM:.*]] = llvm.fadd %[[ACC]], %{{.*}}contract
+// CHECK-NOT: llvm.store
+// CHECK: llvm.br ^[[HEADER]](%{{.*}}, %[[SUM]] : i64, f32)
+// CHECK: ^[[EXIT]]:
+// CHECK: llvm.store %[[ACC]]
 func.func @tfc_matmul(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x48xf32>
