@@ -61,6 +61,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   fastMath.expandPow = true;
   pm.addPass(mlir::tfc::createTfcFastMath(fastMath));
   pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
+  // Sums of a whole buffer (the gradient's norm) run as many threads' partial
+  // sums, not as one thread.
+  pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
   // A thread's reduction loop (a contraction's k loop, a row sum) carries

@@ -65,6 +65,31 @@ def TfcGpuParallelDimsFirst
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def TfcGpuSplitReductions
+    : Pass<"tfc-gpu-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Splits a sum of a whole buffer into partial sums and their sum";
+  let description = [{
+    A linalg op on buffers that reduces every dimension into one float by
+    adding a term of its inputs to its output (`out + f(ins)`: the squared
+    norm of the gradient over every parameter, a loss summed over the
+    batch), at the top level of a function, has no parallel dimension and
+    would run as a kernel of one thread. It becomes two ops: a buffer of P
+    zeros and P partial sums into it, sum p adding the elements p, p + P,
+    p + 2P, ... of the outermost reduction dimension (consecutive threads
+    read consecutive elements), then the P partial sums added into the
+    output in order. P is the largest divisor of that dimension's extent
+    up to 8192 that leaves each sum at least 16 elements; an op with fewer
+    than 64 such sums, dynamic extents, `linalg.index` or another body is
+    left as it is. The terms are added in another order than on the CPU.
+  }];
+  let statistics = [
+    Statistic<"splitOps", "split-ops", "Whole-buffer sums split in two">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TfcGpuEmulateLaunches
     : Pass<"tfc-gpu-emulate-launches", "mlir::ModuleOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";

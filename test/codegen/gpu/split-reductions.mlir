@@ -1,0 +1,105 @@
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-split-reductions | FileCheck %s
+
+// The squared norm of a gradient of 6,449,664 floats (config B's vanilla
+// parameters): 7,904 partial sums (the largest divisor up to 8192), sum p
+// reading the elements p, p + 7904, ... (the gradient viewed as
+// [816, 7904], column p), then the partial sums added into the output in
+// order, the output first as in the original body.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[ALL:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[ONE:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @grad_norm
+// CHECK: %[[PARTIAL:.*]] = memref.alloc() : memref<7904xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PARTIAL]] : memref<7904xf32>)
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [816, 7904] : memref<6449664xf32> into memref<816x7904xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "reduction"]} ins(%[[VIEW]] : memref<816x7904xf32>) outs(%[[PARTIAL]] : memref<7904xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[ONE]]], iterator_types = ["reduction"]} ins(%[[PARTIAL]] : memref<7904xf32>) outs(%arg1 : memref<f32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+func.func @grad_norm(%g: memref<6449664xf32>, %norm: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%g : memref<6449664xf32>) outs(%norm : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A named sum over two dimensions (a loss over batch x sequence): the
+// outer dimension is split, the inner one stays a reduction of each
+// partial sum; the term comes first in the final sum as in the original.
+// CHECK-DAG: #[[IN2:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-LABEL: func.func @loss_sum
+// CHECK: memref.alloc() : memref<256xf32>
+// CHECK: memref.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [16, 256, 8]
+// CHECK: linalg.generic {indexing_maps = [#[[IN2]], #{{.*}}], iterator_types = ["parallel", "reduction", "reduction"]}
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[P2:.*]]: f32, %[[OUT2:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[P2]], %[[OUT2]] : f32
+func.func @loss_sum(%x: memref<4096x8xf32>, %y: memref<f32>) {
+  linalg.reduce ins(%x : memref<4096x8xf32>) outs(%y : memref<f32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// Left alone: a maximum (not a sum), a sum too short for 64 partial sums,
+// a sum into a row (it has a parallel dimension), a body that reads its
+// position, and a sum inside a loop.
+// CHECK-LABEL: func.func @not_split
+// CHECK-NOT: memref.alloc
+// CHECK-COUNT-5: linalg.
+// CHECK-NOT: memref.alloc
+func.func @not_split(%big: memref<8192xf32>, %small: memref<512xf32>, %m: memref<64x32xf32>,
+                     %row: memref<64xf32>, %out: memref<f32>) {
+  linalg.reduce ins(%big : memref<8192xf32>) outs(%out : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.reduce ins(%small : memref<512xf32>) outs(%out : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  linalg.reduce ins(%m : memref<64x32xf32>) outs(%row : memref<64xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%big : memref<8192xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %t = arith.mulf %x, %f : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  }
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  scf.for %k = %c0 to %c2 step %c1 {
+    linalg.reduce ins(%big : memref<8192xf32>) outs(%out : memref<f32>) dimensions = [0]
+      (%in: f32, %acc: f32) {
+        %s = arith.addf %in, %acc : f32
+        linalg.yield %s : f32
+      }
+  }
+  return
+}
