@@ -60,30 +60,37 @@ def TfcGpuParallelDimsFirst
     (named ops generalised first) so that every parallel dimension comes
     first: one kernel, one thread per output element, each summing over
     the reduction dimensions in their original order (so the sums are the
-    CPU's, term for term).
+    CPU's, term for term, unless tfc-gpu-split-reductions then splits a
+    long one).
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
 def TfcGpuSplitReductions
     : Pass<"tfc-gpu-split-reductions", "mlir::ModuleOp"> {
-  let summary = "Splits a sum of a whole buffer into partial sums and their sum";
+  let summary = "Splits a long sum with few outputs into partial sums and their sum";
   let description = [{
-    A linalg op on buffers that reduces every dimension into one float by
-    adding a term of its inputs to its output (`out + f(ins)`: the squared
-    norm of the gradient over every parameter, a loss summed over the
-    batch), at the top level of a function, has no parallel dimension and
-    would run as a kernel of one thread. It becomes two ops: a buffer of P
-    zeros and P partial sums into it, sum p adding the elements p, p + P,
-    p + 2P, ... of the outermost reduction dimension (consecutive threads
-    read consecutive elements), then the P partial sums added into the
-    output in order. P is the largest divisor of that dimension's extent
-    up to 8192 that leaves each sum at least 16 elements; an op with fewer
-    than 64 such sums, dynamic extents, `linalg.index` or another body is
-    left as it is. The terms are added in another order than on the CPU.
+    tfc-gpu-map-kernels gives a linalg op one thread per output, each
+    running the reductions, so a sum with few outputs and many terms leaves
+    the GPU idle: the squared norm of the gradient (one output, every
+    parameter) runs on one thread, a bias or LayerNorm gradient (256
+    outputs, 4,096 rows) on one block. A linalg op on buffers at the top
+    level of a function, with its parallel dimensions first indexing one
+    float output in order, a body that adds a term of its inputs to the
+    output (`out + f(ins)`), static extents and inputs that read the first
+    reduction dimension (extent E >= 1,024) as one of their dimensions,
+    becomes two ops: a buffer of [P, outputs...] zeros and the partial
+    sums into it, sum p of each output adding the elements p, p + P,
+    p + 2P, ... of that dimension (consecutive threads read consecutive
+    elements; the inputs are viewed as [E / P, P] there), then each
+    output plus its P partial sums in order. P is the largest divisor of
+    E that keeps outputs x P at 32,768 threads or fewer, P at 8,192 or
+    fewer and each partial sum at least 16 terms long. Other ops, `linalg.index`
+    in the body and sums inside loops are left as they are. The terms are
+    added in another order than on the CPU.
   }];
   let statistics = [
-    Statistic<"splitOps", "split-ops", "Whole-buffer sums split in two">
+    Statistic<"splitOps", "split-ops", "Sums split into partial sums">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",

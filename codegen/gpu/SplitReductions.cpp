@@ -5,14 +5,16 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// A linalg op that reduces everything into one value (a gradient's squared
-/// norm over every parameter, a loss summed over the batch) has no parallel
-/// dimension, so tfc-gpu-map-kernels can only run it as a kernel of one
-/// thread: millions of dependent loads and adds. Here such a sum becomes
-/// two ops: P partial sums, thread p adding the elements p, p + P, p + 2P,
-/// ... of the outermost reduction dimension (so that a warp reads
-/// consecutive elements), into a buffer of P zeros; then the P partial
-/// sums added into the output in order.
+/// tfc-gpu-map-kernels gives a linalg op one thread per iteration of its
+/// parallel dimensions, each thread running the reductions. An op with few
+/// outputs and a long reduction leaves the GPU idle: the squared norm of
+/// the gradient (one output, millions of terms) runs on one thread, a bias
+/// or LayerNorm gradient (256 outputs, a sum over 4,096 rows) on one block.
+/// Here such a sum becomes two ops: P partial sums of each output, sum p
+/// adding the elements p, p + P, p + 2P, ... of the outermost reduction
+/// dimension (so that consecutive threads read consecutive rows) into a
+/// buffer of zeros, then the P partial sums of each output added into it,
+/// in order.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -31,113 +33,153 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// The number of partial sums for an outermost reduction dimension of
-/// `extent` elements: its largest divisor up to 8192 that leaves each
-/// thread at least 16 elements; 0 when that is fewer than 64 threads.
-int64_t partialCount(int64_t extent) {
+/// Threads worth having in one launch: below this many outputs, a sum is
+/// split.
+constexpr int64_t kThreads = 32768;
+
+/// The number of partial sums of each of `outputs` outputs of `terms`
+/// terms, split along a reduction dimension of `extent` elements: the
+/// largest divisor of `extent` that keeps the threads at `kThreads` (and at
+/// most 8,192 sums) and each sum at least 16 terms long; 0 when splitting is
+/// not worth its two more launches (fewer than 1,024 terms, or fewer than 2
+/// sums per output).
+int64_t partialCount(int64_t outputs, int64_t terms, int64_t extent) {
+  if (terms < 1024)
+    return 0;
+  int64_t limit = std::min<int64_t>(8192, kThreads / outputs);
   int64_t best = 0;
-  for (int64_t p = 1; p <= 8192 && p * 16 <= extent; ++p)
+  for (int64_t p = 1; p <= std::min(limit, extent) && terms / p >= 16; ++p)
     if (extent % p == 0)
       best = p;
-  return best >= 64 ? best : 0;
+  return best >= 2 ? best : 0;
 }
 
-/// The `arith.addf` that `op`'s body yields, when the body adds a term that
-/// does not depend on the output to the output (`out + f(ins)` or
-/// `f(ins) + out`); null otherwise.
-arith::AddFOp sumOfTerms(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (!body.getOps<linalg::IndexOp>().empty())
-    return {};
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1)
-    return {};
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  BlockArgument out = body.getArguments().back();
-  if (!add || !out.hasOneUse() ||
-      (add.getLhs() != out && add.getRhs() != out))
-    return {};
-  return add;
-}
-
-std::optional<int> outerDimResult(AffineMap map);
-
-/// Whether `op` reduces every dimension of statically known extents into
-/// one float, at the top level of a function.
-bool isSplittable(linalg::LinalgOp op) {
-  if (!isa<func::FuncOp>(op->getParentOp()) || !op.hasPureBufferSemantics() ||
-      op.getNumDpsInits() != 1 || op.getNumParallelLoops() != 0 ||
-      op.getNumLoops() == 0)
-    return false;
-  auto outType = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  if (!outType || outType.getRank() != 0 ||
-      !isa<FloatType>(outType.getElementType()))
-    return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return false;
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!isa<MemRefType>(input->get().getType()) ||
-        !outerDimResult(op.getMatchingIndexingMap(input)))
-      return false;
-  return partialCount(ranges.front()) != 0;
-}
-
-/// The result of `map` that is the outermost loop dimension alone, or -1
-/// when no result uses that dimension; nullopt when one uses it in an
-/// expression or more than one result is it.
-std::optional<int> outerDimResult(AffineMap map) {
+/// The result of `map` that is loop dimension `dim` alone, or -1 when no
+/// result uses that dimension; nullopt when one uses it in an expression
+/// or more than one result is it.
+std::optional<int> dimResult(AffineMap map, unsigned dim) {
   int position = -1;
   for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-    if (!expr.isFunctionOfDim(0))
+    if (!expr.isFunctionOfDim(dim))
       continue;
-    auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (!dim || position != -1)
+    auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+    if (!dimExpr || position != -1)
       return std::nullopt;
     position = i;
   }
   return position;
 }
 
-/// Replaces the whole-buffer sum `op` by partial sums and their sum. An
-/// input read along the outermost loop dimension d0 (extent E) is viewed
-/// as [E / P, P] in place of that dimension, so that sum p reads the
-/// elements p, p + P, ... of it.
-void split(IRRewriter &rewriter, linalg::GenericOp op, arith::AddFOp add) {
+/// For each output of `op`, whether its body adds the output first
+/// (`out + f(ins)`, true) or second (`f(ins) + out`), when every value it
+/// yields is such a sum of a term that depends on no output; empty
+/// otherwise.
+SmallVector<bool> sumsOfTerms(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (!body.getOps<linalg::IndexOp>().empty())
+    return {};
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto outs = body.getArguments().take_back(op.getNumDpsInits());
+  SmallVector<bool> outFirst;
+  for (auto [value, out] : llvm::zip_equal(yield.getOperands(), outs)) {
+    auto add = value.getDefiningOp<arith::AddFOp>();
+    if (!add || !out.hasOneUse() ||
+        (add.getLhs() != out && add.getRhs() != out))
+      return {};
+    outFirst.push_back(add.getLhs() == out);
+  }
+  return outFirst;
+}
+
+/// How to split `op`: the reduction dimension to split (the longest, the
+/// first of equals) and the number of partial sums. `op` qualifies at the
+/// top level of a function, of static extents, with its parallel
+/// dimensions first (tfc-gpu-parallel-dims-first), float outputs that
+/// they index in order, and inputs that read the split dimension, if at
+/// all, as one of their dimensions. {0, 0} when it does not.
+std::pair<unsigned, int64_t> splitPlan(linalg::LinalgOp op) {
+  if (!isa<func::FuncOp>(op->getParentOp()) || !op.hasPureBufferSemantics() ||
+      op.getNumReductionLoops() == 0)
+    return {0, 0};
+  unsigned parallel = op.getNumParallelLoops();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if ((iterators[d] == utils::IteratorType::parallel) != (d < parallel))
+      return {0, 0};
+  SmallVector<AffineExpr> outputDims;
+  for (unsigned d = 0; d < parallel; ++d)
+    outputDims.push_back(getAffineDimExpr(d, op.getContext()));
+  AffineMap outputMap =
+      AffineMap::get(op.getNumLoops(), 0, outputDims, op.getContext());
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    auto type = dyn_cast<MemRefType>(init.get().getType());
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        op.getMatchingIndexingMap(&init) != outputMap)
+      return {0, 0};
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return {0, 0};
+  unsigned dim = parallel;
+  int64_t outputs = 1, terms = 1;
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    (d < parallel ? outputs : terms) *= ranges[d];
+    if (d >= parallel && ranges[d] > ranges[dim])
+      dim = d;
+  }
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!isa<MemRefType>(input->get().getType()) ||
+        !dimResult(op.getMatchingIndexingMap(input), dim))
+      return {0, 0};
+  return {dim, partialCount(outputs, terms, ranges[dim])};
+}
+
+/// Replaces the sums `op` (parallel dimensions d0..d(m-1), then
+/// reductions) by P partial sums of each output and their sums. The partial
+/// sums run over (p, d0, ..., i, ...), every old dimension one further, the
+/// split one, ds = i * P + p, as i: an input read along ds (extent E) is
+/// viewed as [E / P, P] in place of that dimension.
+void split(IRRewriter &rewriter, linalg::GenericOp op,
+           ArrayRef<bool> outFirst, unsigned splitDim, int64_t parts) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t extent = ranges.front();
-  int64_t parts = partialCount(extent);
-  Value out = op.getDpsInitOperand(0)->get();
-  auto floatType = cast<FloatType>(cast<MemRefType>(out.getType()).getElementType());
+  unsigned parallel = op.getNumParallelLoops();
   unsigned loops = op.getNumLoops();
-  bool outFirst = add.getLhs() == op.getRegion().front().getArguments().back();
+  int64_t extent = ranges[splitDim];
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
 
-  // The partial sums, zero to start with.
+  // The partial sums, [P, outputs...] each, zero to start with.
   rewriter.setInsertionPoint(op);
-  Value partial = rewriter.create<memref::AllocOp>(
-      loc, MemRefType::get({parts}, floatType));
-  Value zero = rewriter.create<arith::ConstantOp>(
-      loc, floatType, rewriter.getFloatAttr(floatType, 0.0));
-  rewriter.create<linalg::FillOp>(loc, zero, partial);
+  SmallVector<Value> outs(op.getDpsInits()), partials;
+  for (Value out : outs) {
+    auto type = cast<MemRefType>(out.getType());
+    SmallVector<int64_t> shape = {parts};
+    llvm::append_range(shape, type.getShape());
+    Value partial = rewriter.create<memref::AllocOp>(
+        loc, MemRefType::get(shape, type.getElementType()));
+    Value zero = rewriter.create<arith::ConstantOp>(
+        loc, type.getElementType(),
+        rewriter.getFloatAttr(type.getElementType(), 0.0));
+    rewriter.create<linalg::FillOp>(loc, zero, partial);
+    partials.push_back(partial);
+  }
 
-  // Loops (p, i, d1, ...): the old d0 is i * P + p, the others shift by one.
-  SmallVector<AffineExpr> shifted = {getAffineConstantExpr(0, ctx)};
-  for (unsigned d = 1; d < loops; ++d)
-    shifted.push_back(getAffineDimExpr(d + 1, ctx));
+  SmallVector<AffineExpr> moved;
+  for (unsigned d = 0; d < loops; ++d)
+    moved.push_back(d == splitDim ? getAffineConstantExpr(0, ctx) : dim(d + 1));
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
-    int position = *outerDimResult(map);
+    int position = *dimResult(map, splitDim);
     SmallVector<AffineExpr> results;
     for (auto [i, expr] : llvm::enumerate(map.getResults())) {
       if (static_cast<int>(i) == position) {
-        results.push_back(getAffineDimExpr(1, ctx));
-        results.push_back(getAffineDimExpr(0, ctx));
+        results.push_back(dim(splitDim + 1));
+        results.push_back(dim(0));
       } else {
-        results.push_back(expr.replaceDimsAndSymbols(shifted, {}));
+        results.push_back(expr.replaceDimsAndSymbols(moved, {}));
       }
     }
     maps.push_back(AffineMap::get(loops + 1, 0, results, ctx));
@@ -147,13 +189,13 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, arith::AddFOp add) {
       SmallVector<int64_t> shape;
       SmallVector<ReassociationIndices> groups;
       for (int64_t d = 0; d < type.getRank(); ++d) {
+        int64_t next = shape.size();
         if (d == position) {
-          groups.push_back({static_cast<int64_t>(shape.size()),
-                            static_cast<int64_t>(shape.size()) + 1});
+          groups.push_back({next, next + 1});
           shape.push_back(extent / parts);
           shape.push_back(parts);
         } else {
-          groups.push_back({static_cast<int64_t>(shape.size())});
+          groups.push_back({next});
           shape.push_back(type.getDimSize(d));
         }
       }
@@ -161,26 +203,43 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, arith::AddFOp add) {
     }
     inputs.push_back(value);
   }
-  maps.push_back(AffineMap::get(loops + 1, 0, getAffineDimExpr(0, ctx)));
+  SmallVector<AffineExpr> partialResults;
+  for (unsigned d = 0; d <= parallel; ++d)
+    partialResults.push_back(dim(d));
+  maps.append(outs.size(), AffineMap::get(loops + 1, 0, partialResults, ctx));
   SmallVector<utils::IteratorType> iterators(loops + 1,
                                              utils::IteratorType::reduction);
-  iterators.front() = utils::IteratorType::parallel;
+  for (unsigned d = 0; d <= parallel; ++d)
+    iterators[d] = utils::IteratorType::parallel;
   auto partialSums = rewriter.create<linalg::GenericOp>(
-      loc, TypeRange{}, inputs, ValueRange{partial}, maps, iterators);
+      loc, TypeRange{}, inputs, partials, maps, iterators);
   rewriter.inlineRegionBefore(op.getRegion(), partialSums.getRegion(),
                               partialSums.getRegion().end());
 
-  // The partial sums added into the output, in order.
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
-  AffineMap scalar = AffineMap::get(1, 0, ctx);
+  // Each output plus its partial sums in order: loops (outputs..., p).
+  SmallVector<AffineExpr> readPartial = {dim(parallel)};
+  SmallVector<AffineExpr> writeOut;
+  for (unsigned d = 0; d < parallel; ++d) {
+    readPartial.push_back(dim(d));
+    writeOut.push_back(dim(d));
+  }
+  SmallVector<AffineMap> finalMaps(
+      outs.size(), AffineMap::get(parallel + 1, 0, readPartial, ctx));
+  finalMaps.append(outs.size(),
+                   AffineMap::get(parallel + 1, 0, writeOut, ctx));
+  SmallVector<utils::IteratorType> finalIterators(
+      parallel + 1, utils::IteratorType::parallel);
+  finalIterators.back() = utils::IteratorType::reduction;
   rewriter.create<linalg::GenericOp>(
-      loc, TypeRange{}, ValueRange{partial}, ValueRange{out},
-      ArrayRef<AffineMap>{identity, scalar},
-      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction},
+      loc, TypeRange{}, partials, outs, finalMaps, finalIterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
-        Value sum = outFirst ? b.create<arith::AddFOp>(l, args[1], args[0])
-                             : b.create<arith::AddFOp>(l, args[0], args[1]);
-        b.create<linalg::YieldOp>(l, sum);
+        SmallVector<Value> sums;
+        for (size_t k = 0; k < outs.size(); ++k) {
+          Value part = args[k], out = args[outs.size() + k];
+          sums.push_back(outFirst[k] ? b.create<arith::AddFOp>(l, out, part)
+                                     : b.create<arith::AddFOp>(l, part, out));
+        }
+        b.create<linalg::YieldOp>(l, sums);
       });
   rewriter.eraseOp(op);
 }
@@ -188,13 +247,14 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, arith::AddFOp add) {
 struct SplitReductions
     : public mlir::tfc::impl::TfcGpuSplitReductionsBase<SplitReductions> {
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<std::tuple<linalg::LinalgOp, unsigned, int64_t>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isSplittable(op))
-        ops.push_back(op);
+      auto [dim, parts] = splitPlan(op);
+      if (parts)
+        ops.push_back({op, dim, parts});
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
+    for (auto [op, dim, parts] : ops) {
       rewriter.setInsertionPoint(op);
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (!generic) {
@@ -204,10 +264,11 @@ struct SplitReductions
           continue;
         generic = *generalized;
       }
-      if (arith::AddFOp add = sumOfTerms(generic)) {
-        split(rewriter, generic, add);
-        ++splitOps;
-      }
+      SmallVector<bool> outFirst = sumsOfTerms(generic);
+      if (outFirst.empty())
+        continue;
+      split(rewriter, generic, outFirst, dim, parts);
+      ++splitOps;
     }
   }
 };

@@ -1,7 +1,7 @@
 // RUN: tfc-opt %s -split-input-file --tfc-gpu-split-reductions | FileCheck %s
 
 // The squared norm of a gradient of 6,449,664 floats (config B's vanilla
-// parameters): 7,904 partial sums (the largest divisor up to 8192), sum p
+// parameters): 7,904 partial sums (its largest divisor up to 8,192), sum p
 // reading the elements p, p + 7904, ... (the gradient viewed as
 // [816, 7904], column p), then the partial sums added into the output in
 // order, the output first as in the original body.
@@ -35,12 +35,13 @@ func.func @grad_norm(%g: memref<6449664xf32>, %norm: memref<f32>) {
 // -----
 
 // A named sum over two dimensions (a loss over batch x sequence): the
-// outer dimension is split, the inner one stays a reduction of each
-// partial sum; the term comes first in the final sum as in the original.
+// longer one is split, 2,048 partial sums of 16 terms, the other stays a
+// reduction of each partial sum; the term comes first in the final sum as
+// in the original.
 // CHECK-DAG: #[[IN2:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
 // CHECK-LABEL: func.func @loss_sum
-// CHECK: memref.alloc() : memref<256xf32>
-// CHECK: memref.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [16, 256, 8]
+// CHECK: memref.alloc() : memref<2048xf32>
+// CHECK: memref.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [2, 2048, 8]
 // CHECK: linalg.generic {indexing_maps = [#[[IN2]], #{{.*}}], iterator_types = ["parallel", "reduction", "reduction"]}
 // CHECK: linalg.generic
 // CHECK-NEXT: ^bb0(%[[P2:.*]]: f32, %[[OUT2:.*]]: f32):
@@ -56,9 +57,68 @@ func.func @loss_sum(%x: memref<4096x8xf32>, %y: memref<f32>) {
 
 // -----
 
-// Left alone: a maximum (not a sum), a sum too short for 64 partial sums,
-// a sum into a row (it has a parallel dimension), a body that reads its
-// position, and a sum inside a loop.
+// A bias gradient after tfc-gpu-parallel-dims-first, 256 columns summed
+// over 4,096 rows: 128 partial sums of each column (32,768 threads, 32 rows
+// each), [128, 256], then each column's partial sums added in order.
+// CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-DAG: #[[PARTS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[READ:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[WRITE:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @bias_grad
+// CHECK: %[[P3:.*]] = memref.alloc() : memref<128x256xf32>
+// CHECK: %[[V3:.*]] = memref.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [32, 128, 256]
+// CHECK: linalg.generic {indexing_maps = [#[[ROWS]], #[[PARTS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[V3]] : memref<32x128x256xf32>) outs(%[[P3]] : memref<128x256xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[READ]], #[[WRITE]]], iterator_types = ["parallel", "reduction"]} ins(%[[P3]] : memref<128x256xf32>) outs(%arg1 : memref<256xf32>)
+func.func @bias_grad(%dy: memref<4096x256xf32>, %db: memref<256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(c, r) -> (r, c)>, affine_map<(c, r) -> (c)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%dy : memref<4096x256xf32>) outs(%db : memref<256xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A LayerNorm's two parameter gradients in one op, 256 columns summed over
+// 8 x 512 positions: the longer dimension (512) is split into 128 partial
+// sums of each column (32,768 threads), both outputs alike; the final op
+// adds each output's partial sums into it.
+// CHECK-DAG: #[[LNIN:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0, d1)>
+// CHECK-DAG: #[[LNPART:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-LABEL: func.func @norm_grads
+// CHECK: %[[W:.*]] = memref.alloc() : memref<128x256xf32>
+// CHECK: %[[B:.*]] = memref.alloc() : memref<128x256xf32>
+// CHECK: %[[DY:.*]] = memref.expand_shape %arg0 {{\[\[}}0], [1, 2], [3]] output_shape [8, 4, 128, 256]
+// CHECK: %[[XH:.*]] = memref.expand_shape %arg1 {{\[\[}}0], [1, 2], [3]] output_shape [8, 4, 128, 256]
+// CHECK: linalg.generic {indexing_maps = [#[[LNIN]], #[[LNIN]], #[[LNPART]], #[[LNPART]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[DY]], %[[XH]] : {{.*}}) outs(%[[W]], %[[B]] : memref<128x256xf32>, memref<128x256xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[B]] : memref<128x256xf32>, memref<128x256xf32>) outs(%arg2, %arg3 : memref<256xf32>, memref<256xf32>)
+// CHECK-NEXT: ^bb0(%[[PW:.*]]: f32, %[[PB:.*]]: f32, %[[OW:.*]]: f32, %[[OB:.*]]: f32):
+// CHECK-NEXT: %[[SW:.*]] = arith.addf %[[OW]], %[[PW]] : f32
+// CHECK-NEXT: %[[SB:.*]] = arith.addf %[[PB]], %[[OB]] : f32
+// CHECK-NEXT: linalg.yield %[[SW]], %[[SB]]
+func.func @norm_grads(%dy: memref<8x512x256xf32>, %xhat: memref<8x512x256xf32>,
+                      %dw: memref<256xf32>, %db: memref<256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(c, b, s) -> (b, s, c)>, affine_map<(c, b, s) -> (b, s, c)>,
+                                   affine_map<(c, b, s) -> (c)>, affine_map<(c, b, s) -> (c)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%dy, %xhat : memref<8x512x256xf32>, memref<8x512x256xf32>) outs(%dw, %db : memref<256xf32>, memref<256xf32>) {
+  ^bb0(%g: f32, %x: f32, %w: f32, %bias: f32):
+    %t = arith.mulf %g, %x : f32
+    %sw = arith.addf %w, %t : f32
+    %sb = arith.addf %g, %bias : f32
+    linalg.yield %sw, %sb : f32, f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: a maximum (not a sum), a sum of fewer than 1,024 terms,
+// row sums of 32 terms, a body that reads its position, and a sum inside
+// a loop.
 // CHECK-LABEL: func.func @not_split
 // CHECK-NOT: memref.alloc
 // CHECK-COUNT-5: linalg.
