@@ -65,6 +65,8 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   // sums, not as one thread.
   pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // The embedding gradient's scatter-add: one thread per channel.
+  pm.addPass(mlir::tfc::createTfcGpuParallelScatter());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
   // A thread's reduction loop (a contraction's k loop, a row sum) carries
   // its output element in a register instead of loading and storing it in

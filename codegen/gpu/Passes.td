@@ -97,6 +97,26 @@ def TfcGpuSplitReductions
                            "mlir::arith::ArithDialect"];
 }
 
+def TfcGpuParallelScatter
+    : Pass<"tfc-gpu-parallel-scatter", "mlir::ModuleOp"> {
+  let summary = "Runs a scatter-add loop nest as one thread per channel";
+  let description = [{
+    The embedding gradient is lowered as `scf.for` over the positions
+    around `scf.for` over the channels, adding each position's gradient
+    into the row of its token in a buffer carried through both loops; with
+    no parallel loop, tfc-gpu-map-kernels would run it as a kernel of one
+    thread. When such a nest, at the top level of a function, accumulates
+    into a buffer of its own that every load and store of the inner body
+    indexes by the channel last, whose outer body only computes indices
+    (no store, no read of that buffer) and whose inner bounds are defined
+    outside it, the channels touch disjoint elements: the nest becomes an
+    `scf.parallel` over the channels around the loop over the positions.
+    Each element still gets its terms in the order of the positions, so
+    the sums are the same.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
 def TfcGpuEmulateLaunches
     : Pass<"tfc-gpu-emulate-launches", "mlir::ModuleOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";

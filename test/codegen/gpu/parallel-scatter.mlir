@@ -1,0 +1,85 @@
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-parallel-scatter | FileCheck %s
+
+// The embedding gradient as LowerGradOps writes it, on buffers: the loop
+// over the 64 channels becomes an scf.parallel around the loop over the
+// 4,096 positions, which reads the position's token, clamps it and adds
+// the position's gradient into the table, in the order of the positions.
+// The table's users read the table itself.
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<256x64xf32>
+// CHECK: scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[ID:.*]] = memref.load %arg0[%[[T]]] : memref<4096xi32>
+// CHECK: %[[ROW:.*]] = arith.select
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %[[TABLE]][%[[ROW]], %[[C]]]
+// CHECK-NEXT: %[[G:.*]] = memref.load %arg1[%[[T]], %[[C]]]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[OLD]], %[[G]]
+// CHECK-NEXT: memref.store %[[SUM]], %[[TABLE]][%[[ROW]], %[[C]]]
+// CHECK-NOT: scf.for
+// CHECK: memref.copy %[[TABLE]], %arg2
+func.func @embedding_grad(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %out: memref<256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %c4096 = arith.constant 4096 : index
+  %zero = arith.constant 0.0 : f32
+  %table = memref.alloc() : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%table : memref<256x64xf32>)
+  %r = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %table) -> (memref<256x64xf32>) {
+    %id = memref.load %ids[%t] : memref<4096xi32>
+    %i = arith.index_cast %id : i32 to index
+    %lt = arith.cmpi slt, %i, %c0 : index
+    %ge = arith.cmpi sge, %i, %c256 : index
+    %bad = arith.ori %lt, %ge : i1
+    %row = arith.select %bad, %c0, %i : index
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%row, %c] : memref<256x64xf32>
+      scf.yield %acc2 : memref<256x64xf32>
+    }
+    scf.yield %s : memref<256x64xf32>
+  }
+  memref.copy %r, %out : memref<256x64xf32> to memref<256x64xf32>
+  return
+}
+
+// -----
+
+// Left alone: a store whose last index is not the channel (channels would
+// write each other's elements), and a nest into a buffer it did not
+// allocate (a function argument, which another name could alias).
+// CHECK-LABEL: func.func @not_scatter
+// CHECK-NOT: scf.parallel
+func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %arg: memref<256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %table = memref.alloc() : memref<256x64xf32>
+  %r = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %table) -> (memref<256x64xf32>) {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%c, %row] : memref<256x64xf32>
+      scf.yield %acc2 : memref<256x64xf32>
+    }
+    scf.yield %s : memref<256x64xf32>
+  }
+  %r2 = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %arg) -> (memref<256x64xf32>) {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%row, %c] : memref<256x64xf32>
+      scf.yield %acc2 : memref<256x64xf32>
+    }
+    scf.yield %s : memref<256x64xf32>
+  }
+  return
+}
