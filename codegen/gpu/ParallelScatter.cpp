@@ -65,16 +65,27 @@ bool channelIndexed(Block *body, Value buffer, Value channel) {
 }
 
 /// The inner loop of the scatter nest `outer`, when `outer` is one (see the
-/// file comment): it accumulates into a buffer of its own (a memref.alloc)
-/// carried unchanged through both loops, the outer body reads no buffer it
+/// file comment): it accumulates into a buffer of its own (a memref.alloc
+/// that nothing before the nest views or casts) carried unchanged through
+/// both loops, the outer body reads no buffer it
 /// writes and only computes the inner loop's indices, and the inner loop's
 /// bounds are defined outside the nest. Null otherwise.
 scf::ForOp scatterInnerLoop(scf::ForOp outer) {
   if (!isa<func::FuncOp>(outer->getParentOp()) || outer.getNumRegionIterArgs() != 1)
     return {};
+  // The table is a buffer of its own, which nothing before the nest gives
+  // another name (a view or a cast); it may be written there (its fill).
   Value table = outer.getInitArgs()[0];
   if (!table.getDefiningOp<memref::AllocOp>())
     return {};
+  for (Operation *user : table.getUsers()) {
+    Operation *ancestor = outer->getBlock()->findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return {};
+    if (ancestor->isBeforeInBlock(outer) &&
+        llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+      return {};
+  }
   Block *body = outer.getBody();
   auto yield = cast<scf::YieldOp>(body->getTerminator());
   auto inner = yield.getOperand(0).getDefiningOp<scf::ForOp>();

@@ -49,8 +49,9 @@ func.func @embedding_grad(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %o
 // -----
 
 // Left alone: a store whose last index is not the channel (channels would
-// write each other's elements), and a nest into a buffer it did not
-// allocate (a function argument, which another name could alias).
+// write each other's elements), a nest into a buffer it did not allocate
+// (a function argument, which another name could alias), and one into a
+// buffer that a view names before the nest.
 // CHECK-LABEL: func.func @not_scatter
 // CHECK-NOT: scf.parallel
 func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %arg: memref<256x64xf32>) {
@@ -75,6 +76,19 @@ func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %ar
     %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
       %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
       %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%row, %c] : memref<256x64xf32>
+      scf.yield %acc2 : memref<256x64xf32>
+    }
+    scf.yield %s : memref<256x64xf32>
+  }
+  %viewed = memref.alloc() : memref<256x64xf32>
+  %alias = memref.subview %viewed[0, 0] [256, 64] [1, 1] : memref<256x64xf32> to memref<256x64xf32, strided<[64, 1]>>
+  %r3 = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %viewed) -> (memref<256x64xf32>) {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
+      %g = memref.load %alias[%t, %c] : memref<256x64xf32, strided<[64, 1]>>
       %sum = arith.addf %old, %g : f32
       memref.store %sum, %acc2[%row, %c] : memref<256x64xf32>
       scf.yield %acc2 : memref<256x64xf32>
