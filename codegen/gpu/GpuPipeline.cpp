@@ -61,8 +61,8 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   fastMath.expandPow = true;
   pm.addPass(mlir::tfc::createTfcFastMath(fastMath));
   pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
-  // Sums of a whole buffer (the gradient's norm) run as many threads' partial
-  // sums, not as one thread.
+  // Long sums with few outputs (the gradient's norm, bias and LayerNorm
+  // gradients) run as many threads' partial sums, not one thread or block.
   pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // The embedding gradient's scatter-add: one thread per channel.

@@ -67,9 +67,9 @@ bool channelIndexed(Block *body, Value buffer, Value channel) {
 /// The inner loop of the scatter nest `outer`, when `outer` is one (see the
 /// file comment): it accumulates into a buffer of its own (a memref.alloc
 /// that nothing before the nest views or casts) carried unchanged through
-/// both loops, the outer body reads no buffer it
-/// writes and only computes the inner loop's indices, and the inner loop's
-/// bounds are defined outside the nest. Null otherwise.
+/// both loops, the outer body reads no buffer it writes and only computes
+/// the inner loop's indices, and the inner loop's bounds are defined
+/// outside the nest. Null otherwise.
 scf::ForOp scatterInnerLoop(scf::ForOp outer) {
   if (!isa<func::FuncOp>(outer->getParentOp()) || outer.getNumRegionIterArgs() != 1)
     return {};

@@ -75,19 +75,20 @@ def TfcGpuSplitReductions
     the GPU idle: the squared norm of the gradient (one output, every
     parameter) runs on one thread, a bias or LayerNorm gradient (256
     outputs, 4,096 rows) on one block. A linalg op on buffers at the top
-    level of a function, with its parallel dimensions first indexing one
-    float output in order, a body that adds a term of its inputs to the
-    output (`out + f(ins)`), static extents and inputs that read the first
-    reduction dimension (extent E >= 1,024) as one of their dimensions,
-    becomes two ops: a buffer of [P, outputs...] zeros and the partial
-    sums into it, sum p of each output adding the elements p, p + P,
-    p + 2P, ... of that dimension (consecutive threads read consecutive
-    elements; the inputs are viewed as [E / P, P] there), then each
-    output plus its P partial sums in order. P is the largest divisor of
-    E that keeps outputs x P at 32,768 threads or fewer, P at 8,192 or
-    fewer and each partial sum at least 16 terms long. Other ops, `linalg.index`
-    in the body and sums inside loops are left as they are. The terms are
-    added in another order than on the CPU.
+    level of a function, with its parallel dimensions first indexing its
+    float outputs in order, a body that adds a term of its inputs to each
+    output (`out + f(ins)`), static extents, at least 1,024 terms per
+    output, and inputs that read the longest reduction dimension (extent
+    E), if at all, as one of their dimensions, becomes two ops: buffers of
+    [P, outputs...] zeros and the partial sums into them, sum p of each
+    output adding the elements p, p + P, p + 2P, ... of that dimension
+    (consecutive threads read consecutive elements; the inputs are viewed
+    as [E / P, P] there), then each output plus its P partial sums in
+    order. P is the largest divisor of E that keeps outputs x P at 32,768
+    threads or fewer, P at 8,192 or fewer and each partial sum at least 16
+    terms long, and at least 2. Other ops, `linalg.index` in the body and
+    sums inside loops are left as they are. The terms are added in another
+    order than on the CPU.
   }];
   let statistics = [
     Statistic<"splitOps", "split-ops", "Sums split into partial sums">

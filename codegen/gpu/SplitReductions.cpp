@@ -11,10 +11,10 @@
 /// the gradient (one output, millions of terms) runs on one thread, a bias
 /// or LayerNorm gradient (256 outputs, a sum over 4,096 rows) on one block.
 /// Here such a sum becomes two ops: P partial sums of each output, sum p
-/// adding the elements p, p + P, p + 2P, ... of the outermost reduction
-/// dimension (so that consecutive threads read consecutive rows) into a
-/// buffer of zeros, then the P partial sums of each output added into it,
-/// in order.
+/// adding the elements p, p + P, p + 2P, ... of the longest reduction
+/// dimension (so that consecutive threads read consecutive elements of it)
+/// into a buffer of zeros, then the P partial sums of each output added
+/// into it, in order.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +33,7 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// Threads worth having in one launch: below this many outputs, a sum is
-/// split.
+/// The threads a split sum is given at most: outputs x partial sums.
 constexpr int64_t kThreads = 32768;
 
 /// The number of partial sums of each of `outputs` outputs of `terms`
