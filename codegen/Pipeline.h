@@ -29,8 +29,10 @@ struct PipelineOptions {
   /// Run the fusion passes (blocked attention, fused element-wise chains);
   /// off, every tfc op is lowered on its own (`tfc compile --no-fusion`).
   bool fusion = true;
-  /// Rows of the query and key blocks of tfc-blocked-attention.
-  int64_t attentionBlock = 128;
+  /// Rows of the query and key blocks of tfc-blocked-attention; 0 lets the
+  /// pass choose per attention (128 for softmax, a band's best for
+  /// Longformer).
+  int64_t attentionBlock = 0;
   /// Run blocked attention's (batch, head) pairs as the parallel
   /// iterations of an `scf.forall` (the CPU target; the GPU target maps
   /// the block ops to kernels instead).

@@ -83,8 +83,16 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     rows visit only the key blocks that meet their sliding-window band
     (dilation included) plus one block of global columns, so its time and
     memory grow linearly in the sequence length. Blocks are `block-size`
-    rows (or the largest power of two of at least 16 that divides the
-    length, or the whole length when shorter). Other kinds, and attentions
+    rows (or the largest power of two of at least 16 below it that divides
+    the length, or the whole length when shorter). With `block-size=0` (the
+    default) the pass chooses: 128 rows for softmax attention; for a
+    Longformer, among 128 and the powers of two below it down to 16, the
+    block that minimises the key columns each row visits (every column of
+    the key blocks that meet its query block's band) weighted by
+    `(T + 16) / T` for the fixed cost of a block of `T` rows, a narrower
+    block only where it costs at least 10% less than the best wider one: a
+    window of 128 gets blocks of 64 rather than 128, which visit 192
+    columns per row instead of 384. Other kinds, and attentions
     whose query and key lengths differ or have no such block size, are left
     to tfc-lower-to-linalg's dense lowering.
 
@@ -96,8 +104,9 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     the whole batch and fork the threads.
   }];
   let options = [
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
-           "Rows of a query block and columns of a key block">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"0",
+           "Rows of a query block and columns of a key block (0: chosen "
+           "per attention)">,
     Option<"parallelHeads", "parallel-heads", "bool", /*default=*/"false",
            "Run the blocks of each (batch, head) pair as one iteration of an "
            "scf.forall, on blocks without batch and head dimensions">

@@ -1,5 +1,6 @@
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention=block-size=4 | FileCheck %s
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention="block-size=4 parallel-heads=1" | FileCheck %s --check-prefix=PAIRS
+// RUN: tfc-opt %s -split-input-file --tfc-blocked-attention | FileCheck %s --check-prefix=AUTO
 
 // Causal softmax attention over 8 positions in blocks of 4: an outer loop
 // over the 2 query blocks, an inner loop over key blocks 0..qb only (the
@@ -257,4 +258,55 @@ func.func @other_forall(%x: tensor<4x1x4xf32>) -> tensor<4x1x4xf32> {
     }
   }
   return %r : tensor<4x1x4xf32>
+}
+
+// -----
+
+// Without block-size, softmax attention takes blocks of 128 rows, and a
+// Longformer the block that visits the fewest key columns per row weighted
+// by (T + 16) / T, narrower blocks only when at least 10% cheaper: a
+// window of 128 (64 keys each side) over 256 positions in blocks of 64
+// visits 3 key blocks, 192 columns (cost 240; 128 rows: both blocks, 288;
+// 32 rows: 5 blocks, 240, a tie that goes to the wider block); a causal
+// window of 256 over 512 positions keeps blocks of 128 (3 key blocks, cost
+// 432; 64 rows: 5 blocks, 400, less than 10% cheaper); a window of 16
+// takes blocks of 16 (3 key blocks, 96; 32 rows: 144).
+
+// AUTO-LABEL: func.func @softmax_default
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 128, 1, 4]
+func.func @softmax_default(%q: tensor<1x256x4xf32>, %k: tensor<1x256x4xf32>,
+                           %v: tensor<1x256x4xf32>) -> tensor<1x256x4xf32> {
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      : tensor<1x256x4xf32>, tensor<1x256x4xf32>, tensor<1x256x4xf32> -> tensor<1x256x4xf32>
+  return %a : tensor<1x256x4xf32>
+}
+
+// AUTO-LABEL: func.func @longformer_band_blocks
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 64, 1, 4]
+// AUTO-NOT: [1, 128, 1, 4]
+// AUTO-LABEL: func.func @longformer_causal_band_blocks
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 128, 1, 4]
+// AUTO-NOT: [1, 64, 1, 4]
+// AUTO-LABEL: func.func @longformer_narrow_band_blocks
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 16, 1, 4]
+// AUTO-NOT: [1, 32, 1, 4]
+func.func @longformer_band_blocks(%q: tensor<1x256x4xf32>, %k: tensor<1x256x4xf32>,
+                                  %v: tensor<1x256x4xf32>) -> tensor<1x256x4xf32> {
+  %a = tfc.attention #tfc.longformer<window = 128> heads 1 %q, %k, %v
+      : tensor<1x256x4xf32>, tensor<1x256x4xf32>, tensor<1x256x4xf32> -> tensor<1x256x4xf32>
+  return %a : tensor<1x256x4xf32>
+}
+
+func.func @longformer_causal_band_blocks(%q: tensor<1x512x4xf32>, %k: tensor<1x512x4xf32>,
+                                         %v: tensor<1x512x4xf32>) -> tensor<1x512x4xf32> {
+  %a = tfc.attention #tfc.longformer<window = 256, causal> heads 1 %q, %k, %v
+      : tensor<1x512x4xf32>, tensor<1x512x4xf32>, tensor<1x512x4xf32> -> tensor<1x512x4xf32>
+  return %a : tensor<1x512x4xf32>
+}
+
+func.func @longformer_narrow_band_blocks(%q: tensor<1x256x4xf32>, %k: tensor<1x256x4xf32>,
+                                         %v: tensor<1x256x4xf32>) -> tensor<1x256x4xf32> {
+  %a = tfc.attention #tfc.longformer<window = 16> heads 1 %q, %k, %v
+      : tensor<1x256x4xf32>, tensor<1x256x4xf32>, tensor<1x256x4xf32> -> tensor<1x256x4xf32>
+  return %a : tensor<1x256x4xf32>
 }

@@ -152,8 +152,10 @@ cl::opt<bool> noFusion(
 cl::opt<int64_t> attentionBlock(
     "attention-block",
     cl::desc("Rows of the query and key blocks of blocked attention "
-             "(default 128)"),
-    cl::init(128), cl::cat(compileCategory));
+             "(default: 128 for softmax attention; for Longformer the block "
+             "from 16 to 128 rows that visits the fewest keys outside the "
+             "window, weighed against the cost per block)"),
+    cl::init(0), cl::cat(compileCategory));
 
 cl::opt<bool> allowOversize(
     "allow-oversize",
@@ -496,7 +498,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     llvm::errs() << diag.str() << "\n";
     return 1;
   }
-  if (attentionBlock < 1) {
+  if (attentionBlock.getNumOccurrences() && attentionBlock < 1) {
     llvm::errs() << "tfc: error: --attention-block: expected at least 1, got "
                  << attentionBlock << "\n";
     return 1;
