@@ -105,6 +105,10 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcUnshareEmpties());
   // One alias set per parameter, not one for the whole flat buffer.
   pm.addPass(mlir::tfc::createTfcSliceInputs());
+  // Ops whose result is only written into an output buffer (a slice of the
+  // flat gradient, the optimizer's new parameters and moments) compute
+  // straight into it instead of into a temporary that is then copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
 
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -119,6 +123,9 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // A result computed in its output buffer leaves a copy of the buffer onto
+  // itself, which tfc-fuse-rows would otherwise take for row-wise work.
+  pm.addPass(createCanonicalizerPass());
 }
 
 void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,

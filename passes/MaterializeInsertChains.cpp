@@ -16,7 +16,12 @@
 ///
 /// becomes a `linalg.fill` of `%out` and one
 /// `bufferization.materialize_in_destination` per slice into a
-/// `memref.subview` of `%out`. The flat gradient buffer that
+/// `memref.subview` of `%out`; a 1-d chain into another tensor at disjoint
+/// constant offsets (the optimizer's update of the trained prefix of the
+/// parameters) becomes the same writes plus copies of that tensor's
+/// elements around the slices. The views are made up front, so that
+/// `eliminate-empty-tensors` can compute each source in its slice of
+/// `%out` instead of in a temporary. The flat gradient buffer that
 /// tfc-flatten-params packs is such a chain, one link per parameter. One-Shot
 /// Bufferize checks every link of a chain against every other write to the
 /// same tensor and walks the chain back for each pair, which grows with the
@@ -40,45 +45,20 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// A chain of inserts into a filled fresh tensor, materialized in a buffer.
+/// A chain of inserts into a filled fresh tensor, or into any 1-d tensor
+/// at constant disjoint offsets, materialized in a buffer.
 struct InsertChain {
   bufferization::MaterializeInDestinationOp sink;
-  /// The fill of the `tensor.empty` that the first insert writes into.
-  linalg::FillOp base;
+  /// The fill of the `tensor.empty` that the first insert writes into, if
+  /// it writes into one.
+  linalg::FillOp fill;
+  /// The tensor that the first insert writes into: the fill's result, or a
+  /// 1-d tensor whose elements outside the slices are copied.
+  Value base;
   /// The inserts in program order (the first one writes into `base`).
   SmallVector<tensor::InsertSliceOp> inserts;
 };
 } // namespace
-
-/// The chain that `sink` materializes, if it is one this pass rewrites: the
-/// destination is a buffer that nothing else uses, and every link is in the
-/// block of `sink` and used only by the next one.
-static std::optional<InsertChain>
-matchChain(bufferization::MaterializeInDestinationOp sink) {
-  Value dest = sink.getDest();
-  if (!isa<MemRefType>(dest.getType()) || !sink.getRestrict() ||
-      !dest.hasOneUse())
-    return std::nullopt;
-  Block *block = sink->getBlock();
-  InsertChain chain;
-  chain.sink = sink;
-  Value value = sink.getSource();
-  while (auto insert = value.getDefiningOp<tensor::InsertSliceOp>()) {
-    if (!value.hasOneUse() || insert->getBlock() != block)
-      return std::nullopt;
-    chain.inserts.push_back(insert);
-    value = insert.getDest();
-  }
-  if (chain.inserts.empty() || !value.hasOneUse())
-    return std::nullopt;
-  auto fill = value.getDefiningOp<linalg::FillOp>();
-  if (!fill || fill.getNumDpsInits() != 1 ||
-      !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
-    return std::nullopt;
-  chain.base = fill;
-  std::reverse(chain.inserts.begin(), chain.inserts.end());
-  return chain;
-}
 
 /// The static box `[offset, offset + size)` per dimension that `insert`
 /// writes, if its offsets and sizes are constants and its strides 1.
@@ -119,6 +99,44 @@ static bool disjoint(const InsertChain &chain) {
   return true;
 }
 
+/// The chain that `sink` materializes, if it is one this pass rewrites: the
+/// destination is a buffer that nothing else uses, and every link is in the
+/// block of `sink` and used only by the next one.
+static std::optional<InsertChain>
+matchChain(bufferization::MaterializeInDestinationOp sink) {
+  Value dest = sink.getDest();
+  if (!isa<MemRefType>(dest.getType()) || !sink.getRestrict() ||
+      !dest.hasOneUse())
+    return std::nullopt;
+  Block *block = sink->getBlock();
+  InsertChain chain;
+  chain.sink = sink;
+  Value value = sink.getSource();
+  while (auto insert = value.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!value.hasOneUse() || insert->getBlock() != block)
+      return std::nullopt;
+    chain.inserts.push_back(insert);
+    value = insert.getDest();
+  }
+  if (chain.inserts.empty())
+    return std::nullopt;
+  std::reverse(chain.inserts.begin(), chain.inserts.end());
+  chain.base = value;
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  if (fill && value.hasOneUse() && fill.getNumDpsInits() == 1 &&
+      fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>()) {
+    chain.fill = fill;
+    return chain;
+  }
+  // Any other base: 1-d, the slices at constant offsets and disjoint, so
+  // that the elements between them are copied once and each slice is
+  // written once.
+  if (cast<RankedTensorType>(value.getType()).getRank() != 1 ||
+      !disjoint(chain))
+    return std::nullopt;
+  return chain;
+}
+
 /// The later of `point` (an operation of `block`, null for its start) and
 /// the operation of `block` that defines `value` or holds its definition.
 static Operation *laterOf(Operation *point, Value value, Block *block) {
@@ -138,51 +156,107 @@ static void setInsertionPointAfter(OpBuilder &b, Block *block, Operation *point)
     b.setInsertionPointToStart(block);
 }
 
-/// Replaces `chain` by a fill of the buffer and one write per slice. When
-/// the slices are disjoint, each is written right after its source is
-/// computed, so that the source's buffer can be reused early; otherwise all
-/// are written in the chain's order where the chain was materialized.
+/// `dest[offsets][sizes]` as a view of the rank of `sourceShape`.
+static Value subviewOf(OpBuilder &b, Location loc, Value dest,
+                       ArrayRef<int64_t> sourceShape,
+                       ArrayRef<OpFoldResult> offsets,
+                       ArrayRef<OpFoldResult> sizes,
+                       ArrayRef<OpFoldResult> strides) {
+  auto viewType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+      sourceShape, cast<MemRefType>(dest.getType()), offsets, sizes, strides));
+  return b.create<memref::SubViewOp>(loc, viewType, dest, offsets, sizes,
+                                     strides);
+}
+
+/// Replaces `chain` by a fill of the buffer (or copies of the base's
+/// elements between the slices) and one write per slice. When the slices
+/// are disjoint, each is written right after its source is computed, so
+/// that the source's buffer can be reused early; otherwise all are written
+/// in the chain's order where the chain was materialized. The views of the
+/// slices are made up front, next to the fill, so that they dominate the
+/// sources' computations: `eliminate-empty-tensors` can then compute each
+/// source in its slice of the buffer instead of in a temporary.
 static void rewrite(InsertChain &chain) {
   bufferization::MaterializeInDestinationOp sink = chain.sink;
   Block *block = sink->getBlock();
   Value dest = sink.getDest();
-  auto destType = cast<MemRefType>(dest.getType());
   OpBuilder b(sink);
 
-  Value scalar = chain.base.getDpsInputs()[0];
-  Operation *fillPoint = laterOf(laterOf(nullptr, dest, block), scalar, block);
-  setInsertionPointAfter(b, block, fillPoint);
-  Operation *fill = b.create<linalg::FillOp>(chain.base.getLoc(),
-                                             ValueRange{scalar},
-                                             ValueRange{dest});
+  Operation *start = laterOf(nullptr, dest, block);
+  if (chain.fill) {
+    Value scalar = chain.fill.getDpsInputs()[0];
+    start = laterOf(start, scalar, block);
+    setInsertionPointAfter(b, block, start);
+    start = b.create<linalg::FillOp>(chain.fill.getLoc(), ValueRange{scalar},
+                                     ValueRange{dest});
+  } else {
+    // The base's elements between the slices, copied where the base is
+    // ready.
+    SmallVector<std::pair<int64_t, int64_t>> covered;
+    for (tensor::InsertSliceOp insert : chain.inserts)
+      covered.push_back((*staticBox(insert))[0]);
+    llvm::sort(covered);
+    SmallVector<std::pair<int64_t, int64_t>> gaps;
+    int64_t next = 0;
+    for (auto [begin, end] : covered) {
+      if (begin > next)
+        gaps.push_back({next, begin});
+      next = end;
+    }
+    int64_t length = cast<MemRefType>(dest.getType()).getDimSize(0);
+    if (next < length)
+      gaps.push_back({next, length});
+    OpBuilder::InsertionGuard guard(b);
+    setInsertionPointAfter(b, block, laterOf(start, chain.base, block));
+    Location loc = sink.getLoc();
+    for (auto [begin, end] : gaps) {
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(begin)},
+                                sizes = {b.getIndexAttr(end - begin)},
+                                strides = {b.getIndexAttr(1)};
+      Value part = b.create<tensor::ExtractSliceOp>(loc, chain.base, offsets,
+                                                    sizes, strides);
+      Value view =
+          subviewOf(b, loc, dest, {end - begin}, offsets, sizes, strides);
+      b.create<bufferization::MaterializeInDestinationOp>(
+          loc, TypeRange{}, part, view, /*restrict=*/true, /*writable=*/true);
+    }
+  }
+
+  // The views, in the chain's order, each where its offsets are ready.
+  SmallVector<Value> views;
+  Operation *lastView = start;
+  for (tensor::InsertSliceOp insert : chain.inserts) {
+    OpBuilder::InsertionGuard guard(b);
+    Operation *viewPoint = lastView;
+    for (Value operand : insert->getOperands().drop_front(2))
+      viewPoint = laterOf(viewPoint, operand, block);
+    setInsertionPointAfter(b, block, viewPoint);
+    views.push_back(subviewOf(b, insert.getLoc(), dest,
+                              insert.getSourceType().getShape(),
+                              insert.getMixedOffsets(), insert.getMixedSizes(),
+                              insert.getMixedStrides()));
+    lastView = views.back().getDefiningOp();
+  }
 
   bool anyOrder = disjoint(chain);
   // The last write placed after each point, to keep slices that become
   // ready at the same point in the chain's order.
   llvm::DenseMap<Operation *, Operation *> lastWriteAfter;
-  for (tensor::InsertSliceOp insert : chain.inserts) {
+  for (auto [insert, view] : llvm::zip(chain.inserts, views)) {
     Operation *point = nullptr;
     if (anyOrder) {
-      point = laterOf(fill, insert.getSource(), block);
-      for (Value operand : insert->getOperands().drop_front(2))
-        point = laterOf(point, operand, block);
+      point = laterOf(lastView, insert.getSource(), block);
       auto it = lastWriteAfter.find(point);
       setInsertionPointAfter(b, block,
                              it == lastWriteAfter.end() ? point : it->second);
     } else {
       b.setInsertionPoint(sink);
     }
-    auto viewType = cast<MemRefType>(
-        memref::SubViewOp::inferRankReducedResultType(
-            insert.getSourceType().getShape(), destType,
-            insert.getMixedOffsets(), insert.getMixedSizes(),
-            insert.getMixedStrides()));
-    Value view = b.create<memref::SubViewOp>(
-        insert.getLoc(), viewType, dest, insert.getMixedOffsets(),
-        insert.getMixedSizes(), insert.getMixedStrides());
+    // Disjoint slices are distinct buffers: `restrict` says so, and lets
+    // eliminate-empty-tensors compute the source in the slice.
     Operation *write = b.create<bufferization::MaterializeInDestinationOp>(
         insert.getLoc(), TypeRange{}, insert.getSource(), view,
-        /*restrict=*/false, /*writable=*/true);
+        /*restrict=*/anyOrder, /*writable=*/true);
     if (anyOrder)
       lastWriteAfter[point] = write;
   }
@@ -190,8 +264,10 @@ static void rewrite(InsertChain &chain) {
   sink.erase();
   for (tensor::InsertSliceOp insert : llvm::reverse(chain.inserts))
     insert.erase();
-  Operation *empty = chain.base.getDpsInits()[0].getDefiningOp();
-  chain.base.erase();
+  if (!chain.fill)
+    return;
+  Operation *empty = chain.fill.getDpsInits()[0].getDefiningOp();
+  chain.fill.erase();
   if (empty->use_empty())
     empty->erase();
 }

@@ -16,6 +16,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -27,6 +28,8 @@ int main(int argc, char **argv) {
   tfc::registerCodegenDialects(registry);
   tfc::registerGpuCodegenDialects(registry);
   mlir::registerTransformsPasses();
+  mlir::bufferization::registerEmptyTensorEliminationPass();
+  mlir::bufferization::registerOneShotBufferizePass();
   mlir::tfc::registerTfcPasses();
   tfc::registerCodegenPipelines();
   tfc::registerGpuCodegenPipelines();

@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -455,9 +456,12 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output) {
 
 int compile(int argc, char **argv, const std::string &toolDir) {
   // The passes that --mlir-print-ir-before/after (and -mlir-timing's
-  // filters) may name: tfc's own, the GPU target's and MLIR's generic ones.
-  // Registered before the pass manager's options, whose parser lists them.
+  // filters) may name: tfc's own, the GPU target's, MLIR's generic ones and
+  // the bufferization passes of the CPU pipeline. Registered before the
+  // pass manager's options, whose parser lists them.
   mlir::registerTransformsPasses();
+  mlir::bufferization::registerEmptyTensorEliminationPass();
+  mlir::bufferization::registerOneShotBufferizePass();
   mlir::tfc::registerTfcPasses();
   mlir::tfc::registerTfcGpuPasses();
   mlir::registerAsmPrinterCLOptions();
