@@ -123,10 +123,13 @@ static FailureOr<std::string> manifestText(ModuleOp module,
 /// Creates `name(inputs..., outputs...)` on memrefs that calls `callee`
 /// (tensor inputs, tensor results) and writes its results, in the order
 /// `resultOrder`, into the trailing output buffers; `callee` becomes private
-/// so that the inliner folds it into the entry point.
+/// so that the inliner folds it into the entry point. The writes are
+/// `restrict` (the buffer is not the memory of any other argument) but for
+/// the first `aliasedOutputs` outputs, which may be the memory of inputs.
 static void exportEntry(OpBuilder &builder, func::FuncOp callee,
                         StringRef name, unsigned inputs,
-                        ArrayRef<unsigned> resultOrder) {
+                        ArrayRef<unsigned> resultOrder,
+                        unsigned aliasedOutputs = 0) {
   Location loc = callee.getLoc();
   FunctionType type = callee.getFunctionType();
   auto toMemRef = [](Type t) -> Type {
@@ -152,7 +155,8 @@ static void exportEntry(OpBuilder &builder, func::FuncOp callee,
   for (auto [i, result] : llvm::enumerate(resultOrder))
     builder.create<bufferization::MaterializeInDestinationOp>(
         loc, TypeRange{}, call.getResult(result),
-        body->getArgument(inputs + i), /*restrict=*/true, /*writable=*/true);
+        body->getArgument(inputs + i), /*restrict=*/i >= aliasedOutputs,
+        /*writable=*/true);
   builder.create<func::ReturnOp>(loc);
   callee.setPrivate();
 }
@@ -189,9 +193,11 @@ struct TfcExportAbiPass
     if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
       exportEntry(builder, step, "tfc_train_step", 5, {1, 0});
     // tfc_optimizer_step(params, grads, m, v, step, schedule, params', m',
-    //                    v', stats).
+    //                    v', stats), where params', m' and v' may be the
+    // memory of params, m and v (ModelABI.h).
     if (auto opt = module.lookupSymbol<func::FuncOp>("optimizer_step"))
-      exportEntry(builder, opt, "tfc_optimizer_step", 6, {0, 1, 2, 3});
+      exportEntry(builder, opt, "tfc_optimizer_step", 6, {0, 1, 2, 3},
+                  /*aliasedOutputs=*/3);
 
     // The manifest, NUL-terminated, as an external constant.
     manifest.push_back('\0');

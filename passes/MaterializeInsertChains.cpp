@@ -18,10 +18,12 @@
 /// `bufferization.materialize_in_destination` per slice into a
 /// `memref.subview` of `%out`; a 1-d chain into another tensor at disjoint
 /// constant offsets (the optimizer's update of the trained prefix of the
-/// parameters) becomes the same writes plus copies of that tensor's
+/// parameters, into a buffer that may be the old parameters' memory, so
+/// not `restrict`) becomes the same writes plus copies of that tensor's
 /// elements around the slices. The views are made up front, so that
-/// `eliminate-empty-tensors` can compute each source in its slice of
-/// `%out` instead of in a temporary. The flat gradient buffer that
+/// `eliminate-empty-tensors` can compute each source of a `restrict` chain
+/// in its slice of `%out` instead of in a temporary. The flat gradient
+/// buffer that
 /// tfc-flatten-params packs is such a chain, one link per parameter. One-Shot
 /// Bufferize checks every link of a chain against every other write to the
 /// same tensor and walks the chain back for each pair, which grows with the
@@ -105,8 +107,7 @@ static bool disjoint(const InsertChain &chain) {
 static std::optional<InsertChain>
 matchChain(bufferization::MaterializeInDestinationOp sink) {
   Value dest = sink.getDest();
-  if (!isa<MemRefType>(dest.getType()) || !sink.getRestrict() ||
-      !dest.hasOneUse())
+  if (!isa<MemRefType>(dest.getType()) || !dest.hasOneUse())
     return std::nullopt;
   Block *block = sink->getBlock();
   InsertChain chain;
@@ -123,7 +124,8 @@ matchChain(bufferization::MaterializeInDestinationOp sink) {
   std::reverse(chain.inserts.begin(), chain.inserts.end());
   chain.base = value;
   auto fill = value.getDefiningOp<linalg::FillOp>();
-  if (fill && value.hasOneUse() && fill.getNumDpsInits() == 1 &&
+  if (fill && sink.getRestrict() && value.hasOneUse() &&
+      fill.getNumDpsInits() == 1 &&
       fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>()) {
     chain.fill = fill;
     return chain;
@@ -182,6 +184,10 @@ static void rewrite(InsertChain &chain) {
   Value dest = sink.getDest();
   OpBuilder b(sink);
 
+  // Slices are written as soon as they are ready when they are disjoint
+  // and the buffer is not the memory of any other value (`restrict`);
+  // otherwise where the chain was materialized, in its order.
+  bool early = sink.getRestrict() && disjoint(chain);
   Operation *start = laterOf(nullptr, dest, block);
   if (chain.fill) {
     Value scalar = chain.fill.getDpsInputs()[0];
@@ -191,7 +197,7 @@ static void rewrite(InsertChain &chain) {
                                      ValueRange{dest});
   } else {
     // The base's elements between the slices, copied where the base is
-    // ready.
+    // ready (or at the sink).
     SmallVector<std::pair<int64_t, int64_t>> covered;
     for (tensor::InsertSliceOp insert : chain.inserts)
       covered.push_back((*staticBox(insert))[0]);
@@ -207,7 +213,10 @@ static void rewrite(InsertChain &chain) {
     if (next < length)
       gaps.push_back({next, length});
     OpBuilder::InsertionGuard guard(b);
-    setInsertionPointAfter(b, block, laterOf(start, chain.base, block));
+    if (early)
+      setInsertionPointAfter(b, block, laterOf(start, chain.base, block));
+    else
+      b.setInsertionPoint(sink);
     Location loc = sink.getLoc();
     for (auto [begin, end] : gaps) {
       SmallVector<OpFoldResult> offsets = {b.getIndexAttr(begin)},
@@ -218,7 +227,7 @@ static void rewrite(InsertChain &chain) {
       Value view =
           subviewOf(b, loc, dest, {end - begin}, offsets, sizes, strides);
       b.create<bufferization::MaterializeInDestinationOp>(
-          loc, TypeRange{}, part, view, /*restrict=*/true, /*writable=*/true);
+          loc, TypeRange{}, part, view, /*restrict=*/early, /*writable=*/true);
     }
   }
 
@@ -238,13 +247,12 @@ static void rewrite(InsertChain &chain) {
     lastView = views.back().getDefiningOp();
   }
 
-  bool anyOrder = disjoint(chain);
   // The last write placed after each point, to keep slices that become
   // ready at the same point in the chain's order.
   llvm::DenseMap<Operation *, Operation *> lastWriteAfter;
   for (auto [insert, view] : llvm::zip(chain.inserts, views)) {
     Operation *point = nullptr;
-    if (anyOrder) {
+    if (early) {
       point = laterOf(lastView, insert.getSource(), block);
       auto it = lastWriteAfter.find(point);
       setInsertionPointAfter(b, block,
@@ -252,12 +260,13 @@ static void rewrite(InsertChain &chain) {
     } else {
       b.setInsertionPoint(sink);
     }
-    // Disjoint slices are distinct buffers: `restrict` says so, and lets
-    // eliminate-empty-tensors compute the source in the slice.
+    // Disjoint slices of a `restrict` buffer are distinct buffers:
+    // `restrict` says so, and lets eliminate-empty-tensors compute the
+    // source in its slice.
     Operation *write = b.create<bufferization::MaterializeInDestinationOp>(
         insert.getLoc(), TypeRange{}, insert.getSource(), view,
-        /*restrict=*/anyOrder, /*writable=*/true);
-    if (anyOrder)
+        /*restrict=*/early, /*writable=*/true);
+    if (early)
       lastWriteAfter[point] = write;
   }
 

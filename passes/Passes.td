@@ -269,15 +269,16 @@ def TfcMaterializeInsertChains
     next, the chain becomes a `linalg.fill` of `%out` and one
     `materialize_in_destination` per slice into a `memref.subview` of `%out`.
     A 1-d chain into any other tensor, its slices at constant offsets and
-    disjoint (the optimizer's new parameters and moments: the update of the
-    trained prefix inserted into the old buffer), becomes one write per
-    slice and copies of the base's elements around them. The subviews are
-    made up front, next to the fill. When the slices have constant bounds
-    and do not overlap, each is written (`restrict`: the views are distinct)
-    right after its source is computed, so that `eliminate-empty-tensors`
-    computes the source in its slice of `%out` and no temporary or copy is
-    left; otherwise all are written in the chain's order where the chain was
-    materialized. The flat gradient buffer of `@train_step` is such a chain,
+    disjoint, becomes one write per slice and copies of the base's elements
+    around them; its sink need not be `restrict` (the optimizer's new
+    parameters and moments, the update of the trained prefix inserted into
+    the old buffers, whose memory they may be). The subviews are made up
+    front, next to the fill. When the sink is `restrict` and the slices
+    have constant bounds and do not overlap, each is written (`restrict`:
+    the views are distinct) right after its source is computed, so that
+    `eliminate-empty-tensors` computes the source in its slice of `%out`
+    and no temporary or copy is left; otherwise all are written in the
+    chain's order where the chain was materialized. The flat gradient buffer of `@train_step` is such a chain,
     one link per parameter; One-Shot Bufferize's conflict analysis of a
     chain takes time cubic in its length, while the per-slice writes leave
     it nothing to check. Runs after inlining, before bufferization.

@@ -66,3 +66,27 @@ module attributes {tfc.flops = 64 : i64} {
     return %loss, %logits : tensor<f32>, tensor<2x4x3xf32>
   }
 }
+
+// -----
+
+// tfc_optimizer_step's new parameters and moments may be the memory of the
+// old ones (ModelABI.h): their writes are not `restrict`, unlike the stats.
+
+// CHECK-LABEL: func.func @tfc_optimizer_step
+// CHECK-SAME: %[[PO:[a-z0-9]+]]: memref<8xf32>, %[[MO:[a-z0-9]+]]: memref<8xf32>, %[[VO:[a-z0-9]+]]: memref<8xf32>, %[[S:[a-z0-9]+]]: memref<2xf32>)
+// CHECK: %[[R:.*]]:4 = call @optimizer_step(
+// CHECK-NEXT: bufferization.materialize_in_destination %[[R]]#0 in writable %[[PO]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[R]]#1 in writable %[[MO]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[R]]#2 in writable %[[VO]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[R]]#3 in restrict writable %[[S]]
+module attributes {tfc.config = {name = "m", task = "lm"}, tfc.param_count = 8 : i64, tfc.flops = 64 : i64, tfc.manifest = []} {
+  func.func @forward(%p: tensor<8xf32>, %t: tensor<2x4xi32>, %y: tensor<2x4xi32>, %m: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4x3xf32>) {
+    %logits = tensor.empty() : tensor<2x4x3xf32>
+    %loss = tensor.empty() : tensor<f32>
+    return %loss, %logits : tensor<f32>, tensor<2x4x3xf32>
+  }
+  func.func @optimizer_step(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %t: tensor<i64>, %s: tensor<3xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>) {
+    %stats = tensor.empty() : tensor<2xf32>
+    return %p, %m, %v, %stats : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2xf32>
+  }
+}

@@ -133,6 +133,29 @@ func.func @into_tensor(%a: tensor<4xf32>, %t: tensor<12xf32>, %out: memref<12xf3
 
 // -----
 
+// Without `restrict` the buffer may be the memory of another argument (the
+// optimizer's new parameters are its old ones): the slice and the copies
+// around it are written where the chain was materialized, without
+// `restrict`, so that nothing is computed in the buffer before then.
+
+// CHECK-LABEL: func.func @may_alias(
+// CHECK-SAME: %[[A:.*]]: tensor<4xf32>, %[[T:.*]]: tensor<8xf32>, %[[OUT:.*]]: memref<8xf32>
+// CHECK: %[[VA:.*]] = memref.subview %[[OUT]][0] [4] [1]
+// CHECK-NEXT: "test.before"
+// CHECK-NEXT: %[[TAIL:.*]] = tensor.extract_slice %[[T]][4] [4] [1]
+// CHECK-NEXT: %[[VT:.*]] = memref.subview %[[OUT]][4] [4] [1]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[TAIL]] in writable %[[VT]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[A]] in writable %[[VA]]
+// CHECK-NEXT: return
+func.func @may_alias(%a: tensor<4xf32>, %t: tensor<8xf32>, %out: memref<8xf32>) {
+  %0 = tensor.insert_slice %a into %t[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  "test.before"() : () -> ()
+  bufferization.materialize_in_destination %0 in writable %out : (tensor<8xf32>, memref<8xf32>) -> ()
+  return
+}
+
+// -----
+
 // Left alone: a 2-d chain into a tensor that is not a fresh fill, an
 // intermediate link has another use, or the buffer is used elsewhere.
 
