@@ -172,9 +172,10 @@ static Value subviewOf(OpBuilder &b, Location loc, Value dest,
 
 /// Replaces `chain` by a fill of the buffer (or copies of the base's
 /// elements between the slices) and one write per slice. When the slices
-/// are disjoint, each is written right after its source is computed, so
-/// that the source's buffer can be reused early; otherwise all are written
-/// in the chain's order where the chain was materialized. The views of the
+/// are disjoint and the buffer `restrict`, each is written right after its
+/// source is computed, so that the source's buffer can be reused early;
+/// otherwise all are written in the chain's order where the chain was
+/// materialized. The views of the
 /// slices are made up front, next to the fill, so that they dominate the
 /// sources' computations: `eliminate-empty-tensors` can then compute each
 /// source in its slice of the buffer instead of in a temporary.
