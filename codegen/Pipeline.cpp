@@ -105,9 +105,9 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcUnshareEmpties());
   // One alias set per parameter, not one for the whole flat buffer.
   pm.addPass(mlir::tfc::createTfcSliceInputs());
-  // Ops whose result is only written into an output buffer (a slice of the
-  // flat gradient, the optimizer's new parameters and moments) compute
-  // straight into it instead of into a temporary that is then copied.
+  // Ops whose result is only written into a `restrict` output buffer (a
+  // slice of the flat gradient) compute straight into it instead of into a
+  // temporary that is then copied.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
 
   bufferization::OneShotBufferizationOptions bufferization;

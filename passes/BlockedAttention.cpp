@@ -791,8 +791,7 @@ int64_t chooseBandBlock(int64_t length, int64_t preferred, int64_t reachBack,
   constexpr int64_t kBlockOverhead = 16;
   int64_t best = 0;
   double bestCost = 0;
-  for (int64_t limit = preferred; limit >= 16 || limit == preferred;
-       limit /= 2) {
+  for (int64_t limit = preferred;; limit /= 2) {
     int64_t block = chooseBlock(length, limit);
     if (block == 0)
       break;
@@ -804,7 +803,7 @@ int64_t chooseBandBlock(int64_t length, int64_t preferred, int64_t reachBack,
       best = block;
       bestCost = cost;
     }
-    if (limit < 2)
+    if (limit <= 16)
       break;
   }
   return best;
