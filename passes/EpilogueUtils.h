@@ -80,15 +80,16 @@ inline bool isAllParallel(linalg::LinalgOp op) {
 }
 
 /// True when every operation of `body` but its terminator is a scalar arith
-/// or math operation without memory effects or regions on integers and
-/// floats (no `index`, no `linalg.index`, no integer division), so that the
-/// same operation on vectors of those types computes each lane as the
-/// scalar one would.
+/// or math operation without memory effects or regions on integers, floats
+/// and indices, or a `linalg.index` (no integer division), so that the same
+/// operation on vectors of those types computes each lane as the scalar one
+/// would. A `linalg.index` becomes the vector of the lanes' positions along
+/// that dimension (a causal or banded mask on the accumulators).
 inline bool isVectorizableEpilogueBody(Block &body) {
-  auto scalar = [](Type type) {
-    return isa<FloatType>(type) || isa<IntegerType>(type);
-  };
+  auto scalar = [](Type type) { return type.isIntOrIndexOrFloat(); };
   for (Operation &op : body.without_terminator()) {
+    if (isa<linalg::IndexOp>(op))
+      continue;
     if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
         op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
         op.getNumResults() != 1)
@@ -103,7 +104,7 @@ inline bool isVectorizableEpilogueBody(Block &body) {
       return false;
   }
   return llvm::all_of(body.getTerminator()->getOperandTypes(),
-                      [&](Type type) { return scalar(type); });
+                      [](Type type) { return type.isIntOrFloat(); });
 }
 
 /// The first operation after `op` in its block that has memory effects (a

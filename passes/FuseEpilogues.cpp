@@ -22,10 +22,11 @@
 ///     (the consumer's iteration space is C's: no broadcast of C);
 ///   - the consumer's other inputs are read through projected permutations
 ///     (a bias `[n]`, a residual `[m, n]`), its output's initial value is
-///     not read, and its body is scalar arith on integers and floats (no
-///     `linalg.index`, no math dialect: an epilogue with tanh or erf, GELU
-///     and its gradient, ran slower on the accumulators than as a loop of
-///     its own).
+///     not read, and its body is scalar arith on integers, floats and
+///     indices, reading positions through `linalg.index` (a causal or
+///     banded attention mask) but no math dialect (an epilogue with tanh
+///     or erf, GELU and its gradient, ran slower on the accumulators than
+///     as a loop of its own).
 /// Before that, the consumer grows: an element-wise op reached through
 /// `tensor.collapse_shape`/`expand_shape` (the bias add works on `[B*S, N]`,
 /// the activation and the residual add on `[B, S, N]`) is rewritten to
@@ -89,7 +90,8 @@ bool isEpilogueBody(Block &body) {
 /// view of the same elements in the same order); its results are expanded
 /// back for their users. Only a user whose body may be an epilogue is
 /// returned, and collapsed only when every indexing map keeps the merged
-/// loops together.
+/// loops together and the body reads no position (`linalg.index` of a
+/// merged loop would become a division).
 linalg::GenericOp elementwiseUser(Value value, RewriterBase &rewriter) {
   Operation *def = value.getDefiningOp();
   if (!def || !value.hasOneUse())
@@ -116,6 +118,8 @@ linalg::GenericOp elementwiseUser(Value value, RewriterBase &rewriter) {
     return nullptr;
   if (chain.empty())
     return generic;
+  if (!generic.getBlock()->getOps<linalg::IndexOp>().empty())
+    return nullptr;
 
   auto shape = cast<RankedTensorType>(value.getType()).getShape();
   auto endShape = cast<RankedTensorType>(end.getType()).getShape();

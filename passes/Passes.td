@@ -206,14 +206,17 @@ def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::ModuleOp"> {
     a contraction (a linalg op whose body is `out + a * b`) has one use, an
     all-parallel `linalg.generic` in the same block that reads it through
     the identity map and its other inputs through projected permutations
-    (bias `[n]`, residual `[m, n]`) with a body of scalar arith (no math
-    dialect: GELU's tanh or erf ran slower on the accumulators than in a
-    loop of its own), that consumer is rewritten to update C in place (C becomes its output
+    (bias `[n]`, residual `[m, n]`) with a body of scalar arith, which may
+    read positions through `linalg.index` (blocked attention's causal or
+    banded mask on a score block), but no math dialect (GELU's tanh or erf
+    ran slower on the accumulators than in a loop of its own), that
+    consumer is rewritten to update C in place (C becomes its output
     and is no longer an input) and the contraction moves right before it,
     marked `tfc.epilogue`. The consumer first grows: element-wise ops
     after it, also behind `tensor.collapse_shape`/`expand_shape` (the bias
     add on `[B*S, N]`, the residual add on `[B, S, N]`), are collapsed to
-    C's shape and fused into it while each result has one use.
+    C's shape and fused into it while each result has one use (not one
+    that reads positions: its merged loops' indices would need divisions).
     `tfc-outline-kernels=linalg-ops` then outlines
     the pair as one kernel, and `tfc-vectorize-contractions` applies the
     consumer to the accumulator registers after the last K panel, so that C
@@ -457,8 +460,10 @@ def TfcVectorizeContractions
     A contraction marked `tfc.epilogue` (`tfc-fuse-epilogues`) takes its
     epilogue, the element-wise op after it that updates C in place: after
     the last K panel, that op's body runs on the accumulator vectors (its
-    inputs along N loaded as vectors masked like C, the others broadcast)
-    before the store, and the op is erased. Other linalg ops are left alone.
+    inputs along N loaded as vectors masked like C, the others broadcast;
+    `linalg.index` of N the lanes' columns, of another dimension its index
+    broadcast) before the store, and the op is erased. Other linalg ops
+    are left alone.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",

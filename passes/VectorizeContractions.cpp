@@ -40,7 +40,9 @@
 // (bias, activation, residual). Its body is applied to the accumulators of
 // the last K panel, on vectors, before they are stored: its other inputs
 // are loaded at the tile's position (as vectors masked like C when they run
-// along N, else one element broadcast), and the epilogue op goes with the
+// along N, else one element broadcast), positions it reads (`linalg.index`,
+// an attention mask) are the lanes' columns along N and the tile's index
+// along the other dimensions, and the epilogue op goes with the
 // contraction. C is then stored once and not read again. An epilogue the
 // kernel cannot take (an input read across N) stays a loop nest of its own.
 //
@@ -58,6 +60,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <numeric>
 #include <vector>
 
 namespace mlir::tfc {
@@ -788,6 +791,10 @@ private:
       return mapping.lookup(value);
     };
     for (Operation &op : body.without_terminator()) {
+      if (auto position = dyn_cast<linalg::IndexOp>(op)) {
+        mapping.map(position.getResult(), positionsAlong(position.getDim()));
+        continue;
+      }
       if (op.hasTrait<OpTrait::ConstantLike>()) {
         Operation *constant = builder.clone(op);
         mapping.map(op.getResult(0), builder.create<vector::BroadcastOp>(
@@ -802,6 +809,23 @@ private:
         result.setType(vectorOf(result.getType()));
     }
     return vectorValue(body.getTerminator()->getOperand(0));
+  }
+
+  /// The positions of the lanes along dimension `dim` of C in the
+  /// epilogue's current vector: consecutive from the current column along
+  /// N, the current index broadcast along any other dimension.
+  Value positionsAlong(uint64_t dim) {
+    unsigned loop =
+        cast<AffineDimExpr>(plan.cMap.getResult(dim)).getPosition();
+    auto type = VectorType::get({lanes}, builder.getIndexType());
+    Value at = builder.create<vector::BroadcastOp>(loc, type, dims[loop]);
+    if (static_cast<int64_t>(loop) != plan.n)
+      return at;
+    SmallVector<int64_t> steps(lanes);
+    std::iota(steps.begin(), steps.end(), 0);
+    Value lane = builder.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
+    return builder.create<arith::AddIOp>(loc, at, lane);
   }
 
   ContractionPlan plan;

@@ -266,13 +266,17 @@ func.func @transposed_read(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>) -> tens
 
 // -----
 
-// Refused: the consumer's body uses linalg.index (a causal mask), which has
-// no vector form in the contraction kernels.
+// A consumer that reads positions (linalg.index: a causal mask) is fused;
+// the contraction kernels give each lane its position.
 
-// CHECK-LABEL: func.func @index_in_body
-// CHECK-NOT: tfc.epilogue
-// CHECK: return
-func.func @index_in_body(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x8xf32> {
+// CHECK-LABEL: func.func @causal_mask
+// CHECK: %[[C:.*]] = linalg.matmul {tfc.epilogue}
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: outs(%[[C]] : tensor<8x8xf32>)
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi sle
+func.func @causal_mask(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x8xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
@@ -287,6 +291,37 @@ func.func @index_in_body(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8
     linalg.yield %s : f32
   } -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Refused: a consumer behind a reshape that reads positions (iterating
+// over C's shape, linalg.index of the merged loops would need a division).
+
+// CHECK-LABEL: func.func @index_through_reshape
+// CHECK-NOT: tfc.epilogue
+// CHECK-NOT: arith.remui
+// CHECK: tensor.expand_shape
+// CHECK-NEXT: tensor.empty() : tensor<2x4x8xf32>
+// CHECK-NEXT: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: return
+func.func @index_through_reshape(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x8xf32>) outs(%fill : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %r = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %e2 = tensor.empty() : tensor<2x4x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(s, t, n) -> (s, t, n)>, affine_map<(s, t, n) -> (s, t, n)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r : tensor<2x4x8xf32>) outs(%e2 : tensor<2x4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %keep = arith.cmpi sle, %j, %t : index
+    %s = arith.select %keep, %x, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
 }
 
 // -----

@@ -396,3 +396,50 @@ func.func @epilogue_parallel_outer(%a: memref<8x16x16xf32>, %b: memref<8x16x32xf
   }
   return
 }
+
+// -----
+
+// An epilogue that reads positions (blocked attention's causal mask on a
+// [T, T] score block): `linalg.index` of M is the tile row's index
+// broadcast, `linalg.index` of N the vector's first column plus the lanes'
+// offsets 0..15, so each lane compares its own column with its row.
+
+#qi = affine_map<(i, j, d) -> (i, d)>
+#kj = affine_map<(i, j, d) -> (j, d)>
+#ij = affine_map<(i, j, d) -> (i, j)>
+#id2 = affine_map<(i, j) -> (i, j)>
+// CHECK-LABEL: func.func @epilogue_positions
+// CHECK-SAME: %[[S:[^:]*]]: memref<32x32xf32>)
+// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: vector.fma
+// CHECK: %[[ROW:.*]] = vector.broadcast %{{.*}} : index to vector<16xindex>
+// CHECK-NEXT: %[[COL:.*]] = vector.broadcast %{{.*}} : index to vector<16xindex>
+// CHECK-NEXT: %[[LANES:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xindex>
+// CHECK-NEXT: %[[J:.*]] = arith.addi %[[COL]], %[[LANES]] : vector<16xindex>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi sle, %[[J]], %[[ROW]] : vector<16xindex>
+// CHECK: %[[M:.*]] = arith.select %[[KEEP]], %[[ACC]]#0, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.maskedstore %[[S]][{{.*}}], %{{.*}}, %[[M]]
+// CHECK-NOT: linalg.generic
+func.func @epilogue_positions(%q: memref<32x16xf32>, %k: memref<32x16xf32>,
+                              %s: memref<32x32xf32>) {
+  linalg.generic {indexing_maps = [#qi, #kj, #ij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<32x16xf32>, memref<32x16xf32>)
+      outs(%s : memref<32x32xf32>) attrs = {tfc.epilogue} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%s : memref<32x32xf32>) {
+  ^bb0(%c: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %keep = arith.cmpi sle, %j, %i : index
+    %m = arith.select %keep, %c, %ninf : f32
+    linalg.yield %m : f32
+  }
+  return
+}
