@@ -447,8 +447,13 @@ def Tfc_ActivationGradOp : Tfc_Op<"activation_grad", [Pure, SameOperandsAndResul
   let assemblyFormat = "$kind $input `,` $grad attr-dict `:` type($input)";
 }
 
-def Tfc_TakeTokenGradOp : Tfc_Op<"take_token_grad", [Pure]> {
+def Tfc_TakeTokenGradOp : Tfc_Op<"take_token_grad", [DeclareOpInterfaceMethods<Tfc_VJPOpInterface>, Pure]> {
   let summary = "Places `[batch, d]` at one position of a zero `[batch, seq, d]`";
+  let description = [{
+    The gradient of `tfc.take_token`, and in the forward graph the global
+    query of a Longformer, which its attention reads only at the global
+    rows (each row's projection placed at its position).
+  }];
   let arguments = (ins Tfc_FloatTensor:$grad, I64Attr:$position);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{

@@ -240,6 +240,15 @@ LogicalResult TakeTokenOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult TakeTokenGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  if (noGradient(*this, resultGrads, operandGrads))
+    return success();
+  operandGrads.push_back(b.create<TakeTokenOp>(
+      getLoc(), getGrad().getType(), resultGrads[0], getPositionAttr()));
+  return success();
+}
+
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                        SmallVectorImpl<Value> &operandGrads) {
   if (noGradient(*this, resultGrads, operandGrads))

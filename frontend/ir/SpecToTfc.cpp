@@ -66,6 +66,8 @@ private:
                                    ParamKind::param);
   }
   Value linear(Value x, const std::string &name, int64_t out, bool bias = true);
+  Value globalQuery(Value x, ArrayRef<int64_t> positions,
+                    const std::string &name);
   Value layerNorm(Value x, const std::string &name);
   Value dropout(Value x);
   Value attention(Value x, const std::string &name, int64_t layer);
@@ -96,6 +98,32 @@ Value ForwardBuilder::linear(Value x, const std::string &name, int64_t out,
   SmallVector<int64_t> shape(inType.getShape().drop_back());
   shape.push_back(out);
   return builder.create<LinearOp>(loc(name), floatTensor(shape), x, weight, b);
+}
+
+/// A Longformer's global query projection, which the attention reads only
+/// at the global rows: those rows of `x` projected (one weight and bias, as
+/// `linear` makes them) and placed at their positions of a zero
+/// `[batch, seq, width]`, instead of a projection of every row.
+Value ForwardBuilder::globalQuery(Value x, ArrayRef<int64_t> positions,
+                                  const std::string &name) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
+  int64_t rows = shape[0], length = shape[1], in = shape[2];
+  Value weight = param(name + ".weight", {width, in}, "normal:0.02");
+  Value bias = param(name + ".bias", {width}, "zeros");
+  Value query;
+  for (int64_t position : positions) {
+    Value row = builder.create<TakeTokenOp>(loc(name), floatTensor({rows, in}),
+                                            x, position);
+    Value projected = builder.create<LinearOp>(
+        loc(name), floatTensor({rows, width}), row, weight, bias);
+    Value placed = builder.create<TakeTokenGradOp>(
+        loc(name), floatTensor({rows, length, width}), projected,
+        builder.getI64IntegerAttr(position));
+    query = query ? builder.create<AddOp>(loc(name), placed.getType(), query,
+                                          placed)
+                  : placed;
+  }
+  return query;
 }
 
 Value ForwardBuilder::layerNorm(Value x, const std::string &name) {
@@ -183,7 +211,7 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
         global.push_back(position);
     kind = LongformerAttr::get(&ctx, window, dilation, global, att.causal);
     if (!global.empty()) {
-      gq = linear(x, name + ".q_global_proj", width);
+      gq = globalQuery(x, global, name + ".q_global_proj");
       gk = linear(x, name + ".k_global_proj", width);
       gv = linear(x, name + ".v_global_proj", width);
     }
