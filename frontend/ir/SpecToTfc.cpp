@@ -65,6 +65,8 @@ private:
                                    builder.getStringAttr(init),
                                    ParamKind::param);
   }
+  std::pair<Value, Value> linearParams(const std::string &name, int64_t in,
+                                       int64_t out, bool bias = true);
   Value linear(Value x, const std::string &name, int64_t out, bool bias = true);
   Value globalQuery(Value x, ArrayRef<int64_t> positions,
                     const std::string &name);
@@ -89,27 +91,34 @@ private:
 
 } // namespace
 
+/// The weight `[out, in]` and bias `[out]` (null without one) of the linear
+/// layer `name`.
+std::pair<Value, Value> ForwardBuilder::linearParams(const std::string &name,
+                                                     int64_t in, int64_t out,
+                                                     bool bias) {
+  Value weight = param(name + ".weight", {out, in}, "normal:0.02");
+  Value b = bias ? param(name + ".bias", {out}, "zeros") : Value();
+  return {weight, b};
+}
+
 Value ForwardBuilder::linear(Value x, const std::string &name, int64_t out,
                              bool bias) {
   auto inType = cast<RankedTensorType>(x.getType());
-  int64_t in = inType.getShape().back();
-  Value weight = param(name + ".weight", {out, in}, "normal:0.02");
-  Value b = bias ? param(name + ".bias", {out}, "zeros") : Value();
+  auto [weight, b] = linearParams(name, inType.getShape().back(), out, bias);
   SmallVector<int64_t> shape(inType.getShape().drop_back());
   shape.push_back(out);
   return builder.create<LinearOp>(loc(name), floatTensor(shape), x, weight, b);
 }
 
 /// A Longformer's global query projection, which the attention reads only
-/// at the global rows: those rows of `x` projected (one weight and bias, as
-/// `linear` makes them) and placed at their positions of a zero
-/// `[batch, seq, width]`, instead of a projection of every row.
+/// at the global rows: those rows of `x` projected (one weight and bias)
+/// and placed at their positions of a zero `[batch, seq, width]`, instead
+/// of a projection of every row.
 Value ForwardBuilder::globalQuery(Value x, ArrayRef<int64_t> positions,
                                   const std::string &name) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
   int64_t rows = shape[0], length = shape[1], in = shape[2];
-  Value weight = param(name + ".weight", {width, in}, "normal:0.02");
-  Value bias = param(name + ".bias", {width}, "zeros");
+  auto [weight, bias] = linearParams(name, in, width);
   Value query;
   for (int64_t position : positions) {
     Value row = builder.create<TakeTokenOp>(loc(name), floatTensor({rows, in}),
