@@ -23,13 +23,12 @@
 /// elements around the slices. The views are made up front, so that
 /// `eliminate-empty-tensors` can compute each source of a `restrict` chain
 /// in its slice of `%out` instead of in a temporary. The flat gradient
-/// buffer that
-/// tfc-flatten-params packs is such a chain, one link per parameter. One-Shot
-/// Bufferize checks every link of a chain against every other write to the
-/// same tensor and walks the chain back for each pair, which grows with the
-/// cube of its length (tens of minutes for a model of 30 layers); the
-/// per-slice form leaves it nothing to analyse and needs no temporary flat
-/// tensor. The values written are the same.
+/// buffer that tfc-flatten-params packs is such a chain, one link per
+/// parameter. One-Shot Bufferize checks every link of a chain against every
+/// other write to the same tensor and walks the chain back for each pair,
+/// which grows with the cube of its length (tens of minutes for a model of
+/// 30 layers); the per-slice form leaves it nothing to analyse and needs no
+/// temporary flat tensor. The values written are the same.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -175,9 +174,8 @@ static Value subviewOf(OpBuilder &b, Location loc, Value dest,
 /// are disjoint and the buffer `restrict`, each is written right after its
 /// source is computed, so that the source's buffer can be reused early;
 /// otherwise all are written in the chain's order where the chain was
-/// materialized. The views of the
-/// slices are made up front, next to the fill, so that they dominate the
-/// sources' computations: `eliminate-empty-tensors` can then compute each
+/// materialized. The views of the slices are made up front, next to the
+/// fill, so that they dominate the sources' computations: `eliminate-empty-tensors` can then compute each
 /// source in its slice of the buffer instead of in a temporary.
 static void rewrite(InsertChain &chain) {
   bufferization::MaterializeInDestinationOp sink = chain.sink;
