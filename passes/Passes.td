@@ -446,7 +446,8 @@ def TfcVectorizeContractions
     BLAS-like loop nest: the input that carries C's innermost dimension is
     packed panel by panel (256 deep) into a zero-padded contiguous buffer,
     and register tiles of 8 rows x 2 vectors (12 x 1 for narrow outputs)
-    accumulate vector FMAs over each panel, masked at the edge of N. A
+    accumulate vector FMAs over each panel, masked at the edge of N; the
+    rows left at the edge of M make one tile of their own height. A
     contraction of at least 65536 multiply-adds forks threads: over its
     leading parallel outer loops (batch, head, chunk) when they have at
     least 8 iterations and the panel fits in 64 KiB, each iteration then

@@ -20,9 +20,9 @@
 //           C[m0:m0+MR, n0:n0+NR] = acc
 //
 // N is the innermost dimension of C (unit stride), M a row dimension of A
-// and C, K a reduction dimension of A and B. Rows at the M edge run one at a
-// time. Nothing is reassociated across k, so results do not depend on the
-// number of threads.
+// and C, K a reduction dimension of A and B. The rows left at the M edge
+// run as one tile of their own height. Nothing is reassociated across k, so
+// results do not depend on the number of threads.
 //
 // A contraction with many independent outer iterations (the batch, chunk
 // and head loops of attention) forks once instead: the leading parallel
@@ -579,7 +579,8 @@ private:
       emitTile(m0, rowsPerBlock, n0, kc, depth);
       return;
     }
-    // Full blocks take the wide kernel; the last rows go one at a time.
+    // Full blocks take the wide kernel; the last block, the rows left over,
+    // a kernel of its own height.
     Value full = builder.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::sle,
         builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
@@ -588,9 +589,7 @@ private:
     builder.setInsertionPointToStart(&branch.getThenRegion().front());
     emitTile(m0, rowsPerBlock, n0, kc, depth);
     builder.setInsertionPointToStart(&branch.getElseRegion().front());
-    auto rows = builder.create<scf::ForOp>(loc, m0, index(mSize), index(1));
-    builder.setInsertionPointToStart(rows.getBody());
-    emitTile(rows.getInductionVar(), 1, n0, kc, depth);
+    emitTile(m0, mSize % rowsPerBlock, n0, kc, depth);
   }
 
   /// acc[rows][vectorsPerRow] over one K panel, from and back to C.
