@@ -167,6 +167,8 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // one per thread at the start of the omp.parallel region.
   pm.addPass(createCanonicalizerPass());
   buildLoopsToLLVMPipeline(pm);
+  // The arenas in 2 MiB pages where the system gives them on request.
+  pm.addPass(mlir::tfc::createTfcAdviseHugePages());
 }
 
 void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm) {
