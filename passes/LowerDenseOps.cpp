@@ -71,6 +71,10 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
   }
 };
 
+/// `tfc.sinusoidal_positions`: the encoding is a `[seq, d_model]` table,
+/// computed once and added to every sequence of the batch (computed per
+/// element of `[batch, seq, d_model]`, its exp and sin or cos would run
+/// batch times over).
 struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SinusoidalPositionsOp op,
@@ -79,12 +83,12 @@ struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
     ArrayRef<int64_t> shape = shapeOf(op.getInput());
     Type element = elementOf(op.getInput());
     double logBase = std::log(10000.0) / static_cast<double>(shape[2]);
-    Value result = elementwise(
-        rewriter, loc, shape, element, ValueRange{op.getInput()},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+    Value table = elementwise(
+        rewriter, loc, shape.drop_front(), element, ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
           // angle = p * exp(-(2i) * ln(10000) / d) for channels 2i and 2i+1.
-          Value position = indexAsFloat(b, l, 1, element);
-          Value channel = b.create<linalg::IndexOp>(l, 2);
+          Value position = indexAsFloat(b, l, 0, element);
+          Value channel = b.create<linalg::IndexOp>(l, 1);
           Value two = indexConstant(b, l, 2);
           Value parity = b.create<arith::RemUIOp>(l, channel, two);
           Value evenChannel = b.create<arith::SubIOp>(l, channel, parity);
@@ -97,11 +101,18 @@ struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
           Value angle = b.create<arith::MulFOp>(l, position, frequency);
           Value isOdd = b.create<arith::CmpIOp>(
               l, arith::CmpIPredicate::ne, parity, indexConstant(b, l, 0));
-          Value encoding = b.create<arith::SelectOp>(
-              l, isOdd, b.create<math::CosOp>(l, angle),
-              b.create<math::SinOp>(l, angle));
-          return b.create<arith::AddFOp>(l, args[0], encoding);
+          return b.create<arith::SelectOp>(l, isOdd,
+                                           b.create<math::CosOp>(l, angle),
+                                           b.create<math::SinOp>(l, angle));
         });
+    AffineMap identity = rewriter.getMultiDimIdentityMap(3);
+    AffineMap tableMap = keepDims(rewriter, 3, {1, 2});
+    Value result = elementwise(
+        rewriter, loc, shape, element, ValueRange{op.getInput(), table},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::AddFOp>(l, args[0], args[1]);
+        },
+        {identity, tableMap});
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -77,3 +77,29 @@ func.func @embedding(%table: tensor<256x8xf32>, %ids: tensor<2x4xi32>) -> tensor
   %x = tfc.embedding %table[%ids] : tensor<256x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
   return %x : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Sinusoidal positions: the [seq, d_model] table (exp of the channel's
+// frequency, then sin on even channels and cos on odd ones) is computed
+// once, then added to every sequence of the batch through a broadcast.
+
+// CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[ALL:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @sinusoidal_positions
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>)
+// CHECK: %[[ENC:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK: math.exp
+// CHECK-DAG: math.cos
+// CHECK-DAG: math.sin
+// CHECK: arith.select
+// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[TABLE]], #[[ALL]]]{{.*}} ins(%[[X]], %[[ENC]] : tensor<2x4x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+func.func @sinusoidal_positions(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %y = tfc.sinusoidal_positions %x : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
