@@ -7,8 +7,8 @@
 // The arenas of tfc-static-buffers are zero-initialised globals: memory the
 // kernel maps on first touch, in 4 KiB pages wherever transparent huge pages
 // are given only on request (`/sys/kernel/mm/transparent_hugepage/enabled`
-// set to `madvise`, the default of Debian and others). A training step
-// streams through gigabytes of them, one TLB entry per 4 KiB. This pass
+// set to `madvise`, as on the machines tfc is benchmarked on). A training
+// step streams through gigabytes of them, one TLB entry per 4 KiB. This pass
 // gives the module a constructor that asks for huge pages over every arena
 // of at least one huge page (2 MiB):
 //
