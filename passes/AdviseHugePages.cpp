@@ -23,6 +23,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::tfc {
@@ -78,10 +79,8 @@ struct TfcAdviseHugePagesPass
     Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
 
-    auto madvise = module.lookupSymbol<LLVM::LLVMFuncOp>("madvise");
-    if (!madvise)
-      madvise = builder.create<LLVM::LLVMFuncOp>(
-          loc, "madvise", LLVM::LLVMFunctionType::get(i32, {ptr, i64, i32}));
+    LLVM::LLVMFuncOp madvise =
+        LLVM::lookupOrCreateFn(module, "madvise", {ptr, i64, i32}, i32);
 
     auto constructor = builder.create<LLVM::LLVMFuncOp>(
         loc, kConstructorName,

@@ -7,6 +7,7 @@
 #include "codegen/gpu/Passes.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::tfc {
@@ -19,16 +20,6 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// Declares `name` as an external function of `type` unless it exists.
-LLVM::LLVMFuncOp declare(ModuleOp module, StringRef name,
-                         LLVM::LLVMFunctionType type) {
-  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return fn;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  return b.create<LLVM::LLVMFuncOp>(module.getLoc(), name, type);
-}
-
 struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuffers> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -38,8 +29,8 @@ struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuf
     Type voidType = LLVM::LLVMVoidType::get(ctx);
 
     // Arenas: device memory from the runtime.
-    auto arenaFn = declare(module, "tfc_gpu_arena",
-                           LLVM::LLVMFunctionType::get(ptr, {i32, i64}));
+    auto arenaFn =
+        LLVM::lookupOrCreateFn(module, "tfc_gpu_arena", {i32, i64}, ptr);
     SmallVector<LLVM::GlobalOp> arenas;
     for (auto global : module.getOps<LLVM::GlobalOp>())
       if (global.getSymName().starts_with(kArenaPrefix))
@@ -69,10 +60,10 @@ struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuf
     }
 
     // Entry points: their buffers copied to the device and back.
-    auto toDevice = declare(module, "tfc_gpu_to_device",
-                            LLVM::LLVMFunctionType::get(ptr, {i32, ptr, i64}));
-    auto toHost = declare(module, "tfc_gpu_to_host",
-                          LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, i64}));
+    auto toDevice = LLVM::lookupOrCreateFn(module, "tfc_gpu_to_device",
+                                           {i32, ptr, i64}, ptr);
+    auto toHost = LLVM::lookupOrCreateFn(module, "tfc_gpu_to_host",
+                                         {ptr, ptr, i64}, voidType);
     int32_t bufferId = 0;
     for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
       auto bytes = func->getAttrOfType<DenseI64ArrayAttr>("tfc.gpu.arg_bytes");
