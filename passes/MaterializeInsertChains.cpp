@@ -175,8 +175,9 @@ static Value subviewOf(OpBuilder &b, Location loc, Value dest,
 /// source is computed, so that the source's buffer can be reused early;
 /// otherwise all are written in the chain's order where the chain was
 /// materialized. The views of the slices are made up front, next to the
-/// fill, so that they dominate the sources' computations: `eliminate-empty-tensors` can then compute each
-/// source in its slice of the buffer instead of in a temporary.
+/// fill, so that they dominate the sources' computations:
+/// `eliminate-empty-tensors` can then compute each source in its slice of
+/// the buffer instead of in a temporary.
 static void rewrite(InsertChain &chain) {
   bufferization::MaterializeInDestinationOp sink = chain.sink;
   Block *block = sink->getBlock();
