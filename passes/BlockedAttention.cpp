@@ -274,13 +274,13 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
   Value blockMax = reduceLastDim(
       b, loc, s, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, acc, x);
+        return stabilizerMax(nb, nloc, acc, x);
       });
   // c = exp(m - max(m, blockMax)), 1 while the row has seen no key.
   Value correction = elementwise(
       b, loc, shapeOf(blockMax), element, ValueRange{state.max, blockMax},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value next = nb.create<arith::MaximumFOp>(nloc, args[0], args[1]);
+        Value next = stabilizerMax(nb, nloc, args[0], args[1]);
         Value c = nb.create<math::ExpOp>(
             nloc, nb.create<arith::SubFOp>(nloc, args[0], next));
         return nb.create<arith::SelectOp>(nloc, isNegInf(nb, nloc, next),
@@ -292,7 +292,7 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
   next.max = buildGeneric(
       b, loc, ValueRange{blockMax}, state.max, {id3}, id3,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+        return stabilizerMax(nb, nloc, args[1], args[0]);
       });
   Value probs = elementwise(
       b, loc, shapeOf(s), element, ValueRange{s, next.max},

@@ -37,10 +37,12 @@ struct TfcFastMathPass : public tfc::impl::TfcFastMathBase<TfcFastMathPass> {
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns))))
       return signalPassFailure();
-    auto flags = arith::FastMathFlagsAttr::get(
-        &getContext(), arith::FastMathFlags::reassoc |
-                           arith::FastMathFlags::contract);
+    // Flags an op already carries (a softmax offset's nnan and nsz) stay.
     getOperation().walk([&](arith::ArithFastMathInterface op) {
+      auto flags = arith::FastMathFlagsAttr::get(
+          &getContext(), op.getFastMathFlagsAttr().getValue() |
+                             arith::FastMathFlags::reassoc |
+                             arith::FastMathFlags::contract);
       op->setAttr(op.getFastMathAttrName(), flags);
     });
   }

@@ -214,7 +214,7 @@ Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
   Value rowMax = reduceLastDim(
       b, loc, scores, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, acc, x);
+        return stabilizerMax(nb, nloc, acc, x);
       });
   Value exps = elementwise(
       b, loc, shapeOf(scores), element, ValueRange{scores, rowMax},
@@ -507,7 +507,7 @@ Value attention::rowMaximum(OpBuilder &b, Location loc, Value projection) {
   return reduceLastDim(
       b, loc, projection, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, acc, value);
+        return stabilizerMax(nb, nloc, acc, value);
       });
 }
 
@@ -588,7 +588,7 @@ static Value sequenceMaximum(OpBuilder &b, Location loc, Value x) {
                    lowestFinite(element)),
       {loopDims(b, 3, {0, 2, 1})}, loopDims(b, 3, {0, 1}),
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+        return stabilizerMax(nb, nloc, args[1], args[0]);
       });
   return elementwise(
       b, loc, shape, element, ValueRange{total},
@@ -604,7 +604,7 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
   Value chunks = toChunks(b, loc, x, chunking, lowest);
   SmallVector<int64_t> chunkShape(shapeOf(chunks));
   auto maximum = [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-    return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+    return stabilizerMax(nb, nloc, args[1], args[0]);
   };
   // Within each chunk; loops (b, n, i, h, j), j is reduced.
   Value within = buildGeneric(
@@ -618,7 +618,7 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
             nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
         Value value = nb.create<arith::SelectOp>(
             nloc, allowed, args[0], floatConstant(nb, nloc, element, lowest));
-        return nb.create<arith::MaximumFOp>(nloc, args[1], value);
+        return stabilizerMax(nb, nloc, args[1], value);
       });
   // The max of each chunk; loops (b, n, h, i), i is reduced.
   Value chunkMax = buildGeneric(
@@ -630,7 +630,7 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
   Value running = elementwise(
       b, loc, chunkShape, element, ValueRange{within, before},
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, args[0], args[1]);
+        return stabilizerMax(nb, nloc, args[0], args[1]);
       },
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 3})});
   return fromChunks(b, loc, running, shape[1]);
@@ -861,7 +861,7 @@ Value attention::exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x) {
                     lowestFinite(elementOf(x)), Value(),
                     [](OpBuilder &nb, Location nloc, Value state, Value chunk,
                        Value) -> Value {
-                      return nb.create<arith::MaximumFOp>(nloc, state, chunk);
+                      return stabilizerMax(nb, nloc, state, chunk);
                     });
 }
 
@@ -953,7 +953,7 @@ CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
                    lowestFinite(element)),
       {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}),
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MaximumFOp>(nloc, args[1], args[0]);
+        return stabilizerMax(nb, nloc, args[1], args[0]);
       });
   // F_n = E_{n-1}.
   Value start = exclusiveChunkMaximum(b, loc, end);

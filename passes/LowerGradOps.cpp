@@ -531,7 +531,7 @@ Value softmaxCrossEntropyGrad(OpBuilder &b, Location loc, Value logits,
   Value max = reduceLastDim(
       b, loc, logits, -INFINITY,
       [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-        return nb.create<arith::MaximumFOp>(l, acc, v);
+        return stabilizerMax(nb, l, acc, v);
       });
   AffineMap identity = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = keepDims(b, 2, {0});

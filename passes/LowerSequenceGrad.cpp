@@ -246,7 +246,7 @@ static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
   Value rowMax = reduceLastDim(
       b, loc, scores, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return nb.create<arith::MaximumFOp>(nloc, acc, x).getResult();
+        return stabilizerMax(nb, nloc, acc, x);
       });
   Value exps =
       elementwise(b, loc, shape, element, {scores, rowMax},

@@ -190,7 +190,7 @@ static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
   Value rowMax = reduceLastDim(
       b, loc, scores, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return nb.create<arith::MaximumFOp>(nloc, acc, x).getResult();
+        return stabilizerMax(nb, nloc, acc, x);
       });
   // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
   Value exps =

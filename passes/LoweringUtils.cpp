@@ -29,6 +29,12 @@ Value mlir::tfc::indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return b.create<arith::ConstantIndexOp>(loc, value);
 }
 
+Value mlir::tfc::stabilizerMax(OpBuilder &b, Location loc, Value x, Value y) {
+  auto flags = arith::FastMathFlagsAttr::get(
+      b.getContext(), arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+  return b.create<arith::MaximumFOp>(loc, x, y, flags);
+}
+
 Value mlir::tfc::emptyTensor(OpBuilder &b, Location loc,
                              ArrayRef<int64_t> shape, Type element) {
   return b.create<tensor::EmptyOp>(loc, shape, element);

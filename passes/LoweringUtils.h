@@ -34,6 +34,14 @@ Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
 /// An `index` constant.
 Value indexConstant(OpBuilder &b, Location loc, int64_t value);
 
+/// `max(x, y)` as the offset that keeps a softmax's exponentials in range
+/// (the row maximum of scores or logits): marked `nnan` and `nsz`, so that
+/// it compiles to the machine's max instruction instead of the sequence
+/// that orders NaN and signed zeros. A NaN among the inputs still reaches
+/// the result through `exp(x - max)`, and either zero is as good an
+/// offset as the other.
+Value stabilizerMax(OpBuilder &b, Location loc, Value x, Value y);
+
 /// `tensor.empty` of the given shape.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type element);

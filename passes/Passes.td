@@ -397,12 +397,16 @@ def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
     Replaces the f32 transcendental functions (`math.exp`, `tanh`, `log`,
     `erf`, ...) by MLIR's polynomial approximations (a few ulp), which
     vectorise, where libm would be called one element at a time; f64 math
-    is left to libm. Then marks every floating-point arith operation with the `reassoc` and
-    `contract` fast-math flags, so that LLVM vectorises the reductions of
-    the generated loops (dot products, row sums) and fuses multiply-adds.
-    Results may differ from the sequential order in the last bits; NaN and
-    infinity semantics are kept (no `nnan`/`ninf`), so a diverging loss is
-    still detected.
+    is left to libm. Then adds the `reassoc` and `contract` fast-math flags
+    to every floating-point arith operation, keeping the flags it already
+    has, so that LLVM vectorises the reductions of the generated loops (dot
+    products, row sums) and fuses multiply-adds. Results may differ from
+    the sequential order in the last bits. NaN and infinity semantics are
+    kept (no `nnan`/`ninf` added), so a diverging loss is still detected;
+    only the maxima that offset a softmax's exponentials (scores, logits,
+    Performer's stabiliser) are built with `nnan` and `nsz`, which makes
+    them the machine's max instruction: a NaN among their inputs still
+    reaches the result through `exp(x - max)`.
   }];
   let options = [
     Option<"expandPow", "expand-pow", "bool", /*default=*/"false",

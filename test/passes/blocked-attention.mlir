@@ -19,7 +19,7 @@
 // CHECK: scf.for %[[KB:[a-z0-9_]+]] = %{{.*}} to %[[HI]] step %{{.*}} iter_args({{.*}}) -> (tensor<2x2x4xf32>, tensor<2x2x4xf32>, tensor<2x4x2x4xf32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}}outs(%{{.*}} : tensor<2x2x4x4xf32>)
 // CHECK: arith.cmpi sle
-// CHECK: arith.maximumf
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : f32
 // CHECK: math.exp
 // CHECK: scf.yield
 // CHECK: math.log

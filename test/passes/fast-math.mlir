@@ -30,3 +30,17 @@ func.func @transcendental(%x: f32, %y: f64) -> (f32, f32, f64) {
   %d = math.tanh %y : f64
   return %t, %e, %d : f32, f32, f64
 }
+
+// -----
+
+// Flags an op already carries are kept: a softmax's row maximum, marked
+// nnan and nsz where it was built, stays a plain max instruction.
+
+// CHECK-LABEL: func.func @keeps_flags
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<reassoc,nnan,nsz,contract> : f32
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
+func.func @keeps_flags(%a: f32, %b: f32) -> (f32, f32) {
+  %m = arith.maximumf %a, %b fastmath<nnan,nsz> : f32
+  %r = arith.maximumf %a, %b : f32
+  return %m, %r : f32, f32
+}
