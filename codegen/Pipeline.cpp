@@ -151,6 +151,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcOutlineKernels(linalgKernels));
 
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
+  // Element-wise ops over a short row (blocked attention's [T, Dh] blocks
+  // rescaled by row) run by whole vectors along it, not by gathers across.
+  pm.addPass(mlir::tfc::createTfcVectorizeShortRows());
   // Blocked attention's (batch, head) pairs become the outermost parallel
   // loop of their nest, which the threads share.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());

@@ -493,6 +493,35 @@ def TfcVectorizeContractions
                            "mlir::vector::VectorDialect"];
 }
 
+def TfcVectorizeShortRows : Pass<"tfc-vectorize-short-rows", "mlir::ModuleOp"> {
+  let summary = "Writes element-wise ops over a short row as vector operations";
+  let description = [{
+    On buffers, after `tfc-vectorize-contractions`: an all-parallel
+    `linalg.generic` with constant loop ranges whose innermost loop has at
+    most 64 iterations, a multiple of the vector's lanes (16 for f32),
+    where every operand (integers of 8 bits or more, floats) is read
+    through a projected permutation that ends in that loop over a unit
+    stride, or, for an input, does not use it (broadcast), and whose body
+    is scalar arith and math without loop indices, becomes loops over the
+    outer dimensions around a loop over the row by whole vectors:
+    `vector.load` or a broadcast scalar per input, the body on vectors,
+    `vector.store` per output. Blocked attention's per-row rescaling of
+    its `[T, Dh]` blocks is such an op; as loops, LLVM would unroll the
+    short row whole and vectorise the loop around it with gathers and
+    scatters. The outer loops are an `scf.parallel` when the op is outside
+    every parallel loop and has 8192 elements or more, else `scf.for`.
+    Other ops are left alone.
+  }];
+  let statistics = [
+    Statistic<"vectorizedOps", "vectorized-ops",
+              "Element-wise ops written as vector operations along the row">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> {
   let summary = "Carries the accumulator of a reduction loop in a register";
   let description = [{
