@@ -35,6 +35,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tfc {
@@ -105,6 +107,49 @@ inline bool isVectorizableEpilogueBody(Block &body) {
   }
   return llvm::all_of(body.getTerminator()->getOperandTypes(),
                       [](Type type) { return type.isIntOrFloat(); });
+}
+
+/// Repeats the operations of `body` (one that isVectorizableEpilogueBody
+/// accepts) on vectors of `lanes` elements, at `b`'s insertion point, and
+/// returns the vectors of its terminator's operands. `mapping` gives the
+/// vector of each block argument the body reads; values from outside the
+/// body and constants are broadcast, and a `linalg.index` becomes
+/// `positions(dim)`, the lanes' positions along that dimension (never
+/// called when `positions` is null: the caller refused such bodies).
+inline SmallVector<Value>
+cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, int64_t lanes,
+                   IRMapping &mapping,
+                   function_ref<Value(uint64_t)> positions = nullptr) {
+  auto vectorOf = [&](Type type) { return VectorType::get({lanes}, type); };
+  auto vectorValue = [&](Value value) {
+    if (!mapping.contains(value))
+      mapping.map(value, b.create<vector::BroadcastOp>(
+                             loc, vectorOf(value.getType()), value));
+    return mapping.lookup(value);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (auto position = dyn_cast<linalg::IndexOp>(op)) {
+      mapping.map(position.getResult(), positions(position.getDim()));
+      continue;
+    }
+    if (op.hasTrait<OpTrait::ConstantLike>()) {
+      Operation *constant = b.clone(op);
+      mapping.map(op.getResult(0),
+                  b.create<vector::BroadcastOp>(
+                      loc, vectorOf(op.getResultTypes()[0]),
+                      constant->getResult(0)));
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      vectorValue(operand);
+    Operation *vectorOp = b.clone(op, mapping);
+    for (OpResult result : vectorOp->getResults())
+      result.setType(vectorOf(result.getType()));
+  }
+  SmallVector<Value> results;
+  for (Value yielded : body.getTerminator()->getOperands())
+    results.push_back(vectorValue(yielded));
+  return results;
 }
 
 /// The first operation after `op` in its block that has memory effects (a

@@ -782,32 +782,9 @@ private:
       mapping.map(body.getArgument(i), value);
     }
     mapping.map(body.getArgument(epilogue.getNumDpsInputs()), acc);
-    // Scalars from outside the body (constants, arguments) are broadcast.
-    auto vectorValue = [&](Value value) {
-      if (!mapping.contains(value))
-        mapping.map(value, builder.create<vector::BroadcastOp>(
-                               loc, vectorOf(value.getType()), value));
-      return mapping.lookup(value);
-    };
-    for (Operation &op : body.without_terminator()) {
-      if (auto position = dyn_cast<linalg::IndexOp>(op)) {
-        mapping.map(position.getResult(), positionsAlong(position.getDim()));
-        continue;
-      }
-      if (op.hasTrait<OpTrait::ConstantLike>()) {
-        Operation *constant = builder.clone(op);
-        mapping.map(op.getResult(0), builder.create<vector::BroadcastOp>(
-                                         loc, vectorOf(op.getResultTypes()[0]),
-                                         constant->getResult(0)));
-        continue;
-      }
-      for (Value operand : op.getOperands())
-        vectorValue(operand);
-      Operation *vectorOp = builder.clone(op, mapping);
-      for (OpResult result : vectorOp->getResults())
-        result.setType(vectorOf(result.getType()));
-    }
-    return vectorValue(body.getTerminator()->getOperand(0));
+    return cloneBodyOnVectors(
+        builder, loc, body, lanes, mapping,
+        [&](uint64_t dim) { return positionsAlong(dim); })[0];
   }
 
   /// The positions of the lanes along dimension `dim` of C in the

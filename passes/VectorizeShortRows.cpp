@@ -53,8 +53,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-
 #include <limits>
 
 namespace mlir::tfc {
@@ -270,32 +268,11 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
                   .getResult();
     mapping.map(argument, value);
   }
-  // Scalars from outside the body (constants, arguments) are broadcast.
-  auto vectorValue = [&](Value value) {
-    if (!mapping.contains(value))
-      mapping.map(value, builder.create<vector::BroadcastOp>(
-                             loc, vectorOf(value.getType()), value));
-    return mapping.lookup(value);
-  };
-  for (Operation &scalar : body.without_terminator()) {
-    if (scalar.hasTrait<OpTrait::ConstantLike>()) {
-      Operation *constant = builder.clone(scalar);
-      mapping.map(scalar.getResult(0),
-                  builder.create<vector::BroadcastOp>(
-                      loc, vectorOf(scalar.getResultTypes()[0]),
-                      constant->getResult(0)));
-      continue;
-    }
-    for (Value operand : scalar.getOperands())
-      vectorValue(operand);
-    Operation *vectorOp = builder.clone(scalar, mapping);
-    for (OpResult result : vectorOp->getResults())
-      result.setType(vectorOf(result.getType()));
-  }
+  SmallVector<Value> results =
+      cloneBodyOnVectors(builder, loc, body, lanes, mapping);
   if (plan.combiner) {
     // The lanes' partial results, then across the lanes into the output.
-    builder.create<scf::YieldOp>(
-        loc, vectorValue(body.getTerminator()->getOperand(0)));
+    builder.create<scf::YieldOp>(loc, results[0]);
     builder.setInsertionPointAfter(rowLoop);
     OpOperand *init = op.getDpsInitOperand(0);
     Value previous =
@@ -308,10 +285,9 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
     op->erase();
     return;
   }
-  for (auto [i, yielded] :
-       llvm::enumerate(body.getTerminator()->getOperands())) {
+  for (auto [i, result] : llvm::enumerate(results)) {
     OpOperand *init = op.getDpsInitOperand(i);
-    builder.create<vector::StoreOp>(loc, vectorValue(yielded), init->get(),
+    builder.create<vector::StoreOp>(loc, result, init->get(),
                                     indicesOf(*init));
   }
   op->erase();
