@@ -6,6 +6,8 @@
 
 #include "passes/LoweringUtils.h"
 
+#include "dialect/TfcDialect.h"
+
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 
@@ -85,6 +87,17 @@ Value mlir::tfc::matmulTransposeB(OpBuilder &b, Location loc, Value a,
   int64_t m = shapeOf(a)[0], n = shapeOf(w)[0];
   Type element = elementOf(a);
   Value init = filledTensor(b, loc, {m, n}, element, 0.0);
+  Value source;
+  if (auto transpose = w.getDefiningOp<TransposeOp>())
+    source = transpose.getInput();
+  if (auto transpose = w.getDefiningOp<linalg::TransposeOp>())
+    if (transpose.getPermutation() == ArrayRef<int64_t>{1, 0})
+      source = transpose.getInput();
+  if (source)
+    return b
+        .create<linalg::MatmulOp>(loc, TypeRange{init.getType()},
+                                  ValueRange{a, source}, ValueRange{init})
+        .getResult(0);
   return b
       .create<linalg::MatmulTransposeBOp>(loc, TypeRange{init.getType()},
                                           ValueRange{a, w}, ValueRange{init})

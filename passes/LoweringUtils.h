@@ -53,7 +53,11 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// collapsing to 1-D and expanding.
 Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape);
 
-/// `a[M, K] * w[N, K]^T -> [M, N]` (nn.Linear without bias).
+/// `a[M, K] * w[N, K]^T -> [M, N]` (nn.Linear without bias). When `w` is
+/// itself a transpose `v^T` (`tfc.transpose`, or `linalg.transpose` once
+/// lowered; a linear layer's input gradient `dy W`), `a * v` instead, so
+/// that no transposed copy of `v` is made: the same products summed in
+/// the same order.
 Value matmulTransposeB(OpBuilder &b, Location loc, Value a, Value w);
 
 /// Identity map and parallel iterators of rank `rank`.

@@ -16,6 +16,26 @@ func.func @transpose(%w: tensor<4x6xf32>) -> tensor<6x4xf32> {
 
 // -----
 
+// A linear layer's input gradient, dx = dy W, as tfc-autodiff writes it: a
+// linear layer with the transposed weight. It multiplies by W itself
+// (linalg.matmul); no transposed copy is made.
+
+// CHECK-LABEL: func.func @input_grad
+// CHECK-SAME: (%[[DY:.*]]: tensor<2x4x16xf32>, %[[W:.*]]: tensor<16x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %{{.*}} output_shape [8, 16]
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: linalg.matmul ins(%[[ROWS]], %[[W]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%[[ZERO]] : tensor<8x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @input_grad(%dy: tensor<2x4x16xf32>, %w: tensor<16x8xf32>) -> tensor<2x4x8xf32> {
+  %t = tfc.transpose %w : tensor<16x8xf32> -> tensor<8x16xf32>
+  %dx = tfc.linear %dy, %t : tensor<2x4x16xf32>, tensor<8x16xf32> -> tensor<2x4x8xf32>
+  return %dx : tensor<2x4x8xf32>
+}
+
+// -----
+
 // Outer sum: both operands flattened to [rows, n], then one generic over
 // (i, r, j) reducing over the rows r into zeros.
 
