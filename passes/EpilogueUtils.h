@@ -45,6 +45,10 @@ namespace mlir::tfc {
 /// epilogue.
 inline constexpr llvm::StringLiteral kEpilogueAttr = "tfc.epilogue";
 
+/// Bits of the vector registers that the contraction kernels and the
+/// vectorised rows are written for (AVX-512).
+inline constexpr int64_t kVectorBits = 512;
+
 /// True when the body of `op` is `out + in0 * in1` (in any operand order).
 inline bool isMulAddBody(linalg::LinalgOp op) {
   Block *body = op.getBlock();

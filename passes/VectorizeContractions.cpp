@@ -72,8 +72,6 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
-/// Bits of the vector registers the kernels are written for (AVX-512).
-constexpr int64_t kVectorBits = 512;
 /// Depth of the K panel that is packed and kept in cache.
 constexpr int64_t kPanelDepth = 256;
 /// Contractions with fewer multiply-adds than this do not fork threads.

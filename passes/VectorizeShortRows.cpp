@@ -53,6 +53,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 #include <limits>
 
 namespace mlir::tfc {
@@ -65,8 +66,6 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// Bits of the vector registers the rows are written for (AVX-512).
-constexpr int64_t kVectorBits = 512;
 /// The longest row written as vectors here: LLVM unrolls shorter loops
 /// whole and then gathers across them; longer ones it vectorises itself.
 constexpr int64_t kShortRowElements = 64;
