@@ -35,11 +35,10 @@
 /// or `*`, `maximumf`, `minimumf`, with the output read only there, and
 /// not along the row), its innermost loop has at most kShortRowElements
 /// iterations and a multiple of the vector's lanes, every operand is a
-/// buffer of integers
-/// (8 bits or more) or floats read through a projected permutation that
-/// either ends in the innermost loop, over a unit stride, or does not use
-/// it (an input only: broadcast), and its body is scalar arith and math
-/// without loop indices. The outer loops are an `scf.parallel` when the op
+/// buffer of integers (8 bits or more) or floats read through a projected
+/// permutation that either ends in the innermost loop, over a unit stride,
+/// or does not use it (an input only: broadcast), and its body is scalar
+/// arith and math without loop indices. The outer loops are an `scf.parallel` when the op
 /// is outside every parallel loop and has enough elements for threads,
 /// else a nest of `scf.for`. Longer rows are left to LLVM, which
 /// vectorises them along the row.
@@ -142,7 +141,7 @@ std::optional<RowPlan> planRow(linalg::GenericOp op) {
   RowPlan plan;
   if (!isAllParallel(op)) {
     plan.combiner = rowCombiner(op, plan.kind);
-    if (!plan.combiner || !isa<FloatType>(plan.combiner->getResultTypes()[0]))
+    if (!plan.combiner)
       return std::nullopt;
   }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
