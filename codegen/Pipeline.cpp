@@ -154,6 +154,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // Element-wise ops over a short row (blocked attention's [T, Dh] blocks
   // rescaled by row) run by whole vectors along it, not by gathers across.
   pm.addPass(mlir::tfc::createTfcVectorizeShortRows());
+  // A sum over rows (a bias gradient) runs on threads by blocks of
+  // columns, which it would otherwise read on one thread.
+  pm.addPass(mlir::tfc::createTfcParallelColumnSums());
   // Blocked attention's (batch, head) pairs become the outermost parallel
   // loop of their nest, which the threads share.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());

@@ -522,6 +522,35 @@ def TfcVectorizeShortRows : Pass<"tfc-vectorize-short-rows", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def TfcParallelColumnSums : Pass<"tfc-parallel-column-sums", "mlir::ModuleOp"> {
+  let summary = "Runs a sum over rows on threads by blocks of columns";
+  let description = [{
+    On buffers, outside every parallel loop: a linalg op whose loop ranges
+    are constants, whose innermost loop is parallel and every other loop a
+    reduction (a bias gradient summed over the batch's rows, a LayerNorm's
+    scale and shift gradients), whose operands each run along that loop in
+    their last dimension or not at all, whose body reads no loop index, and
+    which has `min-work` elements or more, becomes an `scf.parallel` over
+    blocks of columns (at least 256 bytes of each row, at most 8 blocks
+    when the rows are wider), each running the op on its block's columns
+    through `memref.subview`s. tfc-parallel-outer-loops would otherwise
+    leave such an op on one thread. Every column adds its rows in the same
+    order as before, so results are bit-identical on any number of
+    threads. Other ops are left alone.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "Elements below which a sum stays on one thread">
+  ];
+  let statistics = [
+    Statistic<"splitOps", "split-ops",
+              "Sums over rows split into blocks of columns on threads">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> {
   let summary = "Carries the accumulator of a reduction loop in a register";
   let description = [{
