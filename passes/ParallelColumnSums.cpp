@@ -49,8 +49,9 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// The narrowest block of columns: 64 f32 elements are four cache lines of
-/// each row.
+/// The narrowest block of columns where the column count allows: 64 f32
+/// elements are four cache lines of each row. Halving it until it divides
+/// the columns stops at a quarter of it, one cache line.
 constexpr int64_t kMinBlockBytes = 256;
 /// Blocks enough to share between threads; wider columns make wider blocks.
 constexpr int64_t kBlocks = 8;
@@ -73,9 +74,17 @@ bool indexesLast(AffineMap map, unsigned loop, bool &usesLoop) {
   return true;
 }
 
-/// The width of the column blocks of `op`, or nullopt when it is not a sum
+/// How one sum over rows is split.
+struct ColumnPlan {
+  /// Columns of the op, and columns per block.
+  int64_t columns = 0, block = 0;
+  /// The buffers that run along the columns, each taken by block.
+  SmallVector<Value> columnOperands;
+};
+
+/// How to split `op` by blocks of columns, or nullopt when it is not a sum
 /// over rows that this pass splits.
-std::optional<int64_t> columnBlock(linalg::LinalgOp op, int64_t minWork) {
+std::optional<ColumnPlan> planColumns(linalg::LinalgOp op, int64_t minWork) {
   if (!op.hasPureBufferSemantics() || op->getNumResults() != 0 ||
       op->getParentOfType<scf::ParallelOp>() ||
       op->getParentOfType<scf::ForallOp>())
@@ -106,6 +115,7 @@ std::optional<int64_t> columnBlock(linalg::LinalgOp op, int64_t minWork) {
   // Every operand runs along the columns in its last dimension or not at
   // all, and a buffer read both ways would be split for one use only.
   llvm::SmallDenseMap<Value, bool> split;
+  ColumnPlan plan;
   Type elementType;
   for (OpOperand &operand : op->getOpOperands()) {
     bool usesColumn = false;
@@ -118,7 +128,10 @@ std::optional<int64_t> columnBlock(linalg::LinalgOp op, int64_t minWork) {
     auto [it, inserted] = split.try_emplace(operand.get(), usesColumn);
     if (!inserted && it->second != usesColumn)
       return std::nullopt;
-    if (usesColumn && !elementType)
+    if (!usesColumn || !inserted)
+      continue;
+    plan.columnOperands.push_back(operand.get());
+    if (!elementType)
       elementType = cast<MemRefType>(operand.get().getType()).getElementType();
   }
   if (!elementType || !elementType.isIntOrFloat())
@@ -132,40 +145,35 @@ std::optional<int64_t> columnBlock(linalg::LinalgOp op, int64_t minWork) {
     block /= 2;
   if (block * elementBytes < kMinBlockBytes / 4 || columns / block < 2)
     return std::nullopt;
-  return block;
+  plan.columns = columns;
+  plan.block = block;
+  return plan;
 }
 
-/// Rewrites `op` as an `scf.parallel` over blocks of `block` columns, each
-/// running `op` on the block's columns of its operands.
-void splitColumns(linalg::LinalgOp op, int64_t block) {
+/// Rewrites `op` as an `scf.parallel` over blocks of `plan.block` columns,
+/// each running `op` on the block's columns of its column operands.
+void splitColumns(linalg::LinalgOp op, const ColumnPlan &plan) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  unsigned column = op.getNumLoops() - 1;
-  int64_t columns = op.getStaticLoopRanges()[column];
   Value lower = builder.create<arith::ConstantIndexOp>(loc, 0);
-  Value upper = builder.create<arith::ConstantIndexOp>(loc, columns);
-  Value step = builder.create<arith::ConstantIndexOp>(loc, block);
+  Value upper = builder.create<arith::ConstantIndexOp>(loc, plan.columns);
+  Value step = builder.create<arith::ConstantIndexOp>(loc, plan.block);
   auto loop = builder.create<scf::ParallelOp>(loc, lower, upper, step);
   builder.setInsertionPointToStart(loop.getBody());
   Value first = loop.getInductionVars().front();
 
   IRMapping mapping;
-  for (OpOperand &operand : op->getOpOperands()) {
-    bool usesColumn = false;
-    indexesLast(op.getMatchingIndexingMap(&operand), column, usesColumn);
-    if (!usesColumn || mapping.contains(operand.get()))
-      continue;
-    auto type = cast<MemRefType>(operand.get().getType());
+  for (Value operand : plan.columnOperands) {
+    auto type = cast<MemRefType>(operand.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes;
     for (int64_t size : type.getShape())
       sizes.push_back(builder.getIndexAttr(size));
     SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
     offsets.back() = first;
-    sizes.back() = builder.getIndexAttr(block);
-    mapping.map(operand.get(),
-                builder.create<memref::SubViewOp>(loc, operand.get(), offsets,
-                                                  sizes, strides));
+    sizes.back() = builder.getIndexAttr(plan.block);
+    mapping.map(operand, builder.create<memref::SubViewOp>(
+                             loc, operand, offsets, sizes, strides));
   }
   builder.clone(*op, mapping);
   op->erase();
@@ -176,13 +184,13 @@ struct TfcParallelColumnSumsPass
   using TfcParallelColumnSumsBase::TfcParallelColumnSumsBase;
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> sums;
+    SmallVector<std::pair<linalg::LinalgOp, ColumnPlan>> sums;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (std::optional<int64_t> block = columnBlock(op, minWork))
-        sums.push_back({op, *block});
+      if (std::optional<ColumnPlan> plan = planColumns(op, minWork))
+        sums.push_back({op, std::move(*plan)});
     });
-    for (auto [op, block] : sums)
-      splitColumns(op, block);
+    for (auto &[op, plan] : sums)
+      splitColumns(op, plan);
     splitOps += sums.size();
   }
 };

@@ -531,8 +531,9 @@ def TfcParallelColumnSums : Pass<"tfc-parallel-column-sums", "mlir::ModuleOp"> {
     scale and shift gradients), whose operands each run along that loop in
     their last dimension or not at all, whose body reads no loop index, and
     which has `min-work` elements or more, becomes an `scf.parallel` over
-    blocks of columns (at least 256 bytes of each row, at most 8 blocks
-    when the rows are wider), each running the op on its block's columns
+    blocks of columns (256 bytes of each row, or wider to make at most 8
+    blocks, halved until the block divides the columns, down to 64 bytes;
+    at least 2 blocks), each running the op on its block's columns
     through `memref.subview`s. tfc-parallel-outer-loops would otherwise
     leave such an op on one thread. Every column adds its rows in the same
     order as before, so results are bit-identical on any number of
