@@ -372,13 +372,16 @@ Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse,
 /// `out[:, n] = max_{n' < n} x[:, n']`, the lowest float for n = 0.
 Value exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x);
 
-/// Per-chunk key/value states of chunked `keyFeatures [B, NC, C, H, M]` and
-/// `v [B, NC, C, H, Dh]`:
+/// Per-chunk key/value states of chunked `keyFeatures [B, NC, C, H, M]`
+/// rescaled by `keyScale` `a [B, NC, C, H]`, and `v [B, NC, C, H, Dh]`:
 ///
-///   kv[b, n, h, m, e] = sum_c keyFeatures[b, n, c, h, m] * v[b, n, c, h, e]
-///   z[b, n, h, m]     = sum_c keyFeatures[b, n, c, h, m].
+///   kv[b, n, h, m, e] = sum_c keyFeatures[b, n, c, h, m] * (a v)[b, n, c, h, e]
+///   z[b, n, h, m]     = sum_c keyFeatures[b, n, c, h, m] * a[b, n, c, h]
+///
+/// (the scale multiplies the Dh-wide values, not the M-wide features).
 std::pair<Value, Value> chunkStates(OpBuilder &b, Location loc,
-                                    Value keyFeatures, Value v);
+                                    Value keyFeatures, Value keyScale,
+                                    Value v);
 
 /// `x [B, NC, C, H, D] * scale [B, NC, C, H]`, broadcast over D.
 Value scaleChunkRows(OpBuilder &b, Location loc, Value x, Value scale);
@@ -399,10 +402,12 @@ struct CausalChunks {
   Value query, key, value;
   /// The keys' stabilisers `c`, `[B, NC, C, H]`.
   Value stabiliser;
-  /// `exp(F_n - c_i)` and `exp(c_j - E_n)`, `[B, NC, C, H]`.
+  /// `exp(F_n - c_i)` and `exp(c_j - E_n)`, `[B, NC, C, H]`: the factors
+  /// `g` and `a` of the rescaled features `phiQ' = g phiQ` (read against the
+  /// prefix states) and `phiK' = a phiK` (summed into the chunk's state).
+  /// Neither product is formed: every use applies the factor to the
+  /// Dh-wide operand or result instead of the M-wide features.
   Value queryScale, keyScale;
-  /// `query * queryScale` and `key * keyScale`.
-  Value queryPrefix, keyState;
   /// `exp(F_n - E_n)`, `[B, NC, H]`: the scan's decay.
   Value decay;
   /// The exclusive prefix states, relative to `F_n`.
@@ -425,18 +430,21 @@ CausalChunks buildCausalChunks(OpBuilder &b, Location loc, Value queryFeatures,
 Value causalChunkMask(OpBuilder &b, Location loc, Value x, Value stabiliser);
 
 /// The numerator `[B, NC, C, H, Dh]` and denominator `[B, NC, C, H]` of
-/// causal FAVOR+ in chunks, from the rescaled chunked query features
-/// `queryPrefix` (CausalChunks), values, the masked scores and the
-/// exclusive prefix states `kv [B, NC, H, M, Dh]`, `z [B, NC, H, M]`:
+/// causal FAVOR+ in chunks, from the chunked query features
+/// `queryFeatures`, their scale `g = queryScale` (CausalChunks), values, the
+/// masked scores and the exclusive prefix states `kv [B, NC, H, M, Dh]`,
+/// `z [B, NC, H, M]`:
 ///
 ///   num[b, n, i, h, e] = sum_j A[b, n, h, i, j] v[b, n, j, h, e]
-///                        + sum_m phiQ'[b, n, i, h, m] kv[b, n, h, m, e]
+///                        + g[b, n, i, h] sum_m phiQ[b, n, i, h, m]
+///                                              kv[b, n, h, m, e]
 ///   den[b, n, i, h]    = sum_j A[b, n, h, i, j]
-///                        + sum_m phiQ'[b, n, i, h, m] z[b, n, h, m].
-std::pair<Value, Value> chunkNumeratorDenominator(OpBuilder &b, Location loc,
-                                                  Value queryPrefix, Value v,
-                                                  Value scores, Value kv,
-                                                  Value z);
+///                        + g[b, n, i, h] sum_m phiQ[b, n, i, h, m]
+///                                              z[b, n, h, m].
+std::pair<Value, Value>
+chunkNumeratorDenominator(OpBuilder &b, Location loc, Value queryFeatures,
+                          Value queryScale, Value v, Value scores, Value kv,
+                          Value z);
 
 } // namespace mlir::tfc::attention
 

@@ -866,14 +866,18 @@ Value attention::exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x) {
 }
 
 std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
-                                               Value keyFeatures, Value v) {
+                                               Value keyFeatures,
+                                               Value keyScale, Value v) {
   ArrayRef<int64_t> fShape = shapeOf(keyFeatures), vShape = shapeOf(v);
   Type element = elementOf(v);
   int64_t batch = fShape[0], count = fShape[1], heads = fShape[3],
           features = fShape[4], headDim = vShape[4];
+  // The scale goes with the narrower operand: a * v is Dh wide, a * phiK
+  // would be M wide.
+  Value scaledValues = scaleChunkRows(b, loc, v, keyScale);
   // Loops (b, n, h, m, e, c); c is reduced.
   Value kv = buildGeneric(
-      b, loc, ValueRange{keyFeatures, v},
+      b, loc, ValueRange{keyFeatures, scaledValues},
       filledTensor(b, loc, {batch, count, heads, features, headDim}, element,
                    0.0),
       {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
@@ -883,11 +887,12 @@ std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
       });
   // Loops (b, n, h, c, m); c is reduced, m innermost (unit stride).
   Value z = buildGeneric(
-      b, loc, ValueRange{keyFeatures},
+      b, loc, ValueRange{keyFeatures, keyScale},
       filledTensor(b, loc, {batch, count, heads, features}, element, 0.0),
-      {loopDims(b, 5, {0, 1, 3, 2, 4})}, loopDims(b, 5, {0, 1, 2, 4}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
+      {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
+      loopDims(b, 5, {0, 1, 2, 4}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
       });
   return {kv, z};
 }
@@ -976,9 +981,7 @@ CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return rescaling(nb, nloc, args[0], args[1]);
       });
-  c.queryPrefix = scaleChunkRows(b, loc, c.query, c.queryScale);
-  c.keyState = scaleChunkRows(b, loc, c.key, c.keyScale);
-  auto [kv, z] = chunkStates(b, loc, c.keyState, c.value);
+  auto [kv, z] = chunkStates(b, loc, c.key, c.keyScale, c.value);
   c.prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false, c.decay);
   c.prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false, c.decay);
   c.scores = chunkScores(b, loc, c.query, c.key, c.stabiliser);
@@ -1003,30 +1006,38 @@ Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
 }
 
 std::pair<Value, Value> attention::chunkNumeratorDenominator(
-    OpBuilder &b, Location loc, Value queryPrefix, Value v, Value scores,
-    Value kv, Value z) {
-  ArrayRef<int64_t> qShape = shapeOf(queryPrefix);
+    OpBuilder &b, Location loc, Value queryFeatures, Value queryScale, Value v,
+    Value scores, Value kv, Value z) {
+  ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(v);
   auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
   };
-  // Across chunks; loops (b, n, i, h, e, m), m is reduced.
+  // Across chunks, g (phiQ kv): the scale g is applied to the Dh-wide
+  // product rather than to the M-wide features. Loops (b, n, i, h, e, m),
+  // m is reduced.
   Value num = buildGeneric(
-      b, loc, ValueRange{queryPrefix, kv},
+      b, loc, ValueRange{queryFeatures, kv},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
       loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
+  num = scaleChunkRows(b, loc, num, queryScale);
   // Within the chunk; loops (b, n, i, h, e, j), j is reduced.
   num = buildGeneric(
       b, loc, ValueRange{scores, v}, num,
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
       loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
-  // Loops (b, n, i, h, m); m is reduced.
+  // g (phiQ z); loops (b, n, i, h, m), m is reduced.
   Value den = buildGeneric(
-      b, loc, ValueRange{queryPrefix, z},
+      b, loc, ValueRange{queryFeatures, z},
       filledTensor(b, loc, qShape.drop_back(), element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 3, 4}), loopDims(b, 5, {0, 1, 3, 4})},
       loopDims(b, 5, {0, 1, 2, 3}), mulAdd);
+  den = elementwise(
+      b, loc, shapeOf(den), element, ValueRange{den, queryScale},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+      });
   // Loops (b, n, i, h, j); j is reduced.
   den = buildGeneric(
       b, loc, ValueRange{scores}, den, {loopDims(b, 5, {0, 1, 3, 2, 4})},
@@ -1076,8 +1087,9 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
 
   CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyMap.phi,
                                      keyMap.stabiliser, v, length);
-  auto [num, den] = chunkNumeratorDenominator(
-      b, loc, c.queryPrefix, c.value, c.scores, c.prefixKv, c.prefixZ);
+  auto [num, den] =
+      chunkNumeratorDenominator(b, loc, c.query, c.queryScale, c.value,
+                                c.scores, c.prefixKv, c.prefixZ);
   Value out = performerQuotient(b, loc, num, den);
   return mergeHeads(b, loc, fromChunks(b, loc, out, length));
 }

@@ -451,16 +451,18 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
 ///
 ///   dS[b, n, h, i, j]  = [j <= i] w[i, j] (dNum[i] . v[j] + dDen[i])
 ///   dPhiQ[i]           = sum_j dS[i, j] phiK[j]
-///                        + g[i] (dNum[i] kv^T + dDen[i] z)
-///   dKv[n]             = sum_{i in chunk n} phiQ'[i]^T dNum[i]
-///   dZ[n]              = sum_{i in chunk n} phiQ'[i] dDen[i]
+///                        + (g dNum)[i] kv^T + (g dDen)[i] z
+///   dKv[n]             = sum_{i in chunk n} phiQ[i]^T (g dNum)[i]
+///   dZ[n]              = sum_{i in chunk n} phiQ[i] (g dDen)[i]
 ///   dS[n], dZs[n]      = the reverse scan of dKv, dZ with the forward's
 ///                        decay: the state gradients of the chunks after n
-///   dPhiK[j]           = sum_i dS[i, j] phiQ[i] + a[j] (v[j] dS^T + dZs)
-///   dV[j]              = sum_i A[i, j] dNum[i] + phiK'[j] dS
+///   dPhiK[j]           = sum_i dS[i, j] phiQ[i] + a[j] dZs + (a v)[j] dS^T
+///   dV[j]              = sum_i A[i, j] dNum[i] + a[j] (phiK[j] dS)
 ///
-/// (chunk indices and heads left out where they follow the row). Returns
-/// the chunked gradients of the query features, key features and values.
+/// (chunk indices and heads left out where they follow the row). As in the
+/// forward, the scales multiply the Dh-wide (or scalar) operands, never the
+/// M-wide features. Returns the chunked gradients of the query features,
+/// key features and values.
 static std::tuple<Value, Value, Value>
 chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value v = c.value;
@@ -468,9 +470,13 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
   };
+  auto multiply = [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+    return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+  };
   AffineMap out5 = loopDims(b, 6, {0, 1, 2, 3, 4});
-  auto [num, den] = chunkNumeratorDenominator(b, loc, c.queryPrefix, v,
-                                              c.scores, c.prefixKv, c.prefixZ);
+  auto [num, den] =
+      chunkNumeratorDenominator(b, loc, c.query, c.queryScale, v, c.scores,
+                                c.prefixKv, c.prefixZ);
   auto [numGrad, denGrad] = quotientGrads(b, loc, gradOut, num, den);
 
   // dA = dNum . v + dDen; loops (b, n, h, i, j, e), e is reduced. Then
@@ -488,19 +494,21 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
       {b.getMultiDimIdentityMap(5), loopDims(b, 5, {0, 1, 3, 2})});
   scoreGrad = causalChunkMask(b, loc, scoreGrad, c.stabiliser);
 
-  // dPhiQ: g (dDen z + dNum kv^T) (loops (b, n, i, h, m, e), e reduced),
-  // then dS phiK (loops (b, n, i, h, m, j), j reduced).
+  // The gradients that reach the prefix states, g dNum and g dDen.
+  Value prefixNumGrad = scaleChunkRows(b, loc, numGrad, c.queryScale);
+  Value prefixDenGrad = elementwise(b, loc, shapeOf(denGrad), element,
+                                    ValueRange{denGrad, c.queryScale},
+                                    multiply);
+
+  // dPhiQ: (g dDen) z + (g dNum) kv^T (loops (b, n, i, h, m, e), e
+  // reduced), then dS phiK (loops (b, n, i, h, m, j), j reduced).
   Value queryGrad = elementwise(
-      b, loc, shapeOf(c.query), element, ValueRange{denGrad, c.prefixZ},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-      },
-      {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
+      b, loc, shapeOf(c.query), element, ValueRange{prefixDenGrad, c.prefixZ},
+      multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   queryGrad = buildGeneric(
-      b, loc, ValueRange{numGrad, c.prefixKv}, queryGrad,
+      b, loc, ValueRange{prefixNumGrad, c.prefixKv}, queryGrad,
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
       out5, mulAdd);
-  queryGrad = scaleChunkRows(b, loc, queryGrad, c.queryScale);
   queryGrad = buildGeneric(
       b, loc, ValueRange{scoreGrad, c.key}, queryGrad,
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
@@ -509,12 +517,12 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   // The state gradients of each chunk's queries; dKv loops
   // (b, n, h, m, e, i), dZ loops (b, n, h, i, m), i reduced.
   Value kvGrad = buildGeneric(
-      b, loc, ValueRange{c.queryPrefix, numGrad},
+      b, loc, ValueRange{c.query, prefixNumGrad},
       filledTensor(b, loc, shapeOf(c.prefixKv), element, 0.0),
       {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
       out5, mulAdd);
   Value zGrad = buildGeneric(
-      b, loc, ValueRange{c.queryPrefix, denGrad},
+      b, loc, ValueRange{c.query, prefixDenGrad},
       filledTensor(b, loc, shapeOf(c.prefixZ), element, 0.0),
       {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
       loopDims(b, 5, {0, 1, 2, 4}), mulAdd);
@@ -526,29 +534,30 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value suffixZGrad =
       exclusiveChunkScan(b, loc, zGrad, /*reverse=*/true, c.decay);
 
-  // dPhiK: a (dZs + v dS^T) (loops (b, n, j, h, m, e), e reduced), then
-  // dS^T phiQ (loops (b, n, j, h, m, i), i reduced).
+  // dPhiK: a dZs (loops (b, n, j, h, m)), then (a v) dS^T (loops
+  // (b, n, j, h, m, e), e reduced), then dS^T phiQ (loops
+  // (b, n, j, h, m, i), i reduced).
+  Value scaledValues = scaleChunkRows(b, loc, v, c.keyScale);
   Value keyGrad = elementwise(
-      b, loc, shapeOf(c.key), element, ValueRange{suffixZGrad},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
-      {loopDims(b, 5, {0, 1, 3, 4})});
+      b, loc, shapeOf(c.key), element, ValueRange{c.keyScale, suffixZGrad},
+      multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   keyGrad = buildGeneric(
-      b, loc, ValueRange{v, suffixKvGrad}, keyGrad,
+      b, loc, ValueRange{scaledValues, suffixKvGrad}, keyGrad,
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
       out5, mulAdd);
-  keyGrad = scaleChunkRows(b, loc, keyGrad, c.keyScale);
   keyGrad = buildGeneric(
       b, loc, ValueRange{scoreGrad, c.query}, keyGrad,
       {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
       out5, mulAdd);
 
-  // dV: phiK' dS (loops (b, n, j, h, e, m), m reduced), then A^T dNum
+  // dV: a (phiK dS) (loops (b, n, j, h, e, m), m reduced), then A^T dNum
   // (loops (b, n, j, h, e, i), i reduced).
   Value valueGrad = buildGeneric(
-      b, loc, ValueRange{c.keyState, suffixKvGrad},
+      b, loc, ValueRange{c.key, suffixKvGrad},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
       out5, mulAdd);
+  valueGrad = scaleChunkRows(b, loc, valueGrad, c.keyScale);
   valueGrad = buildGeneric(
       b, loc, ValueRange{c.scores, numGrad}, valueGrad,
       {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},

@@ -203,12 +203,13 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // forward's keys' running maxima, rescaling constants, chunk states,
 // decayed exclusive prefix scans and masked scores A are recomputed, then
 // num and den. From dNum and dDen: dS = (dNum v^T + dDen) rescaled by
-// exp(min(c_j - c_i, 0)) and masked to j <= i; dPhiQ = g (dDen z +
-// dNum kv^T) + dS phiK; the per-chunk state gradients (phiQ'^T dNum,
-// phiQ'^T dDen) go through reverse exclusive scans with the forward's decay
-// (chunk n gets the decayed sums over the chunks after it, the scf.for
-// running n = NC - 1 - t); dPhiK = a (dZs + v dS^T) + dS^T phiQ and
-// dV = phiK' dS + A^T dNum.
+// exp(min(c_j - c_i, 0)) and masked to j <= i; with the query scale g
+// applied to dNum and dDen (never to the M-wide features), dPhiQ =
+// (g dDen) z + (g dNum) kv^T + dS phiK; the per-chunk state gradients
+// (phiQ^T (g dNum), phiQ^T (g dDen)) go through reverse exclusive scans
+// with the forward's decay (chunk n gets the decayed sums over the chunks
+// after it, the scf.for running n = NC - 1 - t); with the key scale a,
+// dPhiK = a dZs + (a v) dS^T + dS^T phiQ and dV = a (phiK dS) + A^T dNum.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>, %[[G:[a-z0-9]+]]: tensor<2x6x8xf32>
@@ -219,32 +220,41 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK: %[[PHIK:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %{{.*}}, %[[M]] : tensor<2x6x2x16xf32>, tensor<2x6x2xf32>, tensor<2x6xf32>)
 // CHECK-DAG: %[[CQ:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
+// CHECK-DAG: %[[CV:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 4]
 // CHECK: %[[START:[0-9]+]]:2 = scf.for
 // CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[RMAX:[0-9]+]] :
 // CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %{{.*}} :
 // CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
-// CHECK: %[[QPRE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[QSCALE]] :
-// CHECK: %[[KSTATE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] :
+// CHECK-NOT: ins(%[[CQ]], %[[QSCALE]] :
+// CHECK-NOT: ins(%[[CK]], %[[KSCALE]] :
+// CHECK: %[[VS0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CV]], %[[KSCALE]] :
+// CHECK: linalg.generic {{.*}}ins(%[[CK]], %[[VS0]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
 // CHECK: %[[KV:[0-9]+]]:2 = scf.for
 // CHECK: %[[Z:[0-9]+]]:2 = scf.for
 // CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
 // CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]], %[[RMAX]], %[[RMAX]] : tensor<2x2x2x3x3xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
 // CHECK: linalg.index 3
-// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
-// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2xf32>)
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[KV]]#1 :
+// CHECK: %[[NUM1:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM0]], %[[QSCALE]] :
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM1]] : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[DEN0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[Z]]#1 :
+// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEN0]], %[[QSCALE]] :
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN1]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[DNUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DEN]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
 // CHECK: %[[DDEN:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[NUM]], %[[DEN]] :
-// CHECK: %[[DA0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %{{.*}} : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
+// CHECK: %[[DA0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[CV]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
 // CHECK: %[[DA:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA0]], %[[DDEN]] :
 // CHECK: %[[DS:[0-9]+]] = linalg.generic {{.*}}ins(%[[DA]], %[[RMAX]], %[[RMAX]] :
 // CHECK: arith.cmpi ule
 // CHECK: math.exp
-// CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[Z]]#1 :
-// CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[KV]]#1 : {{.*}}) outs(%[[DQ0]] :
-// CHECK: %[[DQ2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DQ1]], %[[QSCALE]] :
-// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CK]] : {{.*}}) outs(%[[DQ2]] :
-// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[DNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
-// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[DDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK: %[[GDNUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[QSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
+// CHECK: %[[GDDEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[QSCALE]] : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
+// CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDDEN]], %[[Z]]#1 :
+// CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDNUM]], %[[KV]]#1 : {{.*}}) outs(%[[DQ0]] :
+// CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CK]] : {{.*}}) outs(%[[DQ1]] :
+// CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[GDNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[GDDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
 // CHECK: %[[DSUM:[0-9]+]]:2 = scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
 // CHECK: %[[N:.*]] = arith.subi %[[LAST]], %[[T]] : index
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
@@ -254,12 +264,13 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK-NEXT: arith.addf
 // CHECK: %[[DZS:[0-9]+]]:2 = scf.for
 // CHECK: tensor.extract_slice %[[DZ]]
-// CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[DZS]]#1 :
-// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DSUM]]#1 : {{.*}}) outs(%[[DK0]] :
-// CHECK: %[[DK2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DK1]], %[[KSCALE]] :
-// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CQ]] : {{.*}}) outs(%[[DK2]] :
-// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[KSTATE]], %[[DSUM]]#1 :
-// CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[DNUM]] : {{.*}}) outs(%[[DV0]] :
+// CHECK: %[[VS:[0-9]+]] = linalg.generic {{.*}}ins(%[[CV]], %[[KSCALE]] :
+// CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[KSCALE]], %[[DZS]]#1 :
+// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%[[VS]], %[[DSUM]]#1 : {{.*}}) outs(%[[DK0]] :
+// CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CQ]] : {{.*}}) outs(%[[DK1]] :
+// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[DSUM]]#1 :
+// CHECK: %[[DV1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DV0]], %[[KSCALE]] :
+// CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[DNUM]] : {{.*}}) outs(%[[DV1]] :
 // CHECK-DAG: tensor.collapse_shape %[[DQ]] {{\[}}[0], [1, 2], [3], [4]]
 // CHECK-DAG: tensor.collapse_shape %[[DK]] {{\[}}[0], [1, 2], [3], [4]]
 // CHECK-DAG: tensor.collapse_shape %[[DV]] {{\[}}[0], [1, 2], [3], [4]]

@@ -162,12 +162,14 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // exclusive max scan over chunks (an scf.for), so that row i's constant
 // never sees a later key. The per-chunk key/value states (a contraction
 // over the chunk, z with the feature dimension innermost) of the keys
-// rescaled to the chunk's last stabiliser go through an exclusive scan over
-// chunks that copies the running state into chunk n before rescaling it by
-// the chunk's decay and adding chunk n; the scores within each chunk are a
-// contraction over features, rescaled by exp(min(c_j - c_i, 0)) and masked
-// to j <= i; numerator and denominator add the within-chunk sums to the
-// reads of the prefix state by the rescaled queries.
+// rescaled to the chunk's last stabiliser (the scale multiplies the values
+// and weighs z's sum; no rescaled copy of the features is made) go through
+// an exclusive scan over chunks that copies the running state into chunk n
+// before rescaling it by the chunk's decay and adding chunk n; the scores
+// within each chunk are a contraction over features, rescaled by
+// exp(min(c_j - c_i, 0)) and masked to j <= i; numerator and denominator
+// add the within-chunk sums to the queries' reads of the prefix state,
+// rescaled after the product.
 
 // CHECK-LABEL: func.func @performer_causal
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x4xf32>, %[[M:[a-z0-9]+]]: tensor<2x6xf32>
@@ -214,10 +216,16 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-NEXT: math.exp
 // CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %[[END]] :
 // CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[END]] : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
-// CHECK: %[[QPRE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[QSCALE]] :
-// CHECK: %[[KSTATE:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] :
-// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[KSTATE]], %[[CV]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
-// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[KSTATE]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK-NOT: ins(%[[CQ]], %[[QSCALE]] :
+// CHECK-NOT: ins(%[[CK]], %[[KSCALE]] :
+// CHECK: %[[VSCALED:[0-9]+]] = linalg.generic {{.*}}ins(%[[CV]], %[[KSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK: %[[KV:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[CK]], %[[VSCALED]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
+// CHECK: %[[Z:[0-9]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[CK]], %[[KSCALE]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
 // CHECK: %[[PKV:[0-9]+]]:2 = scf.for %[[N:.*]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (tensor<2x1x2x16x4xf32>, tensor<2x2x2x16x4xf32>)
 // CHECK: %[[INS:.*]] = tensor.insert_slice %[[ACC]] into %[[OUT]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
 // CHECK: %[[CHUNK:.*]] = tensor.extract_slice %[[KV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
@@ -239,11 +247,17 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-NEXT: arith.minimumf %{{.*}}, %[[ZERO]]
 // CHECK-NEXT: math.exp
 // CHECK: arith.select %[[KEEP]], %{{.*}}, %[[ZERO]] : f32
-// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
-// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM0]] : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[NUM1:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM0]], %[[QSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM1]] : tensor<2x2x3x2x4xf32>)
 // CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[ZERO]] : f32)
-// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[QPRE]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
-// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN1]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[DEN2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEN1]], %[[QSCALE]] : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN2]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[O:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM]], %[[DEN]] :
 // CHECK: arith.cmpf ogt, %{{.*}}, %[[MIN]]
 // CHECK-NEXT: arith.divf
