@@ -83,7 +83,9 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     blocked.parallelHeads = options.parallelHeads;
     pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
   }
-  pm.addPass(mlir::tfc::createTfcLowerToLinalg());
+  mlir::tfc::TfcLowerToLinalgOptions lowering;
+  lowering.recomputeAttention = options.recomputeAttention;
+  pm.addPass(mlir::tfc::createTfcLowerToLinalg(lowering));
   if (options.fusion) {
     pm.addPass(mlir::tfc::createTfcFuseElementwise());
     pm.addPass(mlir::tfc::createTfcFuseEpilogues());

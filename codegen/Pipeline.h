@@ -37,6 +37,10 @@ struct PipelineOptions {
   /// iterations of an `scf.forall` (the CPU target; the GPU target maps
   /// the block ops to kernels instead).
   bool parallelHeads = true;
+  /// Recompute Performer attention in its gradient instead of keeping the
+  /// forward's features, chunk states and scores (`tfc compile
+  /// --recompute-attention`; tfc-lower-to-linalg's `recompute-attention`).
+  bool recomputeAttention = false;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when

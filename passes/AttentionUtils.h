@@ -225,7 +225,11 @@ Value scaledFeatures(OpBuilder &b, Location loc, Value features);
 /// features * Dh^(-1/4)` (scaledFeatures): with `x' = x / Dh^(1/4)`,
 ///
 ///   projection[b, s, h, m] = W_m . x'.
-Value featureProjection(OpBuilder &b, Location loc, Value x, Value scaled);
+///
+/// With `transposed`, `scaled` is `[Dh, M]` (the transpose of
+/// scaledFeatures).
+Value featureProjection(OpBuilder &b, Location loc, Value x, Value scaled,
+                        bool transposed = false);
 
 /// `|x'|^2 / 2` of head-split `x [B, S, H, Dh]`, `[B, S, H]`.
 Value halfSquaredNorm(OpBuilder &b, Location loc, Value x);
@@ -282,7 +286,7 @@ struct FeatureMap {
 /// given, multiplies the features (padding keys vanish) and keeps masked
 /// rows out of the keys' stabilisers.
 FeatureMap randomFeatures(OpBuilder &b, Location loc, Value x, Value scaled,
-                          Stabiliser kind, Value mask);
+                          Stabiliser kind, Value mask, bool transposed = false);
 
 /// Adds the key/value summaries of `keyFeatures [B, J, H, M]` and
 /// `v [B, J, H, Dh]` to the running state:

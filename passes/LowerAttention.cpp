@@ -474,15 +474,16 @@ Value attention::scaledFeatures(OpBuilder &b, Location loc, Value features) {
 }
 
 Value attention::featureProjection(OpBuilder &b, Location loc, Value x,
-                                   Value scaled) {
+                                   Value scaled, bool transposed) {
   ArrayRef<int64_t> xShape = shapeOf(x);
-  int64_t count = shapeOf(scaled)[0];
+  int64_t count = shapeOf(scaled)[transposed ? 1 : 0];
   SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
   // Loops (b, s, h, m, e); e is reduced.
   return buildGeneric(
       b, loc, ValueRange{x, scaled},
       filledTensor(b, loc, shape, elementOf(x), 0.0),
-      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {3, 4})},
+      {loopDims(b, 5, {0, 1, 2, 4}),
+       transposed ? loopDims(b, 5, {4, 3}) : loopDims(b, 5, {3, 4})},
       loopDims(b, 5, {0, 1, 2, 3}),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
@@ -638,9 +639,9 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
 
 FeatureMap attention::randomFeatures(OpBuilder &b, Location loc, Value x,
                                      Value scaled, Stabiliser kind,
-                                     Value mask) {
+                                     Value mask, bool transposed) {
   FeatureMap map;
-  map.projection = featureProjection(b, loc, x, scaled);
+  map.projection = featureProjection(b, loc, x, scaled, transposed);
   if (kind == Stabiliser::Row) {
     // The max over m of W_m . x' - |x'|^2 / 2 is the max of the projection
     // less |x'|^2 / 2, which cancels.

@@ -576,9 +576,13 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
 ///
 /// The stabilisers (query row maxima, key maxima or running maxima) are
 /// recomputed as the forward computes them and held constant.
+///
+/// With `recompute`, the feature projections read the transposed feature
+/// matrix (see tfc-lower-to-linalg's `recompute-attention`).
 static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
                                              AttentionGradOp op,
-                                             PerformerAttr kind) {
+                                             PerformerAttr kind,
+                                             bool recompute) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
   Value q = splitHeads(b, loc, op.getQuery(), heads);
@@ -587,13 +591,26 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   Value scaled = scaledFeatures(b, loc, op.getFeatures());
 
-  // The forward's features.
-  FeatureMap queryMap =
-      randomFeatures(b, loc, q, scaled, Stabiliser::Row, Value());
+  // The forward's features: built as the forward builds them, so that CSE
+  // shares them with the forward, or, with `recompute`, projected through
+  // the transposed feature matrix, the same sums as a computation of their
+  // own that CSE keeps apart (everything derived from them too).
+  Value projection = scaled;
+  if (recompute) {
+    ArrayRef<int64_t> shape = shapeOf(scaled);
+    projection = b.create<linalg::TransposeOp>(
+                      loc, scaled,
+                      emptyTensor(b, loc, {shape[1], shape[0]},
+                                  elementOf(scaled)),
+                      ArrayRef<int64_t>{1, 0})
+                     ->getResult(0);
+  }
+  FeatureMap queryMap = randomFeatures(b, loc, q, projection, Stabiliser::Row,
+                                       Value(), /*transposed=*/recompute);
   FeatureMap keyMap =
-      randomFeatures(b, loc, k, scaled,
+      randomFeatures(b, loc, k, projection,
                      causal ? Stabiliser::Prefix : Stabiliser::Sequence,
-                     op.getMask());
+                     op.getMask(), /*transposed=*/recompute);
   Value queryFeatures = queryMap.phi, keyFeatures = keyMap.phi;
 
   ArrayRef<int64_t> vShape = shapeOf(v);
@@ -652,7 +669,8 @@ static bool hasStaticShapes(Operation *op) {
 namespace {
 /// Rewrites `tfc.attention_grad` by the gradient builder of its kind.
 struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  AttentionGradLowering(MLIRContext *context, bool recompute)
+      : OpRewritePattern(context), recompute(recompute) {}
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
@@ -673,16 +691,19 @@ struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
     else if (longformer)
       results = lowerLongformerGrad(rewriter, loc, op, longformer);
     else if (auto performer = dyn_cast<PerformerAttr>(kind))
-      results = lowerPerformerGrad(rewriter, loc, op, performer);
+      results = lowerPerformerGrad(rewriter, loc, op, performer, recompute);
     else
       return rewriter.notifyMatchFailure(op, "unknown attention kind");
     rewriter.replaceOp(op, results);
     return success();
   }
+
+  /// Whether Performer gradients recompute the forward independently.
+  bool recompute;
 };
 } // namespace
 
 void mlir::tfc::populateAttentionGradLoweringPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<AttentionGradLowering>(patterns.getContext());
+    RewritePatternSet &patterns, bool recompute) {
+  patterns.add<AttentionGradLowering>(patterns.getContext(), recompute);
 }

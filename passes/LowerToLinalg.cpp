@@ -30,11 +30,13 @@ using namespace mlir::tfc;
 namespace {
 struct TfcLowerToLinalgPass
     : public tfc::impl::TfcLowerToLinalgBase<TfcLowerToLinalgPass> {
+  using TfcLowerToLinalgBase::TfcLowerToLinalgBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDenseLoweringPatterns(patterns);
     populateAttentionLoweringPatterns(patterns);
-    populateAttentionGradLoweringPatterns(patterns);
+    populateAttentionGradLoweringPatterns(patterns, recomputeAttention);
     populateSequenceLoweringPatterns(patterns);
     populateSequenceGradLoweringPatterns(patterns);
     populateGradLoweringPatterns(patterns);

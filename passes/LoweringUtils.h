@@ -89,7 +89,11 @@ void populateDenseLoweringPatterns(RewritePatternSet &patterns);
 /// tfc.attention of every kind (LowerAttention.cpp).
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
 /// tfc.attention_grad of every kind (LowerAttentionGrad.cpp).
-void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns);
+/// With `recompute`, the gradient of Performer attention recomputes the
+/// forward's features, chunk states and scores in a form CSE does not merge
+/// with the forward's (see tfc-lower-to-linalg).
+void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns,
+                                           bool recompute = false);
 /// Rotary positions, depth-wise conv, shift, shortening and up-sampling
 /// (LowerSequenceOps.cpp).
 void populateSequenceLoweringPatterns(RewritePatternSet &patterns);

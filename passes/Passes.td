@@ -236,7 +236,24 @@ def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
     reshapes and slices, `scf.for` for the prefix sums of causal Performer
     attention. `tfc.dropout` must have been removed (`tfc-strip-dropout`) or
     lowered by the training pipeline first.
+
+    The gradient of an attention recomputes what it needs from the forward
+    with the forward's own ops, so that CSE merges the two and the forward's
+    intermediate values are kept until the gradient reads them. With
+    `recompute-attention`, the gradient of Performer attention projects
+    through the transposed feature matrix instead: its recomputation is
+    then an independent copy that CSE leaves alone, the forward's features,
+    chunk states and scores die with the forward, and one layer's worth of
+    them exists at a time (less memory, the feature maps and chunk sums
+    computed twice). Softmax and Longformer attention by blocks
+    (`tfc-blocked-attention`) recompute their probabilities anyway.
   }];
+  let options = [
+    Option<"recomputeAttention", "recompute-attention", "bool",
+           /*default=*/"false",
+           "Recompute Performer attention's features, chunk states and "
+           "scores in its gradient instead of keeping the forward's">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",

@@ -1,4 +1,6 @@
 // RUN: tfc-opt %s -split-input-file --tfc-lower-to-linalg | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-lower-to-linalg --cse | FileCheck %s --check-prefix=SHARED
+// RUN: tfc-opt %s -split-input-file --tfc-lower-to-linalg="recompute-attention" --cse | FileCheck %s --check-prefix=RECOMPUTE
 
 // Softmax attention gradients, causal, with a padding mask: the attention
 // weights P are recomputed exactly as in the forward (scores, causal and
@@ -285,4 +287,45 @@ func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
       : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
       -> tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
   return %dq, %dk, %dv : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+}
+
+// -----
+
+// A causal Performer's forward and gradient in one function, after CSE. By
+// default the gradient rebuilds the features with the forward's own ops, so
+// CSE leaves one projection of the queries and one of the keys, shared by
+// both (the forward's features live until the gradient reads them). With
+// recompute-attention the gradient projects through the transposed feature
+// matrix: two more projections, which CSE keeps apart, and everything the
+// gradient derives from them is its own.
+
+// SHARED-LABEL: func.func @performer_forward_and_grad
+// SHARED-COUNT-2: linalg.generic {{.*}}tensor<2x6x2x4xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// SHARED-NOT: linalg.transpose
+// SHARED-NOT: tensor<16x4xf32>) outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// SHARED: return
+
+// RECOMPUTE-LABEL: func.func @performer_forward_and_grad
+// RECOMPUTE-COUNT-2: linalg.generic {{.*}}tensor<2x6x2x4xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// RECOMPUTE: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<16x4xf32>) outs(%{{.*}} : tensor<4x16xf32>) permutation = [1, 0]
+// RECOMPUTE-COUNT-2: linalg.generic {{.*}}ins(%{{.*}}, %[[T]] : tensor<2x6x2x4xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// RECOMPUTE-NOT: tensor<16x4xf32>) outs(%{{.*}} : tensor<2x6x2x16xf32>)
+// RECOMPUTE: return
+func.func @performer_forward_and_grad(%q: tensor<2x6x8xf32>,
+                                      %k: tensor<2x6x8xf32>,
+                                      %v: tensor<2x6x8xf32>,
+                                      %w: tensor<16x4xf32>,
+                                      %g: tensor<2x6x8xf32>)
+    -> (tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>,
+        tensor<2x6x8xf32>) {
+  %a = tfc.attention #tfc.performer<features = 16, redraw = 0, causal>
+      heads 2 %q, %k, %v features(%w : tensor<16x4xf32>)
+      : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32> -> tensor<2x6x8xf32>
+  %dq, %dk, %dv = tfc.attention_grad
+      #tfc.performer<features = 16, redraw = 0, causal> heads 2 %q, %k, %v
+      features(%w : tensor<16x4xf32>) grad %g
+      : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+      -> tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
+  return %a, %dq, %dk, %dv
+      : tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>
 }

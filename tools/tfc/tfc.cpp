@@ -158,6 +158,13 @@ cl::opt<int64_t> attentionBlock(
              "window, weighed against the cost per block)"),
     cl::init(0), cl::cat(compileCategory));
 
+cl::opt<bool> recomputeAttention(
+    "recompute-attention",
+    cl::desc("Recompute Performer attention (features, chunk states, "
+             "scores) in the backward pass instead of keeping the forward's: "
+             "less memory for long sequences, more time"),
+    cl::init(false), cl::cat(compileCategory));
+
 cl::opt<bool> allowOversize(
     "allow-oversize",
     cl::desc("Write the executable even when its working memory exceeds "
@@ -604,6 +611,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.train = withTraining;
     pipeline.fusion = !noFusion;
     pipeline.attentionBlock = attentionBlock;
+    pipeline.recomputeAttention = recomputeAttention;
     pipeline.parallelHeads = !cuda && !gpuEmulate;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
