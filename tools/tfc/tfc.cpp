@@ -437,8 +437,11 @@ bool checkTensorSizes(ModuleOp module, const ::tfc::spec::Spec &spec,
 /// Refuses (or, with --allow-oversize, warns about) an executable whose
 /// arenas exceed this machine's memory: the loader cannot map them, and the
 /// executable would die before `main`. Beyond what any x86-64 process can
-/// address it refuses in any case.
-bool checkArenaSize(ModuleOp module, llvm::StringRef output) {
+/// address it refuses in any case. `recomputeHint` adds
+/// --recompute-attention to the ways of needing less (a Performer trained
+/// without it).
+bool checkArenaSize(ModuleOp module, llvm::StringRef output,
+                    bool recomputeHint) {
   std::optional<uint64_t> bytes = ::tfc::staticArenaBytes(module);
   uint64_t memory = ::tfc::physicalMemoryBytes();
   bool beyondAny = !bytes || *bytes > ::tfc::kMaxAddressableBytes;
@@ -453,7 +456,9 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output) {
                                            "can address")
                              : "this machine's " + ::tfc::formatBytes(memory))
                << "; the executable cannot start here (a smaller --batch or "
-                  "--seq-len, or --train=false, needs less"
+                  "--seq-len, "
+               << (recomputeHint ? "--recompute-attention, " : "")
+               << "or --train=false, needs less"
                << (refuse && !beyondAny
                        ? "; --allow-oversize writes it for a larger machine"
                        : "")
@@ -629,8 +634,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
   // A GPU executable's arenas are device memory, checked when it starts.
+  bool recomputeHint = withTraining && !recomputeAttention &&
+                       spec->attention.kind ==
+                           ::tfc::spec::AttentionKind::Performer;
   if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
-      !checkArenaSize(*module, output))
+      !checkArenaSize(*module, output, recomputeHint))
     return 1;
 
   std::string object = output;
