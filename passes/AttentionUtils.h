@@ -377,15 +377,17 @@ Value exclusiveChunkScan(OpBuilder &b, Location loc, Value x, bool reverse,
 Value exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x);
 
 /// Per-chunk key/value states of chunked `keyFeatures [B, NC, C, H, M]`
-/// rescaled by `keyScale` `a [B, NC, C, H]`, and `v [B, NC, C, H, Dh]`:
+/// rescaled by `keyScale` `a [B, NC, C, H]`, given the rescaled values
+/// `scaledValues = a v [B, NC, C, H, Dh]`:
 ///
-///   kv[b, n, h, m, e] = sum_c keyFeatures[b, n, c, h, m] * (a v)[b, n, c, h, e]
+///   kv[b, n, h, m, e] = sum_c keyFeatures[b, n, c, h, m]
+///                             * scaledValues[b, n, c, h, e]
 ///   z[b, n, h, m]     = sum_c keyFeatures[b, n, c, h, m] * a[b, n, c, h]
 ///
 /// (the scale multiplies the Dh-wide values, not the M-wide features).
 std::pair<Value, Value> chunkStates(OpBuilder &b, Location loc,
                                     Value keyFeatures, Value keyScale,
-                                    Value v);
+                                    Value scaledValues);
 
 /// `x [B, NC, C, H, D] * scale [B, NC, C, H]`, broadcast over D.
 Value scaleChunkRows(OpBuilder &b, Location loc, Value x, Value scale);
@@ -412,6 +414,8 @@ struct CausalChunks {
   /// Neither product is formed: every use applies the factor to the
   /// Dh-wide operand or result instead of the M-wide features.
   Value queryScale, keyScale;
+  /// `value * keyScale`, what the chunk states sum (chunkStates).
+  Value scaledValue;
   /// `exp(F_n - E_n)`, `[B, NC, H]`: the scan's decay.
   Value decay;
   /// The exclusive prefix states, relative to `F_n`.

@@ -868,14 +868,13 @@ Value attention::exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x) {
 
 std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
                                                Value keyFeatures,
-                                               Value keyScale, Value v) {
-  ArrayRef<int64_t> fShape = shapeOf(keyFeatures), vShape = shapeOf(v);
-  Type element = elementOf(v);
+                                               Value keyScale,
+                                               Value scaledValues) {
+  ArrayRef<int64_t> fShape = shapeOf(keyFeatures),
+                    vShape = shapeOf(scaledValues);
+  Type element = elementOf(scaledValues);
   int64_t batch = fShape[0], count = fShape[1], heads = fShape[3],
           features = fShape[4], headDim = vShape[4];
-  // The scale goes with the narrower operand: a * v is Dh wide, a * phiK
-  // would be M wide.
-  Value scaledValues = scaleChunkRows(b, loc, v, keyScale);
   // Loops (b, n, h, m, e, c); c is reduced.
   Value kv = buildGeneric(
       b, loc, ValueRange{keyFeatures, scaledValues},
@@ -982,7 +981,10 @@ CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         return rescaling(nb, nloc, args[0], args[1]);
       });
-  auto [kv, z] = chunkStates(b, loc, c.key, c.keyScale, c.value);
+  // The scale goes with the narrower operand: a * v is Dh wide, a * phiK
+  // would be M wide.
+  c.scaledValue = scaleChunkRows(b, loc, c.value, c.keyScale);
+  auto [kv, z] = chunkStates(b, loc, c.key, c.keyScale, c.scaledValue);
   c.prefixKv = exclusiveChunkScan(b, loc, kv, /*reverse=*/false, c.decay);
   c.prefixZ = exclusiveChunkScan(b, loc, z, /*reverse=*/false, c.decay);
   c.scores = chunkScores(b, loc, c.query, c.key, c.stabiliser);

@@ -537,12 +537,11 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   // dPhiK: a dZs (loops (b, n, j, h, m)), then (a v) dS^T (loops
   // (b, n, j, h, m, e), e reduced), then dS^T phiQ (loops
   // (b, n, j, h, m, i), i reduced).
-  Value scaledValues = scaleChunkRows(b, loc, v, c.keyScale);
   Value keyGrad = elementwise(
       b, loc, shapeOf(c.key), element, ValueRange{c.keyScale, suffixZGrad},
       multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   keyGrad = buildGeneric(
-      b, loc, ValueRange{scaledValues, suffixKvGrad}, keyGrad,
+      b, loc, ValueRange{c.scaledValue, suffixKvGrad}, keyGrad,
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
       out5, mulAdd);
   keyGrad = buildGeneric(

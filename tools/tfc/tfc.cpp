@@ -633,10 +633,10 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  // A GPU executable's arenas are device memory, checked when it starts.
   bool recomputeHint = withTraining && !recomputeAttention &&
                        spec->attention.kind ==
                            ::tfc::spec::AttentionKind::Performer;
+  // A GPU executable's arenas are device memory, checked when it starts.
   if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
       !checkArenaSize(*module, output, recomputeHint))
     return 1;
