@@ -90,6 +90,8 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcFuseElementwise());
     pm.addPass(mlir::tfc::createTfcFuseEpilogues());
   }
+  if (options.train && options.recomputeElementwise)
+    pm.addPass(mlir::tfc::createTfcRecomputeElementwise());
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 

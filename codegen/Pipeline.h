@@ -41,6 +41,10 @@ struct PipelineOptions {
   /// forward's features, chunk states and scores (`tfc compile
   /// --recompute-attention`; tfc-lower-to-linalg's `recompute-attention`).
   bool recomputeAttention = false;
+  /// Recompute cheap element-wise forward results (GELU and LayerNorm
+  /// outputs) where the backward reads them instead of keeping them
+  /// (tfc-recompute-elementwise; `tfc compile --recompute-elementwise`).
+  bool recomputeElementwise = true;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when

@@ -263,6 +263,40 @@ def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcRecomputeElementwise : Pass<"tfc-recompute-elementwise", "mlir::ModuleOp"> {
+  let summary = "Recomputes cheap element-wise forward results in the backward";
+  let description = [{
+    In `@train_step`, a `linalg.generic` of the forward (before the op that
+    computes the loss, the step's first result) that maps its inputs to one
+    result element by element, with at most `max-body-ops` `arith` and
+    `math` ops and without reading its output, and whose result the
+    backward reads again (directly or through `tensor` views), is cloned
+    right before the first backward op that reads it, and the backward's
+    reads take the clone (its views rebuilt on it). It is done only when
+    every input is kept until there anyway: a function argument, a
+    constant, or a tensor that is read at or after that point. A GELU's
+    output, read by the next projection's weight gradient, is recomputed
+    from the GELU's input, which the GELU's gradient reads; a LayerNorm's
+    output from its centred rows and inverse deviations. The forward's
+    result then dies after its last forward read, and one layer's copy
+    exists at a time in the backward instead of every layer's. The clone
+    carries a `tfc.recomputed` unit attribute, which keeps CSE from merging
+    it back. Results smaller than `min-bytes` are left alone.
+  }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"32",
+           "Most arith/math ops in the body of a recomputed op">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"65536",
+           "Smallest result, in bytes, worth recomputing">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed",
+              "Element-wise results recomputed in the backward">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def TfcExportAbi : Pass<"tfc-export-abi", "mlir::ModuleOp"> {
   let summary = "Wraps @forward into the C entry point of ModelABI.h";
   let description = [{

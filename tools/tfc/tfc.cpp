@@ -165,6 +165,13 @@ cl::opt<bool> recomputeAttention(
              "less memory for long sequences, more time"),
     cl::init(false), cl::cat(compileCategory));
 
+cl::opt<bool> recomputeElementwise(
+    "recompute-elementwise",
+    cl::desc("Recompute cheap element-wise results of the forward (GELU and "
+             "LayerNorm outputs) where the backward reads them instead of "
+             "keeping them (default on; =false keeps them)"),
+    cl::init(true), cl::cat(compileCategory));
+
 cl::opt<bool> allowOversize(
     "allow-oversize",
     cl::desc("Write the executable even when its working memory exceeds "
@@ -617,6 +624,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.fusion = !noFusion;
     pipeline.attentionBlock = attentionBlock;
     pipeline.recomputeAttention = recomputeAttention;
+    pipeline.recomputeElementwise = recomputeElementwise;
     pipeline.parallelHeads = !cuda && !gpuEmulate;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
