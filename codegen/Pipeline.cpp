@@ -90,8 +90,13 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcFuseElementwise());
     pm.addPass(mlir::tfc::createTfcFuseEpilogues());
   }
-  if (options.train && options.recomputeElementwise)
+  // After CSE, which lets the backward share what it recomputes itself
+  // (a LayerNorm gradient's centred rows) with the forward's, so that the
+  // recomputation below starts from what the backward keeps anyway.
+  if (options.train && options.recomputeElementwise) {
+    pm.addPass(createCSEPass());
     pm.addPass(mlir::tfc::createTfcRecomputeElementwise());
+  }
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 

@@ -44,7 +44,7 @@ struct PipelineOptions {
   /// Recompute cheap element-wise forward results (GELU and LayerNorm
   /// outputs) where the backward reads them instead of keeping them
   /// (tfc-recompute-elementwise; `tfc compile --recompute-elementwise`).
-  bool recomputeElementwise = true;
+  bool recomputeElementwise = false;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when

@@ -273,25 +273,34 @@ def TfcRecomputeElementwise : Pass<"tfc-recompute-elementwise", "mlir::ModuleOp"
     backward reads again (directly or through `tensor` views), is cloned
     right before the first backward op that reads it, and the backward's
     reads take the clone (its views rebuilt on it). It is done only when
-    every input is kept until there anyway: a function argument, a
-    constant, or a tensor that is read at or after that point. A GELU's
+    every input is kept until there anyway (a function argument, a
+    constant, or a tensor that is read at or after that point) or is
+    itself recomputed there from such inputs: the result of a forward
+    `linalg.generic` of the same kind, or a reduction of that kind from a
+    constant `linalg.fill`, at most `max-depth` producers deep. A GELU's
     output, read by the next projection's weight gradient, is recomputed
     from the GELU's input, which the GELU's gradient reads; a LayerNorm's
-    output from its centred rows and inverse deviations. The forward's
+    output, read by the weight gradients of the projections after it,
+    from the LayerNorm's input, which its gradient reads, through the row
+    means, centred rows and inverse deviations. The forward's
     result then dies after its last forward read, and one layer's copy
     exists at a time in the backward instead of every layer's. The clone
     carries a `tfc.recomputed` unit attribute, which keeps CSE from merging
-    it back. Results smaller than `min-bytes` are left alone.
+    it back. Results smaller than `min-bytes` (none by default) are left
+    alone.
   }];
   let options = [
     Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"32",
            "Most arith/math ops in the body of a recomputed op">,
-    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"65536",
+    Option<"maxDepth", "max-depth", "int64_t", /*default=*/"4",
+           "Most producers between a recomputed result and the inputs "
+           "that are kept">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
            "Smallest result, in bytes, worth recomputing">
   ];
   let statistics = [
     Statistic<"numRecomputed", "recomputed",
-              "Element-wise results recomputed in the backward">
+              "Ops recomputed in the backward">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCRECOMPUTEELEMENTWISE
@@ -51,19 +52,43 @@ Value viewRoot(Value value) {
   return value;
 }
 
-/// Whether `generic` computes each element of its one result from the
-/// elements of its inputs with a short body of arithmetic: no reduction, no
-/// read of its output, nothing but `arith` and `math` ops.
-bool isCheapElementwise(linalg::GenericOp generic, int64_t maxBodyOps) {
-  if (!generic.hasPureTensorSemantics() || generic.getNumDpsInits() != 1 ||
-      generic.getNumReductionLoops() != 0)
+/// The constant-filled `tensor.empty` that a reduction starts from, or null.
+linalg::FillOp constantFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.hasPureTensorSemantics() ||
+      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !matchPattern(fill.getInputs()[0], m_Constant()))
+    return nullptr;
+  return fill;
+}
+
+/// Whether `generic` can be computed again from its inputs alone, cheaply:
+/// one static-shaped result written without reading the old value
+/// (element-wise ops) or accumulated from a constant fill (row sums,
+/// maxima), no more iterations than the largest operand has elements, and a
+/// body of at most `maxBodyOps` `arith` and `math` ops.
+bool isRecomputable(linalg::GenericOp generic, int64_t maxBodyOps) {
+  if (!generic.hasPureTensorSemantics() || generic.getNumDpsInits() != 1)
     return false;
   OpOperand *init = generic.getDpsInitOperand(0);
-  if (generic.payloadUsesValueFromOperand(init) ||
-      !generic.getMatchingIndexingMap(init).isPermutation())
+  if (generic.payloadUsesValueFromOperand(init) && !constantFill(init->get()))
     return false;
   auto type = dyn_cast<RankedTensorType>(generic->getResult(0).getType());
   if (!type || !type.hasStaticShape())
+    return false;
+  // Each iteration reads an element of some operand that no other iteration
+  // reads: a pass over memory, not a contraction, whose iterations reuse
+  // every operand.
+  int64_t iterations = 1, largest = 0;
+  for (int64_t range : generic.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return false;
+    iterations *= range;
+  }
+  for (Value operand : generic->getOperands())
+    if (auto shaped = dyn_cast<RankedTensorType>(operand.getType()))
+      largest = std::max(largest, shaped.getNumElements());
+  if (iterations > largest)
     return false;
   int64_t count = 0;
   for (Operation &op : generic.getBody()->without_terminator()) {
@@ -122,7 +147,8 @@ struct TfcRecomputeElementwisePass
     for (Operation &op : body) {
       auto generic = dyn_cast<linalg::GenericOp>(&op);
       if (!generic || position.lookup(&op) >= backwardStart ||
-          !isCheapElementwise(generic, maxBodyOps))
+          generic.getNumReductionLoops() != 0 ||
+          !isRecomputable(generic, maxBodyOps))
         continue;
       auto type = cast<RankedTensorType>(generic->getResult(0).getType());
       int64_t bytes =
@@ -162,47 +188,88 @@ struct TfcRecomputeElementwisePass
       }
       int64_t recomputeAt = position.lookup(firstReader);
 
-      // Every input must be kept until there anyway: a function argument
-      // (a parameter, the batch), a constant, or a tensor that the
-      // backward reads at or after that point.
-      bool inputsKept = llvm::all_of(generic.getDpsInputs(), [&](Value input) {
-        Value root = viewRoot(input);
+      // Every input must be kept until there anyway (a function argument,
+      // a constant, or a tensor that is read at or after that point), or
+      // be recomputed there too from such inputs (row sums and the
+      // element-wise ops that read them, when only their input is kept).
+      auto kept = [&](Value root) {
         if (isa<BlockArgument>(root))
           return true;
         Operation *def = root.getDefiningOp();
         if (def->hasTrait<OpTrait::ConstantLike>())
           return true;
         return def->getBlock() == &body && lastRead(root) >= recomputeAt;
-      });
-      if (!inputsKept)
+      };
+      SetVector<Operation *> recomputed;
+      std::function<bool(linalg::GenericOp, int64_t)> collect =
+          [&](linalg::GenericOp op, int64_t depth) -> bool {
+        if (recomputed.contains(op))
+          return true;
+        if (!isRecomputable(op, maxBodyOps))
+          return false;
+        for (Value input : op.getDpsInputs()) {
+          Value root = viewRoot(input);
+          if (kept(root))
+            continue;
+          auto producer = root.getDefiningOp<linalg::GenericOp>();
+          if (!producer || depth >= maxDepth ||
+              producer->getBlock() != &body ||
+              position.lookup(producer) >= backwardStart ||
+              !collect(producer, depth + 1))
+            return false;
+        }
+        recomputed.insert(op);
+        return true;
+      };
+      if (!collect(generic, 0))
         continue;
 
-      // The recomputation, and each view of the result rebuilt on it. The
-      // unit attribute keeps CSE from merging it back into the forward's.
+      // The recomputation (producers first), each view rebuilt on the
+      // recomputed tensors it reads. The unit attribute keeps CSE from
+      // merging the ops back into the forward's.
       OpBuilder builder(firstReader);
-      auto empty = builder.create<tensor::EmptyOp>(
-          generic.getLoc(), result.getType(), ValueRange{});
-      IRMapping mapping;
-      mapping.map(generic.getDpsInitOperand(0)->get(), empty.getResult());
-      Operation *again = builder.clone(*generic, mapping);
-      again->setAttr("tfc.recomputed", builder.getUnitAttr());
-      DenseMap<Value, Value> rebuilt;
-      rebuilt[result] = again->getResult(0);
+      IRMapping rebuilt;
       std::function<Value(Value)> rebuild = [&](Value value) -> Value {
-        if (Value done = rebuilt.lookup(value))
+        if (Value done = rebuilt.lookupOrNull(value))
           return done;
         Operation *view = value.getDefiningOp();
+        if (!view || !isView(view))
+          return value;
+        Value source = rebuild(view->getOperand(0));
+        if (source == view->getOperand(0))
+          return value;
         IRMapping viewMapping;
-        viewMapping.map(view->getOperand(0), rebuild(view->getOperand(0)));
+        viewMapping.map(view->getOperand(0), source);
         Value copy = builder.clone(*view, viewMapping)->getResult(0);
-        rebuilt[value] = copy;
+        rebuilt.map(value, copy);
         return copy;
       };
+      Operation *firstNew = nullptr;
+      for (Operation *op : recomputed) {
+        auto original = cast<linalg::GenericOp>(op);
+        IRMapping mapping;
+        for (Value input : original.getDpsInputs())
+          mapping.map(input, rebuild(input));
+        Value init = original.getDpsInitOperand(0)->get();
+        auto empty = builder.create<tensor::EmptyOp>(
+            original.getLoc(), init.getType(), ValueRange{});
+        firstNew = firstNew ? firstNew : empty.getOperation();
+        Value newInit = empty.getResult();
+        if (linalg::FillOp fill = constantFill(init)) {
+          IRMapping fillMapping;
+          fillMapping.map(fill.getOutputs()[0], newInit);
+          newInit = builder.clone(*fill, fillMapping)->getResult(0);
+        }
+        mapping.map(init, newInit);
+        Operation *again = builder.clone(*original, mapping);
+        again->setAttr("tfc.recomputed", builder.getUnitAttr());
+        rebuilt.map(original->getResult(0), again->getResult(0));
+      }
       for (OpOperand *use : backwardReads)
         use->set(rebuild(use->get()));
-      for (Operation *op = empty; op != firstReader; op = op->getNextNode())
+      for (Operation *op = firstNew; op != firstReader; op = op->getNextNode())
         position[op] = recomputeAt;
-      ++numRecomputed;
+      numRecomputed += recomputed.size();
     }
   }
 };

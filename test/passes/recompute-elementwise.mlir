@@ -1,6 +1,6 @@
-// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise="min-bytes=0" | FileCheck %s
-// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise="min-bytes=0" --cse | FileCheck %s --check-prefix=CSE
-// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise | FileCheck %s --check-prefix=SMALL
+// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise --cse | FileCheck %s --check-prefix=CSE
+// RUN: tfc-opt %s -split-input-file --tfc-recompute-elementwise="min-bytes=1024" | FileCheck %s --check-prefix=SMALL
 
 // A training step in the shape tfc-autodiff leaves it: the forward, the
 // loss (the first result), then the backward. The activation `a = tanh(h)`
@@ -8,7 +8,7 @@
 // gradient; `h` is read by the backward anyway (the activation's
 // gradient), so `a` is recomputed from it right before the weight gradient
 // and the forward's `a` dies at the loss. CSE leaves the recomputation
-// alone. Results under `min-bytes` (64 KiB by default) are left alone.
+// alone. Results under `min-bytes` (here 1 KiB) are left alone.
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -147,8 +147,9 @@ func.func @train_step(%h: tensor<2x4x4xf32>, %dy: tensor<8x4xf32>)
 // -----
 
 // Refused: the activation's input `h` is not read after the forward (the
-// backward's gradient reads `a` instead), so recomputing `a` would keep `h`
-// alive in its place.
+// backward's gradient reads `a` instead), and `h` is a contraction (each
+// of its iterations reuses the operands), which is not recomputed: `a`
+// stays as it is.
 
 #id = affine_map<(i, j) -> (i, j)>
 #all = affine_map<(i, j) -> ()>
@@ -265,4 +266,80 @@ func.func @train_step(%x: tensor<8x4xf32>, %dy: tensor<8x4xf32>)
     linalg.yield %r : f32
   } -> tensor<8x4xf32>
   return %loss, %dx, %acc : tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// A LayerNorm-like output `(x - mean(x)) * 2`: its inputs (the centred
+// rows, and through them the row means) are not kept, but they are
+// recomputable from `x`, which is: the means (a row sum from a constant
+// fill), the centred rows and the output are recomputed, producers first.
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#all = affine_map<(i, j) -> ()>
+#km = affine_map<(m, n, k) -> (k, m)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @train_step
+// CSE-LABEL: func.func @train_step
+// SMALL-LABEL: func.func @train_step
+// SMALL-NOT: tfc.recomputed
+// CHECK: %[[LOSS:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK: %[[F0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E0]] : tensor<8xf32>)
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x4xf32>) outs(%[[F0]] : tensor<8xf32>) attrs = {tfc.recomputed}
+// CHECK: %[[XC:.*]] = linalg.generic {{.*}} ins(%arg0, %[[MEAN]] : tensor<8x4xf32>, tensor<8xf32>) {{.*}} attrs = {tfc.recomputed}
+// CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[XC]] : tensor<8x4xf32>) {{.*}} attrs = {tfc.recomputed}
+// CHECK: linalg.generic {{.*}} ins(%arg1, %[[OUT]] : tensor<8x4xf32>, tensor<8x4xf32>)
+func.func @train_step(%x: tensor<8x4xf32>, %dy: tensor<8x4xf32>)
+    -> (tensor<f32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %e0 = tensor.empty() : tensor<8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<8xf32>) -> tensor<8xf32>
+  %mean = linalg.generic {indexing_maps = [#id, #row],
+                          iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x4xf32>) outs(%f0 : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %q = arith.mulf %v, %two : f32
+    %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e1 = tensor.empty() : tensor<8x4xf32>
+  %xc = linalg.generic {indexing_maps = [#id, #row, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<8x4xf32>, tensor<8xf32>) outs(%e1 : tensor<8x4xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %out = linalg.generic {indexing_maps = [#id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%xc : tensor<8x4xf32>) outs(%e2 : tensor<8x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %d = arith.mulf %v, %two : f32
+    linalg.yield %d : f32
+  } -> tensor<8x4xf32>
+  %e3 = tensor.empty() : tensor<f32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<f32>) -> tensor<f32>
+  %loss = linalg.generic {indexing_maps = [#id, #all],
+                          iterator_types = ["reduction", "reduction"]}
+      ins(%out : tensor<8x4xf32>) outs(%f3 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %dw = linalg.generic {indexing_maps = [#km, #kn, #mn],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %out : tensor<8x4xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %loss, %dw : tensor<f32>, tensor<4x4xf32>
 }

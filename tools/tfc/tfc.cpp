@@ -169,8 +169,9 @@ cl::opt<bool> recomputeElementwise(
     "recompute-elementwise",
     cl::desc("Recompute cheap element-wise results of the forward (GELU and "
              "LayerNorm outputs) where the backward reads them instead of "
-             "keeping them (default on; =false keeps them)"),
-    cl::init(true), cl::cat(compileCategory));
+             "keeping them: about a third less training memory, a little "
+             "more time"),
+    cl::init(false), cl::cat(compileCategory));
 
 cl::opt<bool> allowOversize(
     "allow-oversize",
@@ -444,11 +445,12 @@ bool checkTensorSizes(ModuleOp module, const ::tfc::spec::Spec &spec,
 /// Refuses (or, with --allow-oversize, warns about) an executable whose
 /// arenas exceed this machine's memory: the loader cannot map them, and the
 /// executable would die before `main`. Beyond what any x86-64 process can
-/// address it refuses in any case. `recomputeHint` adds
-/// --recompute-attention to the ways of needing less (a Performer trained
-/// without it).
+/// address it refuses in any case. `attentionHint` and `elementwiseHint`
+/// add --recompute-attention (a Performer trained without it) and
+/// --recompute-elementwise (a training build without it) to the ways of
+/// needing less.
 bool checkArenaSize(ModuleOp module, llvm::StringRef output,
-                    bool recomputeHint) {
+                    bool attentionHint, bool elementwiseHint) {
   std::optional<uint64_t> bytes = ::tfc::staticArenaBytes(module);
   uint64_t memory = ::tfc::physicalMemoryBytes();
   bool beyondAny = !bytes || *bytes > ::tfc::kMaxAddressableBytes;
@@ -464,7 +466,8 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output,
                              : "this machine's " + ::tfc::formatBytes(memory))
                << "; the executable cannot start here (a smaller --batch or "
                   "--seq-len, "
-               << (recomputeHint ? "--recompute-attention, " : "")
+               << (attentionHint ? "--recompute-attention, " : "")
+               << (elementwiseHint ? "--recompute-elementwise, " : "")
                << "or --train=false, needs less"
                << (refuse && !beyondAny
                        ? "; --allow-oversize writes it for a larger machine"
@@ -641,12 +644,13 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  bool recomputeHint = withTraining && !recomputeAttention &&
+  bool attentionHint = withTraining && !recomputeAttention &&
                        spec->attention.kind ==
                            ::tfc::spec::AttentionKind::Performer;
+  bool elementwiseHint = withTraining && !recomputeElementwise;
   // A GPU executable's arenas are device memory, checked when it starts.
   if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
-      !checkArenaSize(*module, output, recomputeHint))
+      !checkArenaSize(*module, output, attentionHint, elementwiseHint))
     return 1;
 
   std::string object = output;
