@@ -52,6 +52,19 @@ Value viewRoot(Value value) {
   return value;
 }
 
+/// The uses of `value` and of the views of it in `body` (transitively),
+/// the views themselves left out: the ops that read its elements.
+void collectReads(Value value, Block &body,
+                  SmallVectorImpl<OpOperand *> &reads) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isView(user) && user->getBlock() == &body)
+      collectReads(user->getResult(0), body, reads);
+    else
+      reads.push_back(&use);
+  }
+}
+
 /// The constant-filled `tensor.empty` that a reduction starts from, or null.
 linalg::FillOp constantFill(Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();
@@ -131,15 +144,12 @@ struct TfcRecomputeElementwisePass
       return top ? position.lookup(top) : -1;
     };
     // The position of the last op that reads `value` or a view of it.
-    std::function<int64_t(Value)> lastRead = [&](Value value) -> int64_t {
+    auto lastRead = [&](Value value) -> int64_t {
+      SmallVector<OpOperand *> reads;
+      collectReads(value, body, reads);
       int64_t last = -1;
-      for (OpOperand &use : value.getUses()) {
-        Operation *user = use.getOwner();
-        if (isView(user) && user->getBlock() == &body)
-          last = std::max(last, lastRead(user->getResult(0)));
-        else
-          last = std::max(last, positionOf(user));
-      }
+      for (OpOperand *read : reads)
+        last = std::max(last, positionOf(read->getOwner()));
       return last;
     };
 
@@ -160,30 +170,22 @@ struct TfcRecomputeElementwisePass
     for (linalg::GenericOp generic : candidates) {
       Value result = generic->getResult(0);
       // The reads of the result in the backward, directly or through views.
-      SmallVector<OpOperand *> backwardReads;
+      SmallVector<OpOperand *> reads, backwardReads;
+      collectReads(result, body, reads);
       bool forwardRead = false;
-      SmallVector<Value> worklist = {result};
-      while (!worklist.empty()) {
-        Value value = worklist.pop_back_val();
-        for (OpOperand &use : value.getUses()) {
-          Operation *user = use.getOwner();
-          if (isView(user) && user->getBlock() == &body) {
-            worklist.push_back(user->getResult(0));
-            continue;
-          }
-          if (positionOf(user) >= backwardStart)
-            backwardReads.push_back(&use);
-          else
-            forwardRead = true;
-        }
+      for (OpOperand *read : reads) {
+        if (positionOf(read->getOwner()) >= backwardStart)
+          backwardReads.push_back(read);
+        else
+          forwardRead = true;
       }
       if (backwardReads.empty() || !forwardRead)
         continue;
-      Operation *firstReader = body.findAncestorOpInBlock(
-          *backwardReads.front()->getOwner());
-      for (OpOperand *use : backwardReads) {
-        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
-        if (position.lookup(top) < position.lookup(firstReader))
+      Operation *firstReader = nullptr;
+      for (OpOperand *read : backwardReads) {
+        Operation *top = body.findAncestorOpInBlock(*read->getOwner());
+        if (!firstReader ||
+            position.lookup(top) < position.lookup(firstReader))
           firstReader = top;
       }
       int64_t recomputeAt = position.lookup(firstReader);
