@@ -39,9 +39,11 @@
 /// with dynamic offsets, so the contraction kernels and threads of the CPU
 /// pipeline apply unchanged.
 ///
-/// Operations the pass does not handle (other kinds, query and key lengths
-/// that differ, a length without a block size dividing it) are left for
-/// the dense lowering of tfc-lower-to-linalg.
+/// A length that no block divides is padded to one that the block does:
+/// zero rows of queries, keys and values, hidden from the real queries by
+/// the key mask, and dropped from the results. Operations the pass does
+/// not handle (other kinds, query and key lengths that differ) are left
+/// for the dense lowering of tfc-lower-to-linalg.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -130,7 +132,11 @@ using PositionFilter = std::function<Value(OpBuilder &, Location, Value, Value)>
 /// Which pairs of one attention are visited, and how, by blocks of `block`
 /// rows and columns.
 struct BlockPlan {
-  int64_t batch = 0, length = 0, heads = 0, headDim = 0;
+  /// `tokens` is the attention's sequence length, `length` the multiple of
+  /// the block that the blocks cover: when the block divides no length
+  /// near `tokens`, the queries, keys and values get zero rows up to
+  /// `length`, which a key mask hides (see padToBlocks).
+  int64_t batch = 0, tokens = 0, length = 0, heads = 0, headDim = 0;
   int64_t block = 0, blocks = 0;
   double scale = 1.0;
   /// Key blocks before / after query block qb that can hold an allowed
@@ -822,17 +828,28 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
     return std::nullopt;
   BlockPlan plan;
   plan.batch = q.getDimSize(0);
-  plan.length = q.getDimSize(1);
+  plan.tokens = q.getDimSize(1);
+  plan.length = plan.tokens;
   plan.heads = op.getHeads();
   plan.headDim = q.getDimSize(2) / plan.heads;
   plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.headDim));
   plan.parallelHeads = parallelHeads;
   Attribute kind = op.getKind();
+  int64_t preferred = blockSize ? blockSize : kDefaultBlock;
+  // No block divides the length, or (with the block chosen per attention)
+  // only a narrow one does: the blocks cover the length rounded up to a
+  // multiple of the preferred block instead.
+  auto padIfNeeded = [&](function_ref<int64_t(int64_t)> choose) {
+    plan.block = choose(plan.tokens);
+    if (plan.block != 0 &&
+        (blockSize != 0 || plan.tokens <= kDefaultBlock ||
+         plan.block >= kDefaultBlock / 2))
+      return;
+    plan.length = ceilDiv(plan.tokens, preferred) * preferred;
+    plan.block = choose(plan.length);
+  };
   if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
-    plan.block = chooseBlock(plan.length, blockSize ? blockSize
-                                                    : kDefaultBlock);
-    if (plan.block == 0)
-      return std::nullopt;
+    padIfNeeded([&](int64_t length) { return chooseBlock(length, preferred); });
     plan.blocks = plan.length / plan.block;
     plan.causal = softmax.getCausal();
     if (plan.causal) {
@@ -852,11 +869,11 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   int64_t reachBack = plan.causal ? (window - 1) * dilation
                                   : (window / 2) * dilation;
   int64_t reachAhead = plan.causal ? 0 : (window / 2) * dilation;
-  plan.block = blockSize ? chooseBlock(plan.length, blockSize)
-                         : chooseBandBlock(plan.length, kDefaultBlock,
-                                           reachBack, reachAhead);
-  if (plan.block == 0)
-    return std::nullopt;
+  padIfNeeded([&](int64_t length) {
+    return blockSize ? chooseBlock(length, blockSize)
+                     : chooseBandBlock(length, kDefaultBlock, reachBack,
+                                       reachAhead);
+  });
   plan.blocks = plan.length / plan.block;
   plan.before = ceilDiv(reachBack, plan.block);
   plan.after = ceilDiv(reachAhead, plan.block);
@@ -910,10 +927,44 @@ Value zeroRows(OpBuilder &b, Location loc, Value x,
 }
 
 /// The head-split output and log-sum-exp of a rewritten forward attention,
-/// for the gradient of the same attention to reuse.
+/// for the gradient of the same attention to reuse (over `plan.length`
+/// rows).
 struct ForwardResults {
   Value out, lse;
 };
+
+/// `x [B, S, ...]` with zero rows after its S rows, up to `length`.
+Value padRows(OpBuilder &b, Location loc, Value x, int64_t length) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] = length;
+  return insertDim(b, loc, x, filledTensor(b, loc, shape, elementOf(x), 0.0),
+                   1, b.getIndexAttr(0));
+}
+
+/// The rows of `x [B, length, ...]` before `tokens`.
+Value unpadRows(OpBuilder &b, Location loc, Value x, int64_t tokens) {
+  return sliceDim(b, loc, x, 1, b.getIndexAttr(0), tokens);
+}
+
+/// The head-split `q`, `k`, `v` (and the output gradient when given) with
+/// zero rows up to `plan.length`, and `mask` with zeros there (ones before
+/// them when the attention has no mask): no real query sees a padding key,
+/// padding queries see no later real key than the last one, and their
+/// output and its (zero) gradient are dropped. A padding query that sees
+/// no key at all (outside a Longformer's band) has output 0, as a row whose
+/// keys are all masked. Does nothing when the blocks cover `plan.tokens`.
+void padToBlocks(OpBuilder &b, Location loc, const BlockPlan &plan,
+                 SmallVector<Value *> rows, Value &mask) {
+  if (plan.length == plan.tokens)
+    return;
+  for (Value *x : rows)
+    *x = padRows(b, loc, *x, plan.length);
+  Type element = elementOf(*rows.front());
+  Value real = mask ? mask
+                    : filledTensor(b, loc, {plan.batch, plan.tokens}, element,
+                                   1.0);
+  mask = padRows(b, loc, real, plan.length);
+}
 
 ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   OpBuilder b(op);
@@ -923,10 +974,13 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
-  auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
-  Value result = out;
+  Value mask = op.getMask();
+  padToBlocks(b, loc, plan, {&q, &k, &v}, mask);
+  auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
+  Value result =
+      plan.length == plan.tokens ? out : unpadRows(b, loc, out, plan.tokens);
   if (!plan.globals.empty())
-    result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
+    result = longformerGlobalRows(b, loc, result, op.getGlobalQuery(),
                                   op.getGlobalKey(), op.getGlobalValue(),
                                   op.getMask(), heads, plan.globals,
                                   plan.causal);
@@ -948,21 +1002,26 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
-  if (!forward) {
-    auto [out, lse] = blockedForward(b, loc, plan, q, k, v, op.getMask());
-    forward = ForwardResults{out, lse};
-  }
   // The global rows' output gradient belongs to the global projections;
   // with it zeroed, those rows' local outputs (overwritten in the forward)
   // do not matter.
   Value localGradOut =
       plan.globals.empty() ? gradOut : zeroRows(b, loc, gradOut, plan.globals);
-  BlockedGrads grads =
-      blockedBackward(b, loc, plan, q, k, v, op.getMask(), forward->out,
-                      forward->lse, localGradOut);
-  SmallVector<Value> results = {mergeHeads(b, loc, grads.query),
-                                mergeHeads(b, loc, grads.key),
-                                mergeHeads(b, loc, grads.value)};
+  Value mask = op.getMask();
+  padToBlocks(b, loc, plan, {&q, &k, &v, &localGradOut}, mask);
+  if (!forward) {
+    auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
+    forward = ForwardResults{out, lse};
+  }
+  BlockedGrads grads = blockedBackward(b, loc, plan, q, k, v, mask,
+                                       forward->out, forward->lse,
+                                       localGradOut);
+  SmallVector<Value> results;
+  for (Value grad : {grads.query, grads.key, grads.value})
+    results.push_back(mergeHeads(
+        b, loc,
+        plan.length == plan.tokens ? grad
+                                   : unpadRows(b, loc, grad, plan.tokens)));
   if (!plan.globals.empty()) {
     SmallVector<Value> globalGrads = longformerGlobalRowGrads(
         b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),

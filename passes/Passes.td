@@ -92,9 +92,14 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     `(T + 16) / T` for the fixed cost of a block of `T` rows, a narrower
     block only where it costs at least 10% less than the best wider one: a
     window of 128 gets blocks of 64 rather than 128, which visit 192
-    columns per row instead of 384. Other kinds, and attentions
-    whose query and key lengths differ or have no such block size, are left
-    to tfc-lower-to-linalg's dense lowering.
+    columns per row instead of 384. When no such block divides the
+    length (or, with `block-size=0`, only one narrower than 64 rows does,
+    past 128 positions), the blocks cover the length rounded up to a
+    multiple of `block-size` (128 by default): the queries, keys and values
+    get zero rows, a key mask hides the padding keys from every real query,
+    and the padding rows of the results are dropped. Other kinds, and
+    attentions whose query and key lengths differ, are left to
+    tfc-lower-to-linalg's dense lowering.
 
     With `parallel-heads` (the CPU target), the block loops of each
     (batch, head) pair are one iteration of an `scf.forall` over all pairs,

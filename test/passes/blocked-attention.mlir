@@ -168,17 +168,54 @@ func.func @softmax_causal_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 
 // -----
 
-// Refused: a length of which the block size (4) is no divisor, and no
-// smaller power of two of at least 16 is either.
+// A length of which the block size (4) is no divisor, and no smaller power
+// of two of at least 16 is either: the blocks cover 8 positions. The head-
+// split queries, keys and values get two zero rows, the key mask (ones, as
+// the attention has none) two zeros that hide the padding keys, and the
+// output drops the two padding rows.
 
-// CHECK-LABEL: func.func @no_block_size
-// CHECK: tfc.attention #tfc.softmax<>
-// CHECK-NOT: scf.for
-func.func @no_block_size(%q: tensor<1x6x4xf32>, %k: tensor<1x6x4xf32>,
+// CHECK-LABEL: func.func @padded_length
+// CHECK-COUNT-3: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 6, 1, 4] [1, 1, 1, 1] : tensor<1x6x1x4xf32> into tensor<1x8x1x4xf32>
+// CHECK: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6xf32>)
+// CHECK: tensor.insert_slice %[[ONES]] into %{{.*}}[0, 0] [1, 6] [1, 1] : tensor<1x6xf32> into tensor<1x8xf32>
+// CHECK: scf.for
+// CHECK: arith.cmpf une
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 6, 1, 4] [1, 1, 1, 1] : tensor<1x8x1x4xf32> to tensor<1x6x1x4xf32>
+// CHECK: return
+
+// With the block chosen per attention (128 rows), a length of 6 is one
+// block: nothing is padded.
+
+// AUTO-LABEL: func.func @padded_length
+// AUTO-NOT: tensor<1x8x1x4xf32>
+// AUTO: return
+func.func @padded_length(%q: tensor<1x6x4xf32>, %k: tensor<1x6x4xf32>,
                          %v: tensor<1x6x4xf32>) -> tensor<1x6x4xf32> {
-  %a = tfc.attention #tfc.softmax<> heads 1 %q, %k, %v
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
       : tensor<1x6x4xf32>, tensor<1x6x4xf32>, tensor<1x6x4xf32> -> tensor<1x6x4xf32>
   return %a : tensor<1x6x4xf32>
+}
+
+// -----
+
+// With the block chosen per attention, a length (200) that only blocks of
+// 8 rows divide is padded to a multiple of 128 instead: 2 blocks of 128
+// rows over 256 positions, the padding keys hidden by the key mask, whose
+// real part is the attention's own mask.
+
+// AUTO-LABEL: func.func @narrow_divisor
+// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x200x1x4xf32> into tensor<1x256x1x4xf32>
+// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [1, 200] [1, 1] : tensor<1x200xf32> into tensor<1x256xf32>
+// AUTO: scf.for
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 128, 1, 4]
+// AUTO: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x256x1x4xf32> to tensor<1x200x1x4xf32>
+func.func @narrow_divisor(%q: tensor<1x200x4xf32>, %k: tensor<1x200x4xf32>,
+                          %v: tensor<1x200x4xf32>, %m: tensor<1x200xf32>)
+    -> tensor<1x200x4xf32> {
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      mask(%m : tensor<1x200xf32>)
+      : tensor<1x200x4xf32>, tensor<1x200x4xf32>, tensor<1x200x4xf32> -> tensor<1x200x4xf32>
+  return %a : tensor<1x200x4xf32>
 }
 
 // -----
