@@ -39,11 +39,12 @@
 /// with dynamic offsets, so the contraction kernels and threads of the CPU
 /// pipeline apply unchanged.
 ///
-/// A length that no block divides is padded to one that the block does:
-/// zero rows of queries, keys and values, hidden from the real queries by
-/// the key mask, and dropped from the results. Operations the pass does
-/// not handle (other kinds, query and key lengths that differ) are left
-/// for the dense lowering of tfc-lower-to-linalg.
+/// A length that no block divides (or only a narrow one) is padded to one
+/// that a block does (paddedLength): zero rows of queries, keys and values,
+/// hidden from the real queries by the key mask, and dropped from the
+/// results. Operations the pass does not handle (other kinds, query and key
+/// lengths that differ) are left for the dense lowering of
+/// tfc-lower-to-linalg.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -779,6 +780,28 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// when the pass's `block-size` is 0.
 constexpr int64_t kDefaultBlock = 128;
 
+/// The length that the blocks of an attention over `tokens` positions
+/// cover. With a `blockSize` option, `tokens` when a block chooseBlock
+/// allows divides it, else `tokens` rounded up to a multiple of the option.
+/// With the block chosen per attention (`blockSize` 0), `tokens` when at
+/// most 128 or a multiple of 128, else `tokens` rounded up to a multiple of
+/// the widest power of two from 128 down to 16 that adds at most 1/8 of
+/// padding: 4,096 stays, 4,095 and 4,000 become 4,096, 1,000 becomes 1,024,
+/// 200 becomes 224 (blocks of 32), 136 becomes 144 (blocks of 16).
+int64_t paddedLength(int64_t tokens, int64_t blockSize) {
+  if (blockSize != 0)
+    return chooseBlock(tokens, blockSize) != 0
+               ? tokens
+               : ceilDiv(tokens, blockSize) * blockSize;
+  if (tokens <= kDefaultBlock)
+    return tokens;
+  for (int64_t block = kDefaultBlock;; block /= 2) {
+    int64_t length = ceilDiv(tokens, block) * block;
+    if (8 * (length - tokens) <= tokens || block == 16)
+      return length;
+  }
+}
+
 /// The block size of a band attention whose rows reach `reachBack` keys
 /// before and `reachAhead` keys after themselves: of the blocks
 /// `chooseBlock` allows with `preferred` and each power of two below it
@@ -829,27 +852,15 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   BlockPlan plan;
   plan.batch = q.getDimSize(0);
   plan.tokens = q.getDimSize(1);
-  plan.length = plan.tokens;
+  plan.length = paddedLength(plan.tokens, blockSize);
   plan.heads = op.getHeads();
   plan.headDim = q.getDimSize(2) / plan.heads;
   plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.headDim));
   plan.parallelHeads = parallelHeads;
   Attribute kind = op.getKind();
-  int64_t preferred = blockSize ? blockSize : kDefaultBlock;
-  // No block divides the length, or (with the block chosen per attention)
-  // only a narrow one does: the blocks cover the length rounded up to a
-  // multiple of the preferred block instead.
-  auto padIfNeeded = [&](function_ref<int64_t(int64_t)> choose) {
-    plan.block = choose(plan.tokens);
-    if (plan.block != 0 &&
-        (blockSize != 0 || plan.tokens <= kDefaultBlock ||
-         plan.block >= kDefaultBlock / 2))
-      return;
-    plan.length = ceilDiv(plan.tokens, preferred) * preferred;
-    plan.block = choose(plan.length);
-  };
   if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
-    padIfNeeded([&](int64_t length) { return chooseBlock(length, preferred); });
+    plan.block =
+        chooseBlock(plan.length, blockSize ? blockSize : kDefaultBlock);
     plan.blocks = plan.length / plan.block;
     plan.causal = softmax.getCausal();
     if (plan.causal) {
@@ -869,11 +880,9 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   int64_t reachBack = plan.causal ? (window - 1) * dilation
                                   : (window / 2) * dilation;
   int64_t reachAhead = plan.causal ? 0 : (window / 2) * dilation;
-  padIfNeeded([&](int64_t length) {
-    return blockSize ? chooseBlock(length, blockSize)
-                     : chooseBandBlock(length, kDefaultBlock, reachBack,
-                                       reachAhead);
-  });
+  plan.block = blockSize ? chooseBlock(plan.length, blockSize)
+                         : chooseBandBlock(plan.length, kDefaultBlock,
+                                           reachBack, reachAhead);
   plan.blocks = plan.length / plan.block;
   plan.before = ceilDiv(reachBack, plan.block);
   plan.after = ceilDiv(reachAhead, plan.block);
@@ -926,9 +935,10 @@ Value zeroRows(OpBuilder &b, Location loc, Value x,
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {1})});
 }
 
-/// The head-split output and log-sum-exp of a rewritten forward attention,
-/// for the gradient of the same attention to reuse (over `plan.length`
-/// rows).
+/// The head-split output (`plan.tokens` rows) and log-sum-exp
+/// (`plan.length` rows) of a rewritten forward attention, for the gradient
+/// of the same attention to reuse. The gradient pads the output again
+/// rather than keep a padded copy beside the one the next layer reads.
 struct ForwardResults {
   Value out, lse;
 };
@@ -941,9 +951,16 @@ Value padRows(OpBuilder &b, Location loc, Value x, int64_t length) {
                    1, b.getIndexAttr(0));
 }
 
-/// The rows of `x [B, length, ...]` before `tokens`.
+/// The rows of `x [B, length, ...]` before `tokens`, copied: a view would
+/// keep the padded tensor alive as long as the rows are (the next layer's
+/// gradient reads them), and they would be copied anyway where a row-major
+/// `[B * S, D]` view of them is taken.
 Value unpadRows(OpBuilder &b, Location loc, Value x, int64_t tokens) {
-  return sliceDim(b, loc, x, 1, b.getIndexAttr(0), tokens);
+  Value rows = sliceDim(b, loc, x, 1, b.getIndexAttr(0), tokens);
+  return b
+      .create<linalg::CopyOp>(loc, rows,
+                              emptyTensor(b, loc, shapeOf(rows), elementOf(x)))
+      .getResult(0);
 }
 
 /// The head-split `q`, `k`, `v` (and the output gradient when given) with
@@ -977,10 +994,11 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   Value mask = op.getMask();
   padToBlocks(b, loc, plan, {&q, &k, &v}, mask);
   auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
-  Value result =
-      plan.length == plan.tokens ? out : unpadRows(b, loc, out, plan.tokens);
+  if (plan.length != plan.tokens)
+    out = unpadRows(b, loc, out, plan.tokens);
+  Value result = out;
   if (!plan.globals.empty())
-    result = longformerGlobalRows(b, loc, result, op.getGlobalQuery(),
+    result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
                                   op.getGlobalKey(), op.getGlobalValue(),
                                   op.getMask(), heads, plan.globals,
                                   plan.causal);
@@ -1009,13 +1027,18 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
       plan.globals.empty() ? gradOut : zeroRows(b, loc, gradOut, plan.globals);
   Value mask = op.getMask();
   padToBlocks(b, loc, plan, {&q, &k, &v, &localGradOut}, mask);
-  if (!forward) {
-    auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
-    forward = ForwardResults{out, lse};
+  Value out, lse;
+  if (forward) {
+    // The padding rows' output is multiplied by their zero gradient only.
+    out = plan.length == plan.tokens ? forward->out
+                                     : padRows(b, loc, forward->out,
+                                               plan.length);
+    lse = forward->lse;
+  } else {
+    std::tie(out, lse) = blockedForward(b, loc, plan, q, k, v, mask);
   }
-  BlockedGrads grads = blockedBackward(b, loc, plan, q, k, v, mask,
-                                       forward->out, forward->lse,
-                                       localGradOut);
+  BlockedGrads grads =
+      blockedBackward(b, loc, plan, q, k, v, mask, out, lse, localGradOut);
   SmallVector<Value> results;
   for (Value grad : {grads.query, grads.key, grads.value})
     results.push_back(mergeHeads(

@@ -92,13 +92,15 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     `(T + 16) / T` for the fixed cost of a block of `T` rows, a narrower
     block only where it costs at least 10% less than the best wider one: a
     window of 128 gets blocks of 64 rather than 128, which visit 192
-    columns per row instead of 384. When no such block divides the
-    length (or, with `block-size=0`, only one narrower than 64 rows does,
-    past 128 positions), the blocks cover the length rounded up to a
-    multiple of `block-size` (128 by default): the queries, keys and values
-    get zero rows, a key mask hides the padding keys from every real query,
-    and the padding rows of the results are dropped. Other kinds, and
-    attentions whose query and key lengths differ, are left to
+    columns per row instead of 384. The blocks may cover a longer length
+    than the attention's: with `block-size=N`, the length rounded up to a
+    multiple of N when no such block divides it; with `block-size=0`, a
+    length past 128 that is no multiple of 128 rounded up to a multiple of
+    the widest power of two from 128 down to 16 that adds at most 1/8 of
+    padding (4,000 and 4,095 to 4,096, 200 to 224). The queries, keys and
+    values then get zero rows, a key mask hides the padding keys from every
+    real query, and the padding rows of the results are dropped. Other
+    kinds, and attentions whose query and key lengths differ, are left to
     tfc-lower-to-linalg's dense lowering.
 
     With `parallel-heads` (the CPU target), the block loops of each

@@ -199,16 +199,16 @@ func.func @padded_length(%q: tensor<1x6x4xf32>, %k: tensor<1x6x4xf32>,
 // -----
 
 // With the block chosen per attention, a length (200) that only blocks of
-// 8 rows divide is padded to a multiple of 128 instead: 2 blocks of 128
-// rows over 256 positions, the padding keys hidden by the key mask, whose
-// real part is the attention's own mask.
+// 8 rows divide is padded to 224, a multiple of the widest block (32) that
+// adds at most 1/8 of padding: 7 blocks of 32 rows, the padding keys hidden
+// by the key mask, whose real part is the attention's own mask.
 
 // AUTO-LABEL: func.func @narrow_divisor
-// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x200x1x4xf32> into tensor<1x256x1x4xf32>
-// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [1, 200] [1, 1] : tensor<1x200xf32> into tensor<1x256xf32>
+// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x200x1x4xf32> into tensor<1x224x1x4xf32>
+// AUTO: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [1, 200] [1, 1] : tensor<1x200xf32> into tensor<1x224xf32>
 // AUTO: scf.for
-// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 128, 1, 4]
-// AUTO: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x256x1x4xf32> to tensor<1x200x1x4xf32>
+// AUTO: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 32, 1, 4]
+// AUTO: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 200, 1, 4] [1, 1, 1, 1] : tensor<1x224x1x4xf32> to tensor<1x200x1x4xf32>
 func.func @narrow_divisor(%q: tensor<1x200x4xf32>, %k: tensor<1x200x4xf32>,
                           %v: tensor<1x200x4xf32>, %m: tensor<1x200xf32>)
     -> tensor<1x200x4xf32> {
