@@ -356,6 +356,14 @@ struct Chunking {
 /// positions, as few padded positions as possible.
 Chunking performerChunking(int64_t length);
 
+/// `x [B, S, ...]` with rows of `padding` appended along dimension 1 up
+/// to `length`.
+Value padPositions(OpBuilder &b, Location loc, Value x, int64_t length,
+                   double padding = 0.0);
+
+/// The first `length` rows of `x [B, S, ...]` along dimension 1 (a view).
+Value leadingPositions(OpBuilder &b, Location loc, Value x, int64_t length);
+
 /// `x [B, S, ...] -> [B, NC, C, ...]`, padded at the end with `padding`.
 Value toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks,
                double padding = 0.0);
@@ -423,6 +431,19 @@ struct CausalChunks {
   /// The masked scores within each chunk (chunkScores).
   Value scores;
 };
+
+/// Pads the head-split `q`, `k`, `v [B, S, H, Dh]` (and `gradOut` when
+/// given) with zero rows, and `mask [B, S]` when not null with zeros, up
+/// to the chunks of performerChunking(S), and returns that length (S when
+/// the chunks fit). The features are then computed at the padded length
+/// directly: padding the `[B, S, H, M]` features themselves would copy
+/// them, and the copy and the original would both be kept for the
+/// gradient. The padding keys come after every real query, so causality
+/// hides them (their features, scores, and the stabiliser at the end of
+/// the last chunk reach only padding rows and the last chunk's state, which
+/// nothing reads); the padding rows are dropped, with a zero gradient.
+int64_t padCausalPerformer(OpBuilder &b, Location loc, Value &q, Value &k,
+                           Value &v, Value &mask, Value *gradOut = nullptr);
 
 /// Chunks `queryFeatures`, `keyFeatures [B, S, H, M]`, the keys'
 /// stabilisers `keyStabiliser [B, S, H]` (the running max of

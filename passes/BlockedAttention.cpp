@@ -943,20 +943,12 @@ struct ForwardResults {
   Value out, lse;
 };
 
-/// `x [B, S, ...]` with zero rows after its S rows, up to `length`.
-Value padRows(OpBuilder &b, Location loc, Value x, int64_t length) {
-  SmallVector<int64_t> shape(shapeOf(x));
-  shape[1] = length;
-  return insertDim(b, loc, x, filledTensor(b, loc, shape, elementOf(x), 0.0),
-                   1, b.getIndexAttr(0));
-}
-
 /// The rows of `x [B, length, ...]` before `tokens`, copied: a view would
 /// keep the padded tensor alive as long as the rows are (the next layer's
 /// gradient reads them), and they would be copied anyway where a row-major
 /// `[B * S, D]` view of them is taken.
-Value unpadRows(OpBuilder &b, Location loc, Value x, int64_t tokens) {
-  Value rows = sliceDim(b, loc, x, 1, b.getIndexAttr(0), tokens);
+Value unpadPositions(OpBuilder &b, Location loc, Value x, int64_t tokens) {
+  Value rows = leadingPositions(b, loc, x, tokens);
   return b
       .create<linalg::CopyOp>(loc, rows,
                               emptyTensor(b, loc, shapeOf(rows), elementOf(x)))
@@ -975,12 +967,12 @@ void padToBlocks(OpBuilder &b, Location loc, const BlockPlan &plan,
   if (plan.length == plan.tokens)
     return;
   for (Value *x : rows)
-    *x = padRows(b, loc, *x, plan.length);
+    *x = padPositions(b, loc, *x, plan.length);
   Type element = elementOf(*rows.front());
   Value real = mask ? mask
                     : filledTensor(b, loc, {plan.batch, plan.tokens}, element,
                                    1.0);
-  mask = padRows(b, loc, real, plan.length);
+  mask = padPositions(b, loc, real, plan.length);
 }
 
 ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
@@ -995,7 +987,7 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   padToBlocks(b, loc, plan, {&q, &k, &v}, mask);
   auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
   if (plan.length != plan.tokens)
-    out = unpadRows(b, loc, out, plan.tokens);
+    out = unpadPositions(b, loc, out, plan.tokens);
   Value result = out;
   if (!plan.globals.empty())
     result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
@@ -1031,7 +1023,7 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
   if (forward) {
     // The padding rows' output is multiplied by their zero gradient only.
     out = plan.length == plan.tokens ? forward->out
-                                     : padRows(b, loc, forward->out,
+                                     : padPositions(b, loc, forward->out,
                                                plan.length);
     lse = forward->lse;
   } else {
@@ -1044,7 +1036,7 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
     results.push_back(mergeHeads(
         b, loc,
         plan.length == plan.tokens ? grad
-                                   : unpadRows(b, loc, grad, plan.tokens)));
+                                   : unpadPositions(b, loc, grad, plan.tokens)));
   if (!plan.globals.empty()) {
     SmallVector<Value> globalGrads = longformerGlobalRowGrads(
         b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),

@@ -747,22 +747,42 @@ Chunking attention::performerChunking(int64_t length) {
   return {count, (length + count - 1) / count};
 }
 
+Value attention::padPositions(OpBuilder &b, Location loc, Value x,
+                              int64_t length, double padding) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  unsigned rank = shape.size();
+  SmallVector<int64_t> paddedShape(shape);
+  paddedShape[1] = length;
+  Value fill = filledTensor(b, loc, paddedShape, elementOf(x), padding);
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t extent : shape)
+    sizes.push_back(b.getIndexAttr(extent));
+  return b.create<tensor::InsertSliceOp>(loc, x, fill, offsets, sizes,
+                                         strides);
+}
+
+Value attention::leadingPositions(OpBuilder &b, Location loc, Value x,
+                                  int64_t length) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  unsigned rank = shape.size();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t extent : shape)
+    sizes.push_back(b.getIndexAttr(extent));
+  sizes[1] = b.getIndexAttr(length);
+  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
+}
+
 Value attention::toChunks(OpBuilder &b, Location loc, Value x,
                           Chunking chunks, double padding) {
   ArrayRef<int64_t> shape = shapeOf(x);
   unsigned rank = shape.size();
   Type element = elementOf(x);
-  if (chunks.padded() != shape[1]) {
-    SmallVector<int64_t> paddedShape(shape);
-    paddedShape[1] = chunks.padded();
-    Value fill = filledTensor(b, loc, paddedShape, element, padding);
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t extent : shape)
-      sizes.push_back(b.getIndexAttr(extent));
-    x = b.create<tensor::InsertSliceOp>(loc, x, fill, offsets, sizes, strides);
-  }
+  if (chunks.padded() != shape[1])
+    x = padPositions(b, loc, x, chunks.padded(), padding);
   SmallVector<int64_t> chunkShape = {shape[0], chunks.count, chunks.size};
   llvm::append_range(chunkShape, shape.drop_front(2));
   SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
@@ -776,7 +796,6 @@ Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
                             int64_t length) {
   ArrayRef<int64_t> shape = shapeOf(x);
   unsigned rank = shape.size();
-  Type element = elementOf(x);
   int64_t padded = shape[1] * shape[2];
   SmallVector<int64_t> flatShape = {shape[0], padded};
   llvm::append_range(flatShape, shape.drop_front(3));
@@ -784,16 +803,8 @@ Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
   for (unsigned d = 3; d < rank; ++d)
     groups.push_back({static_cast<int64_t>(d)});
   Value flat = b.create<tensor::CollapseShapeOp>(
-      loc, RankedTensorType::get(flatShape, element), x, groups);
-  if (padded == length)
-    return flat;
-  SmallVector<OpFoldResult> offsets(rank - 1, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank - 1, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t extent : flatShape)
-    sizes.push_back(b.getIndexAttr(extent));
-  sizes[1] = b.getIndexAttr(length);
-  return b.create<tensor::ExtractSliceOp>(loc, flat, offsets, sizes, strides);
+      loc, RankedTensorType::get(flatShape, elementOf(x)), x, groups);
+  return padded == length ? flat : leadingPositions(b, loc, flat, length);
 }
 
 /// An exclusive scan of `x [B, NC, ...]` over chunks, visiting them in
@@ -1051,6 +1062,21 @@ std::pair<Value, Value> attention::chunkNumeratorDenominator(
   return {num, den};
 }
 
+int64_t attention::padCausalPerformer(OpBuilder &b, Location loc, Value &q,
+                                      Value &k, Value &v, Value &mask,
+                                      Value *gradOut) {
+  int64_t length = shapeOf(v)[1];
+  int64_t padded = performerChunking(length).padded();
+  if (padded == length)
+    return length;
+  for (Value *x : {&q, &k, &v, gradOut})
+    if (x)
+      *x = padPositions(b, loc, *x, padded);
+  if (mask)
+    mask = padPositions(b, loc, mask, padded);
+  return padded;
+}
+
 /// FAVOR+ linear attention.
 ///
 /// Non-causal: the key/value state is summed over all keys once and read by
@@ -1065,16 +1091,18 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
   Value q = splitHeads(b, loc, op.getQuery(), heads);
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
+  Value mask = op.getMask();
+  int64_t length = shapeOf(v)[1];
+  int64_t chunked = causal ? padCausalPerformer(b, loc, q, k, v, mask) : length;
   Value scaled = scaledFeatures(b, loc, op.getFeatures());
   Value queryFeatures =
       randomFeatures(b, loc, q, scaled, Stabiliser::Row, Value()).phi;
   FeatureMap keyMap =
       randomFeatures(b, loc, k, scaled,
-                     causal ? Stabiliser::Prefix : Stabiliser::Sequence,
-                     op.getMask());
+                     causal ? Stabiliser::Prefix : Stabiliser::Sequence, mask);
 
   ArrayRef<int64_t> vShape = shapeOf(v);
-  int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
+  int64_t batch = vShape[0], headDim = vShape[3];
   int64_t count = shapeOf(scaled)[0];
   Type element = elementOf(v);
 
@@ -1089,7 +1117,7 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
   }
 
   CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyMap.phi,
-                                     keyMap.stabiliser, v, length);
+                                     keyMap.stabiliser, v, chunked);
   auto [num, den] =
       chunkNumeratorDenominator(b, loc, c.query, c.queryScale, c.value,
                                 c.scores, c.prefixKv, c.prefixZ);

@@ -588,6 +588,10 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   Value k = splitHeads(b, loc, op.getKey(), heads);
   Value v = splitHeads(b, loc, op.getValue(), heads);
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
+  Value mask = op.getMask();
+  int64_t length = shapeOf(v)[1];
+  if (causal)
+    padCausalPerformer(b, loc, q, k, v, mask, &gradOut);
   Value scaled = scaledFeatures(b, loc, op.getFeatures());
 
   // The forward's features: built as the forward builds them, so that CSE
@@ -609,11 +613,11 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   FeatureMap keyMap =
       randomFeatures(b, loc, k, projection,
                      causal ? Stabiliser::Prefix : Stabiliser::Sequence,
-                     op.getMask(), /*transposed=*/recompute);
+                     mask, /*transposed=*/recompute);
   Value queryFeatures = queryMap.phi, keyFeatures = keyMap.phi;
 
   ArrayRef<int64_t> vShape = shapeOf(v);
-  int64_t batch = vShape[0], length = vShape[1], headDim = vShape[3];
+  int64_t batch = vShape[0], chunked = vShape[1], headDim = vShape[3];
   int64_t count = shapeOf(scaled)[0];
   Type element = elementOf(v);
 
@@ -636,20 +640,24 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
         keyValueGrads(b, loc, keyFeatures, v, kvGrad, zGrad);
   } else {
     CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyFeatures,
-                                       keyMap.stabiliser, v, length);
+                                       keyMap.stabiliser, v, chunked);
     auto [queryGrad, keyGrad, chunkValueGrad] =
         chunkGrads(b, loc, c, toChunks(b, loc, gradOut, c.chunking));
-    queryFeatureGrad = fromChunks(b, loc, queryGrad, length);
-    keyFeatureGrad = fromChunks(b, loc, keyGrad, length);
-    valueGrad = fromChunks(b, loc, chunkValueGrad, length);
+    queryFeatureGrad = fromChunks(b, loc, queryGrad, chunked);
+    keyFeatureGrad = fromChunks(b, loc, keyGrad, chunked);
+    valueGrad = fromChunks(b, loc, chunkValueGrad, chunked);
   }
 
   Value queryGrad = featureInputGrad(b, loc, queryFeatureGrad, queryFeatures,
                                      /*query=*/true, q, scaled);
   Value keyGrad = featureInputGrad(b, loc, keyFeatureGrad, keyFeatures,
                                    /*query=*/false, k, scaled);
-  return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
-          mergeHeads(b, loc, valueGrad)};
+  // The padding rows' gradients (of the chunks' padding) are dropped.
+  SmallVector<Value> grads;
+  for (Value grad : {queryGrad, keyGrad, valueGrad})
+    grads.push_back(mergeHeads(
+        b, loc, chunked == length ? grad : leadingPositions(b, loc, grad, length)));
+  return grads;
 }
 
 //===----------------------------------------------------------------------===//

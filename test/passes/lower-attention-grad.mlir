@@ -292,6 +292,31 @@ func.func @performer_causal(%x: tensor<2x6x8xf32>, %w: tensor<16x4xf32>,
 
 // -----
 
+// The gradient of a causal Performer whose 7 positions make 2 chunks of 4:
+// the head-split queries, keys, values, output gradient and key mask are
+// padded to 8 positions (zeros) before the features are built, as the
+// forward pads them, and the three gradients drop the padded row.
+
+// CHECK-LABEL: func.func @performer_causal_padded
+// CHECK-COUNT-4: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 7, 2, 4] [1, 1, 1, 1] : tensor<2x7x2x4xf32> into tensor<2x8x2x4xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [2, 7] [1, 1] : tensor<2x7xf32> into tensor<2x8xf32>
+// CHECK-NOT: into tensor<2x8x2x16xf32>
+// CHECK: scf.for
+// CHECK-COUNT-3: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [2, 7, 2, 4] [1, 1, 1, 1] : tensor<2x8x2x4xf32> to tensor<2x7x2x4xf32>
+// CHECK: return
+func.func @performer_causal_padded(%x: tensor<2x7x8xf32>, %w: tensor<16x4xf32>,
+                                   %m: tensor<2x7xf32>, %g: tensor<2x7x8xf32>)
+    -> (tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>) {
+  %dq, %dk, %dv = tfc.attention_grad
+      #tfc.performer<features = 16, redraw = 0, causal> heads 2 %x, %x, %x
+      mask(%m : tensor<2x7xf32>) features(%w : tensor<16x4xf32>) grad %g
+      : tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>
+      -> tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>
+  return %dq, %dk, %dv : tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>
+}
+
+// -----
+
 // A causal Performer's forward and gradient in one function, after CSE. By
 // default the gradient rebuilds the features with the forward's own ops, so
 // CSE leaves one projection of the queries and one of the keys, shared by
