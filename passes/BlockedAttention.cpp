@@ -781,18 +781,17 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kDefaultBlock = 128;
 
 /// The length that the blocks of an attention over `tokens` positions
-/// cover. With a `blockSize` option, `tokens` when a block chooseBlock
-/// allows divides it, else `tokens` rounded up to a multiple of the option.
-/// With the block chosen per attention (`blockSize` 0), `tokens` when at
+/// cover. With a `blockSize` option, `tokens` when at most the option,
+/// else `tokens` rounded up to a multiple of it (the blocks are then the
+/// option's size). With the block chosen per attention (`blockSize` 0), `tokens` when at
 /// most 128 or a multiple of 128, else `tokens` rounded up to a multiple of
 /// the widest power of two from 128 down to 16 that adds at most 1/8 of
 /// padding: 4,096 stays, 4,095 and 4,000 become 4,096, 1,000 becomes 1,024,
 /// 200 becomes 224 (blocks of 32), 136 becomes 144 (blocks of 16).
 int64_t paddedLength(int64_t tokens, int64_t blockSize) {
   if (blockSize != 0)
-    return chooseBlock(tokens, blockSize) != 0
-               ? tokens
-               : ceilDiv(tokens, blockSize) * blockSize;
+    return tokens <= blockSize ? tokens
+                               : ceilDiv(tokens, blockSize) * blockSize;
   if (tokens <= kDefaultBlock)
     return tokens;
   for (int64_t block = kDefaultBlock;; block /= 2) {

@@ -83,8 +83,7 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     rows visit only the key blocks that meet their sliding-window band
     (dilation included) plus one block of global columns, so its time and
     memory grow linearly in the sequence length. Blocks are `block-size`
-    rows (or the largest power of two of at least 16 below it that divides
-    the length, or the whole length when shorter). With `block-size=0` (the
+    rows (the whole length when shorter). With `block-size=0` (the
     default) the pass chooses: 128 rows for softmax attention; for a
     Longformer, among 128 and the powers of two below it down to 16, the
     block that minimises the key columns each row visits (every column of
@@ -94,7 +93,7 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
     window of 128 gets blocks of 64 rather than 128, which visit 192
     columns per row instead of 384. The blocks may cover a longer length
     than the attention's: with `block-size=N`, the length rounded up to a
-    multiple of N when no such block divides it; with `block-size=0`, a
+    multiple of N; with `block-size=0`, a
     length past 128 that is no multiple of 128 rounded up to a multiple of
     the widest power of two from 128 down to 16 that adds at most 1/8 of
     padding (4,000 and 4,095 to 4,096, 200 to 224). The queries, keys and

@@ -1,6 +1,7 @@
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention=block-size=4 | FileCheck %s
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention="block-size=4 parallel-heads=1" | FileCheck %s --check-prefix=PAIRS
 // RUN: tfc-opt %s -split-input-file --tfc-blocked-attention | FileCheck %s --check-prefix=AUTO
+// RUN: tfc-opt %s -split-input-file --tfc-blocked-attention=block-size=64 | FileCheck %s --check-prefix=WIDE
 
 // Causal softmax attention over 8 positions in blocks of 4: an outer loop
 // over the 2 query blocks, an inner loop over key blocks 0..qb only (the
@@ -216,6 +217,23 @@ func.func @narrow_divisor(%q: tensor<1x200x4xf32>, %k: tensor<1x200x4xf32>,
       mask(%m : tensor<1x200xf32>)
       : tensor<1x200x4xf32>, tensor<1x200x4xf32>, tensor<1x200x4xf32> -> tensor<1x200x4xf32>
   return %a : tensor<1x200x4xf32>
+}
+
+// -----
+
+// An explicit block size is the block: with block-size=64, 80 positions
+// (which blocks of 16 would divide) are padded to 128, two blocks of 64.
+
+// WIDE-LABEL: func.func @explicit_block
+// WIDE: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 80, 1, 4] [1, 1, 1, 1] : tensor<1x80x1x4xf32> into tensor<1x128x1x4xf32>
+// WIDE: scf.for
+// WIDE: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 64, 1, 4]
+// WIDE: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 80, 1, 4] [1, 1, 1, 1] : tensor<1x128x1x4xf32> to tensor<1x80x1x4xf32>
+func.func @explicit_block(%q: tensor<1x80x4xf32>, %k: tensor<1x80x4xf32>,
+                          %v: tensor<1x80x4xf32>) -> tensor<1x80x4xf32> {
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      : tensor<1x80x4xf32>, tensor<1x80x4xf32>, tensor<1x80x4xf32> -> tensor<1x80x4xf32>
+  return %a : tensor<1x80x4xf32>
 }
 
 // -----

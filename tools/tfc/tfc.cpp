@@ -155,7 +155,8 @@ cl::opt<int64_t> attentionBlock(
     cl::desc("Rows of the query and key blocks of blocked attention "
              "(default: 128 for softmax attention; for Longformer the block "
              "from 16 to 128 rows that visits the fewest keys outside the "
-             "window, weighed against the cost per block)"),
+             "window, weighed against the cost per block; a length that the "
+             "block does not divide is padded to one that it does)"),
     cl::init(0), cl::cat(compileCategory));
 
 cl::opt<bool> recomputeAttention(
