@@ -61,12 +61,28 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads);
 /// `[B, S, H, Dh] -> [B, S, H * Dh]`.
 Value mergeHeads(OpBuilder &b, Location loc, Value x);
 
+/// `x[..., offset : offset + size, ...]` along dimension `dim`.
+Value sliceDim(OpBuilder &b, Location loc, Value x, unsigned dim,
+               OpFoldResult offset, int64_t size);
+
+/// `dest` with `block` written at `offset` along dimension `dim`.
+Value insertDim(OpBuilder &b, Location loc, Value block, Value dest,
+                unsigned dim, OpFoldResult offset);
+
 /// Row `position` of `x [B, S, ...]` as `[B, 1, ...]`.
 Value extractRow(OpBuilder &b, Location loc, Value x, OpFoldResult position);
 
 /// `dest [B, S, ...]` with row `position` replaced by `row [B, 1, ...]`.
 Value insertRow(OpBuilder &b, Location loc, Value row, Value dest,
                 OpFoldResult position);
+
+/// `x [B, S, ...]` with rows of `padding` appended along dimension 1 up
+/// to `length`.
+Value padPositions(OpBuilder &b, Location loc, Value x, int64_t length,
+                   double padding = 0.0);
+
+/// The first `length` rows of `x [B, S, ...]` along dimension 1 (a view).
+Value leadingPositions(OpBuilder &b, Location loc, Value x, int64_t length);
 
 //===----------------------------------------------------------------------===//
 // Softmax attention over a structured mask
@@ -355,14 +371,6 @@ struct Chunking {
 /// most 64 positions, at least two chunks when the sequence has two
 /// positions, as few padded positions as possible.
 Chunking performerChunking(int64_t length);
-
-/// `x [B, S, ...]` with rows of `padding` appended along dimension 1 up
-/// to `length`.
-Value padPositions(OpBuilder &b, Location loc, Value x, int64_t length,
-                   double padding = 0.0);
-
-/// The first `length` rows of `x [B, S, ...]` along dimension 1 (a view).
-Value leadingPositions(OpBuilder &b, Location loc, Value x, int64_t length);
 
 /// `x [B, S, ...] -> [B, NC, C, ...]`, padded at the end with `padding`.
 Value toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks,

@@ -70,37 +70,6 @@ using namespace mlir::tfc::attention;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Slices along one dimension
-//===----------------------------------------------------------------------===//
-
-/// `x[..., offset : offset + size, ...]` along dimension `dim`.
-Value sliceDim(OpBuilder &b, Location loc, Value x, unsigned dim,
-               OpFoldResult offset, int64_t size) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  for (auto [d, extent] : llvm::enumerate(shape)) {
-    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(d == dim ? size : extent));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
-}
-
-/// Writes `block` into `dest` at `offset` along dimension `dim`.
-Value insertDim(OpBuilder &b, Location loc, Value block, Value dest,
-                unsigned dim, OpFoldResult offset) {
-  ArrayRef<int64_t> shape = shapeOf(block);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  for (auto [d, extent] : llvm::enumerate(shape)) {
-    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(extent));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  return b.create<tensor::InsertSliceOp>(loc, block, dest, offsets, sizes,
-                                         strides);
-}
-
 /// The rows `positions` (dimension 1) of `x`, gathered into one tensor.
 Value gatherRows(OpBuilder &b, Location loc, Value x,
                  ArrayRef<int64_t> positions) {
@@ -783,11 +752,11 @@ constexpr int64_t kDefaultBlock = 128;
 /// The length that the blocks of an attention over `tokens` positions
 /// cover. With a `blockSize` option, `tokens` when at most the option,
 /// else `tokens` rounded up to a multiple of it (the blocks are then the
-/// option's size). With the block chosen per attention (`blockSize` 0), `tokens` when at
-/// most 128 or a multiple of 128, else `tokens` rounded up to a multiple of
-/// the widest power of two from 128 down to 16 that adds at most 1/8 of
-/// padding: 4,096 stays, 4,095 and 4,000 become 4,096, 1,000 becomes 1,024,
-/// 200 becomes 224 (blocks of 32), 136 becomes 144 (blocks of 16).
+/// option's size). With the block chosen per attention (`blockSize` 0),
+/// `tokens` when at most 128 or a multiple of 128, else `tokens` rounded up to
+/// a multiple of the widest power of two from 128 down to 16 that adds at most
+/// 1/8 of padding: 4,096 stays, 4,095 and 4,000 become 4,096, 1,000 becomes
+/// 1,024, 200 becomes 224 (blocks of 32), 136 becomes 144 (blocks of 16).
 int64_t paddedLength(int64_t tokens, int64_t blockSize) {
   if (blockSize != 0)
     return tokens <= blockSize ? tokens
@@ -942,12 +911,16 @@ struct ForwardResults {
   Value out, lse;
 };
 
-/// The rows of `x [B, length, ...]` before `tokens`, copied: a view would
-/// keep the padded tensor alive as long as the rows are (the next layer's
-/// gradient reads them), and they would be copied anyway where a row-major
+/// The rows of `x [B, plan.length, ...]` before `plan.tokens`, copied (`x`
+/// itself when the blocks cover `plan.tokens`): a view would keep the
+/// padded tensor alive as long as the rows are (the next layer's gradient
+/// reads them), and they would be copied anyway where a row-major
 /// `[B * S, D]` view of them is taken.
-Value unpadPositions(OpBuilder &b, Location loc, Value x, int64_t tokens) {
-  Value rows = leadingPositions(b, loc, x, tokens);
+Value unpadPositions(OpBuilder &b, Location loc, const BlockPlan &plan,
+                     Value x) {
+  if (plan.length == plan.tokens)
+    return x;
+  Value rows = leadingPositions(b, loc, x, plan.tokens);
   return b
       .create<linalg::CopyOp>(loc, rows,
                               emptyTensor(b, loc, shapeOf(rows), elementOf(x)))
@@ -968,9 +941,9 @@ void padToBlocks(OpBuilder &b, Location loc, const BlockPlan &plan,
   for (Value *x : rows)
     *x = padPositions(b, loc, *x, plan.length);
   Type element = elementOf(*rows.front());
-  Value real = mask ? mask
-                    : filledTensor(b, loc, {plan.batch, plan.tokens}, element,
-                                   1.0);
+  Value real =
+      mask ? mask
+           : filledTensor(b, loc, {plan.batch, plan.tokens}, element, 1.0);
   mask = padPositions(b, loc, real, plan.length);
 }
 
@@ -985,8 +958,7 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   Value mask = op.getMask();
   padToBlocks(b, loc, plan, {&q, &k, &v}, mask);
   auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
-  if (plan.length != plan.tokens)
-    out = unpadPositions(b, loc, out, plan.tokens);
+  out = unpadPositions(b, loc, plan, out);
   Value result = out;
   if (!plan.globals.empty())
     result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
@@ -1017,25 +989,23 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
   Value localGradOut =
       plan.globals.empty() ? gradOut : zeroRows(b, loc, gradOut, plan.globals);
   Value mask = op.getMask();
-  padToBlocks(b, loc, plan, {&q, &k, &v, &localGradOut}, mask);
   Value out, lse;
+  SmallVector<Value *> rows = {&q, &k, &v, &localGradOut};
   if (forward) {
-    // The padding rows' output is multiplied by their zero gradient only.
-    out = plan.length == plan.tokens ? forward->out
-                                     : padPositions(b, loc, forward->out,
-                                               plan.length);
+    // The forward's output is padded with zeros too: the padding rows'
+    // output meets only their zero gradient.
+    out = forward->out;
     lse = forward->lse;
-  } else {
-    std::tie(out, lse) = blockedForward(b, loc, plan, q, k, v, mask);
+    rows.push_back(&out);
   }
+  padToBlocks(b, loc, plan, rows, mask);
+  if (!forward)
+    std::tie(out, lse) = blockedForward(b, loc, plan, q, k, v, mask);
   BlockedGrads grads =
       blockedBackward(b, loc, plan, q, k, v, mask, out, lse, localGradOut);
   SmallVector<Value> results;
   for (Value grad : {grads.query, grads.key, grads.value})
-    results.push_back(mergeHeads(
-        b, loc,
-        plan.length == plan.tokens ? grad
-                                   : unpadPositions(b, loc, grad, plan.tokens)));
+    results.push_back(mergeHeads(b, loc, unpadPositions(b, loc, plan, grad)));
   if (!plan.globals.empty()) {
     SmallVector<Value> globalGrads = longformerGlobalRowGrads(
         b, loc, op.getGlobalQuery(), op.getGlobalKey(), op.getGlobalValue(),

@@ -120,33 +120,53 @@ Value attention::mergeHeads(OpBuilder &b, Location loc, Value x) {
 // Rows
 //===----------------------------------------------------------------------===//
 
-/// Offsets, sizes and strides of row `position` (dimension 1) of a tensor
-/// of shape `shape`, keeping the row dimension with extent 1.
-namespace {
-struct RowRange {
+Value attention::sliceDim(OpBuilder &b, Location loc, Value x, unsigned dim,
+                          OpFoldResult offset, int64_t size) {
+  ArrayRef<int64_t> shape = shapeOf(x);
   SmallVector<OpFoldResult> offsets, sizes, strides;
-  RowRange(OpBuilder &b, ArrayRef<int64_t> shape, OpFoldResult position) {
-    for (auto [dim, extent] : llvm::enumerate(shape)) {
-      offsets.push_back(dim == 1 ? position : b.getIndexAttr(0));
-      sizes.push_back(b.getIndexAttr(dim == 1 ? 1 : extent));
-      strides.push_back(b.getIndexAttr(1));
-    }
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(d == dim ? size : extent));
+    strides.push_back(b.getIndexAttr(1));
   }
-};
-} // namespace
+  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
+}
+
+Value attention::insertDim(OpBuilder &b, Location loc, Value block, Value dest,
+                           unsigned dim, OpFoldResult offset) {
+  ArrayRef<int64_t> shape = shapeOf(block);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(extent));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return b.create<tensor::InsertSliceOp>(loc, block, dest, offsets, sizes,
+                                         strides);
+}
 
 Value attention::extractRow(OpBuilder &b, Location loc, Value x,
                             OpFoldResult position) {
-  RowRange range(b, shapeOf(x), position);
-  return b.create<tensor::ExtractSliceOp>(loc, x, range.offsets, range.sizes,
-                                          range.strides);
+  return sliceDim(b, loc, x, 1, position, 1);
 }
 
 Value attention::insertRow(OpBuilder &b, Location loc, Value row, Value dest,
                            OpFoldResult position) {
-  RowRange range(b, shapeOf(dest), position);
-  return b.create<tensor::InsertSliceOp>(loc, row, dest, range.offsets,
-                                         range.sizes, range.strides);
+  return insertDim(b, loc, row, dest, 1, position);
+}
+
+Value attention::padPositions(OpBuilder &b, Location loc, Value x,
+                              int64_t length, double padding) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] = length;
+  return insertDim(b, loc, x,
+                   filledTensor(b, loc, shape, elementOf(x), padding), 1,
+                   b.getIndexAttr(0));
+}
+
+Value attention::leadingPositions(OpBuilder &b, Location loc, Value x,
+                                  int64_t length) {
+  return sliceDim(b, loc, x, 1, b.getIndexAttr(0), length);
 }
 
 //===----------------------------------------------------------------------===//
@@ -745,35 +765,6 @@ Chunking attention::performerChunking(int64_t length) {
   int64_t count = std::max<int64_t>((length + kMaxChunk - 1) / kMaxChunk,
                                     length >= 2 ? 2 : 1);
   return {count, (length + count - 1) / count};
-}
-
-Value attention::padPositions(OpBuilder &b, Location loc, Value x,
-                              int64_t length, double padding) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  unsigned rank = shape.size();
-  SmallVector<int64_t> paddedShape(shape);
-  paddedShape[1] = length;
-  Value fill = filledTensor(b, loc, paddedShape, elementOf(x), padding);
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t extent : shape)
-    sizes.push_back(b.getIndexAttr(extent));
-  return b.create<tensor::InsertSliceOp>(loc, x, fill, offsets, sizes,
-                                         strides);
-}
-
-Value attention::leadingPositions(OpBuilder &b, Location loc, Value x,
-                                  int64_t length) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  unsigned rank = shape.size();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t extent : shape)
-    sizes.push_back(b.getIndexAttr(extent));
-  sizes[1] = b.getIndexAttr(length);
-  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
 }
 
 Value attention::toChunks(OpBuilder &b, Location loc, Value x,

@@ -610,10 +610,9 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   }
   FeatureMap queryMap = randomFeatures(b, loc, q, projection, Stabiliser::Row,
                                        Value(), /*transposed=*/recompute);
-  FeatureMap keyMap =
-      randomFeatures(b, loc, k, projection,
-                     causal ? Stabiliser::Prefix : Stabiliser::Sequence,
-                     mask, /*transposed=*/recompute);
+  FeatureMap keyMap = randomFeatures(
+      b, loc, k, projection, causal ? Stabiliser::Prefix : Stabiliser::Sequence,
+      mask, /*transposed=*/recompute);
   Value queryFeatures = queryMap.phi, keyFeatures = keyMap.phi;
 
   ArrayRef<int64_t> vShape = shapeOf(v);
@@ -656,7 +655,8 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   SmallVector<Value> grads;
   for (Value grad : {queryGrad, keyGrad, valueGrad})
     grads.push_back(mergeHeads(
-        b, loc, chunked == length ? grad : leadingPositions(b, loc, grad, length)));
+        b, loc,
+        chunked == length ? grad : leadingPositions(b, loc, grad, length)));
   return grads;
 }
 
