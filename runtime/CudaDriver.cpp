@@ -17,6 +17,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +46,7 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 
@@ -66,6 +69,17 @@ struct Driver {
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*getErrorString)(CUresult, const char **);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventSynchronize)(CUevent);
+  CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
+};
+
+/// The device time of one kernel's launches, when TFC_GPU_PROFILE is set.
+struct KernelTime {
+  int64_t launches = 0;
+  double milliseconds = 0;
+  int64_t blocks = 0, threads = 0; ///< of the last launch
 };
 
 Driver driver;
@@ -73,6 +87,19 @@ std::vector<CUfunction> kernels;
 std::vector<CUdeviceptr> arenas, buffers;
 std::string deviceName;
 size_t allocatedBytes = 0;
+/// Per kernel, when profiling: every launch waits for its kernel, timed by
+/// a pair of events.
+std::vector<KernelTime> profile;
+CUevent profileStart = nullptr, profileEnd = nullptr;
+/// When profiling: the copies between host and device, in wall-clock time.
+double copyMilliseconds = 0;
+int64_t copyBytes = 0, copies = 0;
+
+double nowMilliseconds() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch())
+      .count();
+}
 
 [[noreturn]] void fail(const std::string &message) {
   std::fprintf(stderr, "tfc: error: GPU: %s\n", message.c_str());
@@ -104,6 +131,44 @@ template <typename F> void resolve(void *library, F &fn, const char *name) {
          " (a driver for CUDA 12 or later is needed)");
 }
 
+/// Prints the profile: one line per kernel, the most device time first.
+void printProfile() {
+  std::vector<int32_t> order;
+  double total = 0;
+  int64_t launches = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(profile.size()); ++i) {
+    if (profile[i].launches)
+      order.push_back(i);
+    total += profile[i].milliseconds;
+    launches += profile[i].launches;
+  }
+  std::sort(order.begin(), order.end(), [](int32_t a, int32_t b) {
+    return profile[a].milliseconds > profile[b].milliseconds;
+  });
+  const char *names = tfc_gpu_kernel_names;
+  std::vector<const char *> name;
+  for (int32_t i = 0; i < tfc_gpu_kernel_count; ++i) {
+    name.push_back(names);
+    names += std::strlen(names) + 1;
+  }
+  std::fprintf(stderr,
+               "gpu-profile: %lld launches, %.3f ms of kernels; %lld copies "
+               "of %.1f MiB between host and device, %.3f ms\n",
+               static_cast<long long>(launches), total,
+               static_cast<long long>(copies), copyBytes / 1048576.0,
+               copyMilliseconds);
+  for (int32_t i : order) {
+    const KernelTime &k = profile[i];
+    std::fprintf(
+        stderr,
+        "gpu-profile: %-10s %6.2f%% %10.3f ms %7lld launches "
+        "%10.1f us each, %lld blocks of %lld\n",
+        name[i], 100 * k.milliseconds / total, k.milliseconds,
+        static_cast<long long>(k.launches), 1000 * k.milliseconds / k.launches,
+        static_cast<long long>(k.blocks), static_cast<long long>(k.threads));
+  }
+}
+
 /// Loads the driver, picks device 0, checks its architecture and loads
 /// the kernels; once.
 void initialize() {
@@ -130,6 +195,10 @@ void initialize() {
   resolve(library, driver.memGetInfo, "cuMemGetInfo_v2");
   resolve(library, driver.memcpyHtoD, "cuMemcpyHtoD_v2");
   resolve(library, driver.memcpyDtoH, "cuMemcpyDtoH_v2");
+  resolve(library, driver.eventCreate, "cuEventCreate");
+  resolve(library, driver.eventRecord, "cuEventRecord");
+  resolve(library, driver.eventSynchronize, "cuEventSynchronize");
+  resolve(library, driver.eventElapsedTime, "cuEventElapsedTime");
 
   CUresult result = driver.init(0);
   int count = 0;
@@ -173,6 +242,13 @@ void initialize() {
     kernels.push_back(fn);
     kernelName += std::strlen(kernelName) + 1;
   }
+  const char *profiling = std::getenv("TFC_GPU_PROFILE");
+  if (profiling && *profiling && std::strcmp(profiling, "0") != 0) {
+    profile.resize(tfc_gpu_kernel_count);
+    check(driver.eventCreate(&profileStart, 0), "cuEventCreate");
+    check(driver.eventCreate(&profileEnd, 0), "cuEventCreate");
+    std::atexit(printProfile);
+  }
 }
 
 /// `bytes` of device memory, or a one-line error saying how much the model
@@ -212,9 +288,23 @@ void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
     fail("kernel " + std::to_string(kernel) + ": a grid of " +
          std::to_string(gx) + " x " + std::to_string(gy) + " x " +
          std::to_string(gz) + " blocks exceeds the device's limits");
+  if (profileStart)
+    check(driver.eventRecord(profileStart, nullptr), "cuEventRecord");
   check(driver.launchKernel(kernels.at(kernel), gx, gy, gz, bx, by, bz, 0,
                             nullptr, params.data(), nullptr),
         "cuLaunchKernel");
+  if (profileStart) {
+    check(driver.eventRecord(profileEnd, nullptr), "cuEventRecord");
+    check(driver.eventSynchronize(profileEnd), "a kernel");
+    float milliseconds = 0;
+    check(driver.eventElapsedTime(&milliseconds, profileStart, profileEnd),
+          "cuEventElapsedTime");
+    KernelTime &time = profile[kernel];
+    time.launches += 1;
+    time.milliseconds += milliseconds;
+    time.blocks = gx * gy * gz;
+    time.threads = bx * by * bz;
+  }
 }
 
 /// The device memory of arena `number` (`bytes` long), allocated once.
@@ -232,15 +322,27 @@ void *tfc_gpu_to_device(int32_t id, const void *host, int64_t bytes) {
     buffers.resize(id + 1, 0);
   if (!buffers[id])
     buffers[id] = allocate(bytes, "an argument buffer");
+  double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyHtoD(buffers[id], host, bytes), "copy to the GPU");
+  if (profileStart) {
+    copyMilliseconds += nowMilliseconds() - start;
+    copyBytes += bytes;
+    copies += 1;
+  }
   return reinterpret_cast<void *>(buffers[id]);
 }
 
 /// Copies `bytes` from the device buffer `device` back to `host`; waits
 /// for the kernels before it and reports their errors.
 void tfc_gpu_to_host(void *host, void *device, int64_t bytes) {
+  double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
         "a kernel or the copy from the GPU");
+  if (profileStart) {
+    copyMilliseconds += nowMilliseconds() - start;
+    copyBytes += bytes;
+    copies += 1;
+  }
 }
 
 } // extern "C"
