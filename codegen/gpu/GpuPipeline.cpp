@@ -52,8 +52,9 @@ attachTargetOptions(const ::tfc::GpuTargetOptions &options,
 }
 
 /// The mapping of loops to kernels that both the GPU and its emulation
-/// run.
-static void buildKernelMappingPipeline(OpPassManager &pm) {
+/// run; the emulation, which runs a kernel's threads one after another,
+/// does without shared memory and barriers.
+static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   ::tfc::buildLinalgToBuffersPipeline(pm);
   // The same polynomial f32 math as on the CPU (no libdevice calls), and
   // contracted multiply-adds.
@@ -64,6 +65,10 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
   // Long sums with few outputs (the gradient's norm, bias and LayerNorm
   // gradients) run as many threads' partial sums, not one thread or block.
   pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
+  // Contractions: a register tile of outputs per thread.
+  mlir::tfc::TfcGpuTileContractionsOptions tiling;
+  tiling.sharedMemory = !emulated;
+  pm.addPass(mlir::tfc::createTfcGpuTileContractions(tiling));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // The embedding gradient's scatter-add: one thread per channel.
   pm.addPass(mlir::tfc::createTfcGpuParallelScatter());
@@ -75,7 +80,7 @@ static void buildKernelMappingPipeline(OpPassManager &pm) {
 }
 
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
-  buildKernelMappingPipeline(pm);
+  buildKernelMappingPipeline(pm, /*emulated=*/true);
   pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
@@ -85,7 +90,7 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
                                       const GpuTargetOptions &options) {
-  buildKernelMappingPipeline(pm);
+  buildKernelMappingPipeline(pm, /*emulated=*/false);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcGpuOutlineKernels());

@@ -41,18 +41,6 @@ bool isStaticMemRef(Type type) {
          llvm::none_of(strides, ShapedType::isDynamic);
 }
 
-/// The buffer that `value` is a view of: a function argument, an
-/// allocation or a global.
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
 /// Operations that only compute addresses or hold buffers; they stay on
 /// the host (or are moved into kernels by sinking).
 bool isBufferBookkeeping(Operation *op) {
@@ -61,14 +49,13 @@ bool isBufferBookkeeping(Operation *op) {
 }
 
 /// Whether the region of `op` holds an scf.parallel, which maps to
-/// threads; such a loop stays on the host.
+/// threads, or a kernel already mapped; such a loop stays on the host.
 bool holdsParallelLoop(Operation *op) {
-  bool found = false;
-  op->walk([&](scf::ParallelOp) {
-    found = true;
-    return WalkResult::interrupt();
+  WalkResult found = op->walk([&](Operation *inner) {
+    return isa<scf::ParallelOp, gpu::LaunchOp>(inner) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
   });
-  return found;
+  return found.wasInterrupted();
 }
 
 /// An operation worth moving into the kernels that use its result: scalar
@@ -141,7 +128,7 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
   LogicalResult mapBlock(Block &block) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (op.hasTrait<OpTrait::IsTerminator>() || isBufferBookkeeping(&op) ||
-          isa<memref::LoadOp>(op))
+          isa<memref::LoadOp, gpu::LaunchOp>(op))
         continue;
       if (auto parallel = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(launchParallel(parallel)))

@@ -19,6 +19,9 @@
 ///     scf.yield %s
 ///   }
 ///
+/// (When the table was written before the nest, bufferization leaves the
+/// same nest storing into the table in place, with no iter_args.)
+///
 /// No loop of it is parallel, so tfc-gpu-map-kernels runs it as a kernel
 /// of one thread: N x D dependent loads and stores. Every element it
 /// writes is indexed by the channel %c last, so the channels never touch
@@ -64,14 +67,25 @@ bool channelIndexed(Block *body, Value buffer, Value channel) {
   return stored;
 }
 
-/// The inner loop of the scatter nest `outer`, when `outer` is one (see the
-/// file comment): it accumulates into a buffer of its own (a memref.alloc
-/// that nothing before the nest views or casts) carried unchanged through
-/// both loops, the outer body reads no buffer it writes and only computes
-/// the inner loop's indices, and the inner loop's bounds are defined
-/// outside the nest. Null otherwise.
-scf::ForOp scatterInnerLoop(scf::ForOp outer) {
-  if (!isa<func::FuncOp>(outer->getParentOp()) || outer.getNumRegionIterArgs() != 1)
+/// Whether the loads in `block` (not nested) read `table` only as `table`
+/// itself, never through another view of its buffer.
+bool readsTableByNameOnly(Block *block, Value table) {
+  for (Operation &op : block->without_terminator())
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      if (load.getMemRef() != table && rootBuffer(load.getMemRef()) == table)
+        return false;
+  return true;
+}
+
+/// The inner loop of the scatter nest `outer` that carries its table
+/// through both loops (`iter_args`), when `outer` is one (see the file
+/// comment): it accumulates into a buffer of its own (a memref.alloc that
+/// nothing before the nest views or casts) carried unchanged through both
+/// loops, the outer body reads no buffer it writes and only computes the
+/// inner loop's indices, and the inner loop's bounds are defined outside
+/// the nest. Null otherwise.
+scf::ForOp threadedScatterInnerLoop(scf::ForOp outer) {
+  if (outer.getNumRegionIterArgs() != 1)
     return {};
   // The table is a buffer of its own, which nothing before the nest gives
   // another name (a view or a cast); it may be written there (its fill).
@@ -120,12 +134,63 @@ scf::ForOp scatterInnerLoop(scf::ForOp outer) {
   return inner;
 }
 
+/// The inner loop of the scatter nest `outer` that stores into its table
+/// in place (no `iter_args`, as bufferization leaves it when the table is
+/// written before the nest), when `outer` is one: its table is a
+/// memref.alloc, which the inner body stores into and reads at the
+/// channel last and reads through no other view of its buffer; the outer
+/// body reads no view of the table and only computes the inner loop's
+/// indices; the inner loop's bounds are defined outside the nest. Null
+/// otherwise.
+scf::ForOp inPlaceScatterInnerLoop(scf::ForOp outer) {
+  if (outer.getNumRegionIterArgs() != 0)
+    return {};
+  Block *body = outer.getBody();
+  auto inner =
+      dyn_cast_or_null<scf::ForOp>(body->getTerminator()->getPrevNode());
+  if (!inner || inner.getNumRegionIterArgs() != 0)
+    return {};
+  for (Value bound :
+       {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
+    if (!outer.isDefinedOutsideOfLoop(bound))
+      return {};
+  Block *innerBody = inner.getBody();
+  Value table;
+  for (Operation &op : innerBody->without_terminator())
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      table = store.getMemRef();
+  if (!table || !table.getDefiningOp<memref::AllocOp>() ||
+      !channelIndexed(innerBody, table, inner.getInductionVar()) ||
+      !readsTableByNameOnly(innerBody, table))
+    return {};
+  for (Operation &op : body->without_terminator()) {
+    if (&op == inner.getOperation())
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (load ? rootBuffer(load.getMemRef()) == table
+             : (op.getNumRegions() != 0 || !isMemoryEffectFree(&op)))
+      return {};
+  }
+  return inner;
+}
+
+/// The inner loop of the scatter nest `outer` in either form; null when
+/// `outer` is none.
+scf::ForOp scatterInnerLoop(scf::ForOp outer) {
+  if (!isa<func::FuncOp>(outer->getParentOp()))
+    return {};
+  if (scf::ForOp inner = threadedScatterInnerLoop(outer))
+    return inner;
+  return inPlaceScatterInnerLoop(outer);
+}
+
 /// Rewrites the scatter nest `outer` with inner loop `inner` as a parallel
 /// loop over the inner dimension around the outer loop.
 void parallelize(scf::ForOp outer, scf::ForOp inner) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
-  Value table = outer.getInitArgs()[0];
+  bool threaded = outer.getNumRegionIterArgs() == 1;
+  Value table = threaded ? outer.getInitArgs()[0] : Value();
   b.create<scf::ParallelOp>(
       loc, ValueRange{inner.getLowerBound()}, ValueRange{inner.getUpperBound()},
       ValueRange{inner.getStep()},
@@ -136,9 +201,11 @@ void parallelize(scf::ForOp outer, scf::ForOp inner) {
             [&](OpBuilder &fb, Location fl, Value position, ValueRange) {
               IRMapping mapping;
               mapping.map(outer.getInductionVar(), position);
-              mapping.map(outer.getRegionIterArgs()[0], table);
               mapping.map(inner.getInductionVar(), channel[0]);
-              mapping.map(inner.getRegionIterArgs()[0], table);
+              if (threaded) {
+                mapping.map(outer.getRegionIterArgs()[0], table);
+                mapping.map(inner.getRegionIterArgs()[0], table);
+              }
               for (Operation &op : outer.getBody()->without_terminator())
                 if (&op != inner.getOperation())
                   fb.clone(op, mapping);
@@ -147,7 +214,8 @@ void parallelize(scf::ForOp outer, scf::ForOp inner) {
               fb.create<scf::YieldOp>(fl);
             });
       });
-  outer.getResult(0).replaceAllUsesWith(table);
+  if (threaded)
+    outer.getResult(0).replaceAllUsesWith(table);
   outer->erase();
 }
 

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::tfc {
@@ -23,6 +24,22 @@ namespace mlir::tfc {
 /// its kernels' names, `tfc_k<n>` (n counts the distinct kernels).
 inline constexpr llvm::StringLiteral kKernelModule = "tfc_kernels";
 inline constexpr llvm::StringLiteral kKernelPrefix = "tfc_k";
+
+/// The buffer that `value` is a view of: a function argument, an
+/// allocation or a global.
+inline Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// The threads of the kernel that tfc-gpu-tile-contractions makes of `op`,
+/// 0 when it leaves `op` alone.
+int64_t tiledContractionThreads(linalg::LinalgOp op);
 
 #define GEN_PASS_DECL
 #include "codegen/gpu/Passes.h.inc"

@@ -86,9 +86,15 @@ def TfcGpuSplitReductions
     as [E / P, P] there), then each output plus its P partial sums in
     order. P is the largest divisor of E that keeps outputs x P at 32,768
     threads or fewer, P at 8,192 or fewer and each partial sum at least 16
-    terms long, and at least 2. Other ops, `linalg.index` in the body and
-    sums inside loops are left as they are. The terms are added in another
-    order than on the CPU.
+    terms long, and at least 2. A contraction that tfc-gpu-tile-contractions
+    will tile into fewer than 65,536 threads (a weight gradient `X^T dY`,
+    its 4,096 rows of the batch summed into 256 x 256 outputs: 4,096
+    threads) is split too, whatever its outputs: P is the smallest divisor
+    of E that brings its threads to 65,536, each partial sum at least 64
+    terms long (the largest such divisor when none does), and the partial
+    sums are a batched contraction that tfc-gpu-tile-contractions tiles.
+    Other ops, `linalg.index` in the body and sums inside loops are left as
+    they are. The terms are added in another order than on the CPU.
   }];
   let statistics = [
     Statistic<"splitOps", "split-ops", "Sums split into partial sums">
@@ -96,6 +102,58 @@ def TfcGpuSplitReductions
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def TfcGpuTileContractions
+    : Pass<"tfc-gpu-tile-contractions", "mlir::ModuleOp"> {
+  let summary = "Maps a contraction to a kernel of register tiles";
+  let description = [{
+    tfc-gpu-map-kernels would give a contraction one thread per output
+    element, loading one element of each operand per multiply-add. A
+    linalg op on static float buffers with one output indexed by its
+    parallel dimensions alone, exactly one reduction dimension k, at least
+    two parallel dimensions (the output's innermost n, the one before it
+    m, any others batch dimensions), projected-permutation indexing maps,
+    an input reading m and k but not n, one reading n and k but not m, and
+    a body without regions becomes a `gpu.launch` of blocks of 256 threads
+    in which each thread computes TM x TN output elements: TN = 4 columns
+    when n has at least 128 elements (2 from 64, else 1), TM = 4 rows (8
+    when TN is 1, at most m's extent). A thread's columns are 32 apart, so
+    that a warp reads and writes 32 consecutive elements, and the threads
+    of a warp share their rows. Per step of k the thread loads each input
+    once per row and column it depends on and applies the op's body to
+    each of its TM x TN accumulators, which stay in registers (`scf.for`
+    `iter_args`) from the output's initial values to the stores. Elements
+    beyond the output's edge read the last row or column and are not
+    stored. Each element adds its terms in the order of k with the op's
+    own body, as one thread per element would.
+
+    With `shared-memory` (the default), a contraction of two inputs (one of
+    each kind) with at least 64 rows and 64 columns and a k extent that 8
+    divides is staged through shared memory instead: a block of 256
+    threads computes a 64 x 64 tile of outputs, 4 x 4 per thread (rows
+    4 ty + i, columns tx + 16 j of the tile), and its k loop steps by 16
+    (or 8): the block copies the 64 x 16 tile of each operand into a
+    workgroup buffer, consecutive threads reading consecutive elements of
+    the operand's innermost dimension (so an operand whose innermost
+    dimension is k, such as a weight used transposed, is read coalesced
+    too), waits at a barrier, and each thread applies the body for the 16
+    k of the step in order, then waits again. `--gpu-emulate`, which runs
+    a kernel's threads one after another and cannot honour barriers,
+    compiles the same contractions without it: the same sums, term for
+    term.
+  }];
+  let options = [
+    Option<"sharedMemory", "shared-memory", "bool", /*default=*/"true",
+           "Stage the operands of large contractions in shared memory">
+  ];
+  let statistics = [
+    Statistic<"tiledOps", "tiled-ops", "Contractions mapped to register tiles">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def TfcGpuParallelScatter
@@ -112,6 +170,11 @@ def TfcGpuParallelScatter
     (no store, no read of that buffer) and whose inner bounds are defined
     outside it, the channels touch disjoint elements: the nest becomes an
     `scf.parallel` over the channels around the loop over the positions.
+    The same holds for the nest that bufferization leaves when the table
+    was written before it (tied embeddings: the logits' weight gradient),
+    which stores into the table in place with no `iter_args`: its table
+    must be a `memref.alloc` that the inner body reads only by that name
+    and the outer body not at all.
     Each element still gets its terms in the order of the positions, so
     the sums are the same.
   }];

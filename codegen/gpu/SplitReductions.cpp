@@ -53,6 +53,33 @@ int64_t partialCount(int64_t outputs, int64_t terms, int64_t extent) {
   return best >= 2 ? best : 0;
 }
 
+/// The threads a contraction's kernel (tfc-gpu-tile-contractions) should
+/// have at least: 32 blocks of 256 threads per multiprocessor of a 132-SM
+/// GPU would be more than it holds; a quarter of that keeps it busy.
+constexpr int64_t kContractionThreads = 65536;
+
+/// The number of partial sums of a contraction whose tiled kernel has
+/// `threads` threads, split along a reduction dimension of `extent`
+/// elements (`terms` per output): the smallest divisor of `extent` that
+/// brings the threads to kContractionThreads, each partial sum at least
+/// 64 terms long (the largest such divisor when none reaches it); 0 when
+/// the kernel has the threads already, or when splitting leaves fewer than
+/// 2 sums.
+int64_t contractionPartialCount(int64_t threads, int64_t terms,
+                                int64_t extent) {
+  if (threads >= kContractionThreads)
+    return 0;
+  int64_t best = 0;
+  for (int64_t p = 2; p <= extent && terms / p >= 64; ++p) {
+    if (extent % p != 0)
+      continue;
+    best = p;
+    if (threads * p >= kContractionThreads)
+      break;
+  }
+  return best;
+}
+
 /// The result of `map` that is loop dimension `dim` alone, or -1 when no
 /// result uses that dimension; nullopt when one uses it in an expression
 /// or more than one result is it.
@@ -130,6 +157,8 @@ std::pair<unsigned, int64_t> splitPlan(linalg::LinalgOp op) {
     if (!isa<MemRefType>(input->get().getType()) ||
         !dimResult(op.getMatchingIndexingMap(input), dim))
       return {0, 0};
+  if (int64_t threads = tiledContractionThreads(op))
+    return {dim, contractionPartialCount(threads, terms, ranges[dim])};
   return {dim, partialCount(outputs, terms, ranges[dim])};
 }
 

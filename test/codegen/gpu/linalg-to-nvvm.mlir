@@ -1,30 +1,32 @@
 // RUN: tfc-opt %s -split-input-file --tfc-linalg-to-nvvm | FileCheck %s
 
-// A contraction: one thread per output element, in blocks of 256 threads
-// over the 64 x 48 outputs, the output's column from threadIdx.x (so a
-// warp reads consecutive columns of B and writes consecutive ones of C),
-// the k loop in each thread with contracted multiply-adds and the output
-// element carried in a register: loaded once before the loop, stored once
-// after it. The output lives in the arena, passed as a pointer; the fill
-// is its own kernel.
+// A contraction (tfc-gpu-tile-contractions): each thread computes 8 rows
+// of one column of the 64 x 48 outputs (48 columns: one per thread), 512
+// threads in 2 blocks of 256, the column from threadIdx.x (so a warp reads
+// consecutive columns of B and writes consecutive ones of C). The 8
+// accumulators are loaded from the output before the k loop, carried
+// through it in registers and stored after it; each k step loads 8
+// elements of A and one of B for 8 contracted multiply-adds. The output
+// lives in the arena, passed as a pointer; the fill is its own kernel.
 // CHECK-LABEL: func.func @tfc_matmul
-// CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%[[G:.*]], %{{.*}}, %{{.*}}) threads in (%[[T:.*]], %{{.*}}, %{{.*}}) args(%[[VIEW:.*]] : memref<64x48xf32>)
-// CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%[[G]], %{{.*}}, %{{.*}}) threads in (%[[T]], %{{.*}}, %{{.*}}) args(%[[VIEW]] : memref<64x48xf32>, %arg0 : memref<64x32xf32>, %arg1 : memref<32x48xf32>)
+// CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[VIEW:.*]] : memref<64x48xf32>)
+// CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c2, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) args(%[[VIEW]] : memref<64x48xf32>, %arg0 : memref<64x32xf32>, %arg1 : memref<32x48xf32>)
 // CHECK: gpu.module @tfc_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // CHECK: llvm.func @tfc_k1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: nvvm.read.ptx.sreg.tid.x
-// CHECK: %[[COL:.*]] = llvm.urem %{{.*}}, %{{.*}} : i64
-// CHECK: %[[INIT:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
-// CHECK: llvm.br ^[[HEADER:bb[0-9]+]](%{{.*}}, %[[INIT]] : i64, f32)
-// CHECK: ^[[HEADER]](%{{.*}}: i64, %[[ACC:.*]]: f32):
+// CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: llvm.br ^[[HEADER:bb[0-9]+]](%{{.*}} : i64, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: ^[[HEADER]](%{{.*}}: i64, %[[ACC:[0-9]+]]: f32,
 // CHECK: llvm.cond_br %{{.*}}, ^[[BODY:bb[0-9]+]], ^[[EXIT:bb[0-9]+]]
 // CHECK: ^[[BODY]]:
+// CHECK-COUNT-9: llvm.load
 // CHECK-NOT: llvm.store
 // CHECK: llvm.fmul {{.*}}contract
 // CHECK: %[[SUM:.*]] = llvm.fadd %[[ACC]], %{{.*}}contract
+// CHECK-COUNT-7: llvm.fadd
 // CHECK-NOT: llvm.store
-// CHECK: llvm.br ^[[HEADER]](%{{.*}}, %[[SUM]] : i64, f32)
+// CHECK: llvm.br ^[[HEADER]](%{{.*}}, %[[SUM]], %{{.*}} : i64, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: ^[[EXIT]]:
 // CHECK: llvm.store %[[ACC]]
 func.func @tfc_matmul(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {

@@ -97,3 +97,81 @@ func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %ar
   }
   return
 }
+
+// -----
+
+// The in-place form: the table (written before the nest, as the logits'
+// weight gradient writes a tied embedding's) is stored into with no
+// iter_args. It becomes the same scf.parallel over the channels.
+// CHECK-LABEL: func.func @embedding_grad_in_place
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<256x64xf32>
+// CHECK: scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[ROW:.*]] = arith.select
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %[[TABLE]][%[[ROW]], %[[C]]]
+// CHECK-NEXT: %[[G:.*]] = memref.load %arg1[%[[T]], %[[C]]]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[OLD]], %[[G]]
+// CHECK-NEXT: memref.store %[[SUM]], %[[TABLE]][%[[ROW]], %[[C]]]
+// CHECK-NOT: scf.for
+// CHECK: memref.copy %[[TABLE]], %arg2
+func.func @embedding_grad_in_place(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %out: memref<256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %c4096 = arith.constant 4096 : index
+  %zero = arith.constant 0.0 : f32
+  %table = memref.alloc() : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%table : memref<256x64xf32>)
+  scf.for %t = %c0 to %c4096 step %c1 {
+    %id = memref.load %ids[%t] : memref<4096xi32>
+    %i = arith.index_cast %id : i32 to index
+    %lt = arith.cmpi slt, %i, %c0 : index
+    %ge = arith.cmpi sge, %i, %c256 : index
+    %bad = arith.ori %lt, %ge : i1
+    %row = arith.select %bad, %c0, %i : index
+    scf.for %c = %c0 to %c64 step %c1 {
+      %old = memref.load %table[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %table[%row, %c] : memref<256x64xf32>
+    }
+  }
+  memref.copy %table, %out : memref<256x64xf32> to memref<256x64xf32>
+  return
+}
+
+// -----
+
+// Left alone in the in-place form: a nest into a function argument, and
+// one whose inner body reads the table through a view (another channel's
+// element could be read).
+// CHECK-LABEL: func.func @not_scatter_in_place
+// CHECK-NOT: scf.parallel
+func.func @not_scatter_in_place(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %arg: memref<256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  scf.for %t = %c0 to %c4096 step %c1 {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    scf.for %c = %c0 to %c64 step %c1 {
+      %old = memref.load %arg[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %arg[%row, %c] : memref<256x64xf32>
+    }
+  }
+  %table = memref.alloc() : memref<256x64xf32>
+  %flat = memref.collapse_shape %table [[0, 1]] : memref<256x64xf32> into memref<16384xf32>
+  scf.for %t = %c0 to %c4096 step %c1 {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    scf.for %c = %c0 to %c64 step %c1 {
+      %old = memref.load %table[%row, %c] : memref<256x64xf32>
+      %other = memref.load %flat[%t] : memref<16384xf32>
+      %sum = arith.addf %old, %other : f32
+      memref.store %sum, %table[%row, %c] : memref<256x64xf32>
+    }
+  }
+  return
+}

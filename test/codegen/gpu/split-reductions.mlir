@@ -163,3 +163,48 @@ func.func @not_split(%big: memref<8192xf32>, %small: memref<512xf32>, %m: memref
   }
   return
 }
+
+// -----
+
+// A weight gradient X^T dY (4,096 rows into 256 x 256 outputs), which
+// tfc-gpu-tile-contractions would run on 4,096 threads of 4 x 4 outputs:
+// split into 16 partial sums of 256 rows each (65,536 threads), rows
+// p, p + 16, ..., then the partial sums added to the output in order.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0, d1)>
+// CHECK-DAG: #[[DY:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0, d2)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK: %[[PARTIAL:.*]] = memref.alloc() : memref<16x256x256xf32>
+// CHECK: memref.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [256, 16, 256]
+// CHECK: memref.expand_shape %arg1 {{\[\[}}0, 1], [2]] output_shape [256, 16, 256]
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[DY]], #[[P]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : memref<16x256x256xf32>) outs(%arg2 : memref<256x256xf32>)
+func.func @weight_gradient(%x: memref<4096x256xf32>, %dy: memref<4096x256xf32>,
+                           %dw: memref<256x256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                   affine_map<(m, n, k) -> (k, n)>,
+                                   affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<4096x256xf32>, memref<4096x256xf32>)
+      outs(%dw : memref<256x256xf32>) {
+  ^bb0(%a: f32, %g: f32, %acc: f32):
+    %m = arith.mulf %a, %g : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A projection with enough threads (4,096 x 256 outputs, 65,536 threads of
+// 4 x 4) is not split.
+// CHECK-LABEL: func.func @projection
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.matmul
+func.func @projection(%x: memref<4096x256xf32>, %w: memref<256x256xf32>,
+                      %y: memref<4096x256xf32>) {
+  linalg.matmul ins(%x, %w : memref<4096x256xf32>, memref<256x256xf32>)
+                outs(%y : memref<4096x256xf32>)
+  return
+}

@@ -1,0 +1,517 @@
+//===- TileContractions.cpp - The tfc-gpu-tile-contractions pass ----------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// tfc-gpu-map-kernels gives a contraction one thread per output element:
+/// at every step of its k loop the thread loads one element of each
+/// operand for one multiply-add. Here a contraction becomes a kernel whose
+/// threads each compute a register tile of TM rows x TN columns of the
+/// output: per k step a thread loads TM elements of the row operand and TN
+/// of the column operand for TM x TN multiply-adds. A thread's columns are
+/// 32 apart, so that the 32 threads of a warp read and write consecutive
+/// elements, and the threads of a warp share their rows. Each output
+/// element still adds its terms in the order of k, with the op's own body,
+/// so the sums are those of one thread per element, term for term.
+///
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCGPUTILECONTRACTIONS
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// The threads of a block of the kernels this pass makes.
+constexpr int64_t kBlockThreads = 256;
+/// A warp: the threads whose columns interleave.
+constexpr int64_t kWarp = 32;
+
+/// How a contraction is tiled: its loop dimensions by role, their extents
+/// and the register tile of a thread.
+struct ContractionPlan {
+  unsigned m, n, k;
+  SmallVector<unsigned> batch; ///< the other parallel dims, outer first
+  SmallVector<int64_t> extents;
+  int64_t tileRows, tileCols;
+  /// With shared memory: the row and column operands (input numbers) and
+  /// the k step of a tile; 0 without.
+  unsigned rowInput = 0, colInput = 0;
+  int64_t depth = 0;
+};
+
+/// The tile of a block of the shared-memory kernels: 64 x 64 outputs, 16
+/// x 16 threads of 4 x 4 each.
+constexpr int64_t kBlockTile = 64, kThreadTile = 4,
+                  kThreadsAcross = kBlockTile / kThreadTile;
+
+/// Whether `map` has a result that is loop dimension `dim`.
+bool usesDim(AffineMap map, unsigned dim) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); });
+}
+
+/// The plan of `op`, or nullopt when it is no contraction this pass tiles:
+/// a linalg op on static float buffers with one output, one reduction
+/// dimension k and at least two parallel ones, projected-permutation
+/// indexing maps, an output indexed by the parallel dimensions alone (the
+/// last one, n, innermost; the one before it m), an input that reads m and
+/// k but not n and one that reads n and k but not m, and a body without
+/// regions.
+std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() < 2)
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()))
+      return std::nullopt;
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> reductions;
+  for (auto [i, kind] : llvm::enumerate(iterators))
+    if (kind == utils::IteratorType::reduction)
+      reductions.push_back(i);
+  if (reductions.size() != 1)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return std::nullopt;
+  AffineMap outMap = maps.back();
+  unsigned parallel = iterators.size() - 1;
+  if (outMap.getNumResults() != parallel || parallel < 2 ||
+      usesDim(outMap, reductions[0]))
+    return std::nullopt;
+  ContractionPlan plan;
+  plan.k = reductions[0];
+  plan.n = outMap.getDimPosition(parallel - 1);
+  plan.m = outMap.getDimPosition(parallel - 2);
+  for (unsigned i = 0; i + 2 < parallel; ++i)
+    plan.batch.push_back(outMap.getDimPosition(i));
+  bool rowOperand = false, colOperand = false;
+  for (AffineMap map : ArrayRef(maps).drop_back()) {
+    bool k = usesDim(map, plan.k);
+    rowOperand |= k && usesDim(map, plan.m) && !usesDim(map, plan.n);
+    colOperand |= k && usesDim(map, plan.n) && !usesDim(map, plan.m);
+  }
+  if (!rowOperand || !colOperand)
+    return std::nullopt;
+  Block &body = op->getRegion(0).front();
+  for (Operation &inner : body)
+    if (inner.getNumRegions() != 0)
+      return std::nullopt;
+  plan.extents = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(plan.extents))
+    return std::nullopt;
+  int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
+  int64_t depth = plan.extents[plan.k];
+  plan.tileCols = cols >= 4 * kWarp ? 4 : cols >= 2 * kWarp ? 2 : 1;
+  plan.tileRows = std::min<int64_t>(plan.tileCols == 1 ? 8 : 4, rows);
+  // Shared memory: two inputs, one of each kind, a whole tile of rows and
+  // columns, and k steps of 16 or 8.
+  if (op.getNumDpsInputs() == 2 && rows >= kBlockTile && cols >= kBlockTile &&
+      depth % 8 == 0) {
+    AffineMap first = maps[0];
+    plan.rowInput = usesDim(first, plan.m) ? 0 : 1;
+    plan.colInput = 1 - plan.rowInput;
+    bool rowOk = !usesDim(maps[plan.rowInput], plan.n) &&
+                 usesDim(maps[plan.rowInput], plan.m);
+    bool colOk = !usesDim(maps[plan.colInput], plan.m) &&
+                 usesDim(maps[plan.colInput], plan.n);
+    if (rowOk && colOk)
+      plan.depth = depth % 16 == 0 ? 16 : 8;
+  }
+  return plan;
+}
+
+} // namespace
+
+int64_t mlir::tfc::tiledContractionThreads(linalg::LinalgOp op) {
+  std::optional<ContractionPlan> plan = planFor(op);
+  if (!plan)
+    return 0;
+  if (plan->depth) {
+    int64_t blocks = llvm::divideCeil(plan->extents[plan->m], kBlockTile) *
+                     llvm::divideCeil(plan->extents[plan->n], kBlockTile);
+    for (unsigned d : plan->batch)
+      blocks *= plan->extents[d];
+    return blocks * kThreadsAcross * kThreadsAcross;
+  }
+  int64_t threads =
+      llvm::divideCeil(plan->extents[plan->m], plan->tileRows) *
+      llvm::divideCeil(plan->extents[plan->n], kWarp * plan->tileCols) * kWarp;
+  for (unsigned d : plan->batch)
+    threads *= plan->extents[d];
+  return threads;
+}
+
+namespace {
+
+struct TileContractions
+    : public mlir::tfc::impl::TfcGpuTileContractionsBase<TileContractions> {
+  using TfcGpuTileContractionsBase::TfcGpuTileContractionsBase;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (std::optional<ContractionPlan> plan = planFor(op))
+        work.push_back({op, *plan});
+    });
+    for (auto &[op, plan] : work) {
+      if (!sharedMemory)
+        plan.depth = 0;
+      if (plan.depth)
+        tileThroughSharedMemory(op, plan);
+      else
+        tile(op, plan);
+      ++tiledOps;
+    }
+  }
+
+  /// The result of the body of `op` for accumulator `acc`, input values
+  /// `inputs` and loop indices `dims` (for linalg.index), built at `b`.
+  static Value applyBody(OpBuilder &b, linalg::LinalgOp op, ValueRange inputs,
+                         Value acc, ArrayRef<Value> dims) {
+    Block &body = op->getRegion(0).front();
+    IRMapping mapping;
+    for (auto [arg, value] : llvm::zip(body.getArguments(), inputs))
+      mapping.map(arg, value);
+    mapping.map(body.getArgument(op.getNumDpsInputs()), acc);
+    for (Operation &inner : body.without_terminator()) {
+      if (auto dim = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(dim.getResult(), dims[dim.getDim()]);
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    return mapping.lookup(body.getTerminator()->getOperand(0));
+  }
+
+  /// Replaces `op` by a kernel of 64 x 64 output tiles per block of 256
+  /// threads, 4 x 4 outputs per thread (rows 4 * ty + i, columns tx + 16 *
+  /// j), whose k loop steps by `plan.depth`: the block copies the rows' and
+  /// the columns' operand tiles into shared memory (consecutive threads
+  /// reading consecutive elements of the operand's innermost dimension),
+  /// waits, and each thread applies the body to its outputs for each k of
+  /// the step, in order.
+  void tileThroughSharedMemory(linalg::LinalgOp op,
+                               const ContractionPlan &plan) {
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto index = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
+    int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
+    int64_t depth = plan.depth, threads = kThreadsAcross * kThreadsAcross;
+    int64_t rowBlocks = llvm::divideCeil(rows, kBlockTile);
+    int64_t colBlocks = llvm::divideCeil(cols, kBlockTile);
+    int64_t blocks = rowBlocks * colBlocks;
+    for (unsigned d : plan.batch)
+      blocks *= plan.extents[d];
+    // Tiles [k][row or column], one word longer per k to spread the copies'
+    // stores over the banks.
+    Type element =
+        cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto tileType = MemRefType::get({depth, kBlockTile + 1}, element,
+                                    MemRefLayoutAttrInterface(), workgroup);
+    Value one = index(1);
+    auto launch = b.create<gpu::LaunchOp>(loc, index(blocks), one, one,
+                                          index(threads), one, one);
+    Value rowTile = launch.addWorkgroupAttribution(tileType, loc);
+    Value colTile = launch.addWorkgroupAttribution(tileType, loc);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    b.create<gpu::TerminatorOp>(loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+
+    Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+    Value colBlock = b.create<arith::RemUIOp>(loc, block, index(colBlocks));
+    Value rest = b.create<arith::DivUIOp>(loc, block, index(colBlocks));
+    Value rowBlock = b.create<arith::RemUIOp>(loc, rest, index(rowBlocks));
+    rest = b.create<arith::DivUIOp>(loc, rest, index(rowBlocks));
+    SmallVector<Value> dims(plan.extents.size());
+    for (unsigned d : llvm::reverse(plan.batch)) {
+      dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
+      rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
+    }
+    Value firstRow = b.create<arith::MulIOp>(loc, rowBlock, index(kBlockTile));
+    Value firstCol = b.create<arith::MulIOp>(loc, colBlock, index(kBlockTile));
+    Value tx = b.create<arith::RemUIOp>(loc, thread, index(kThreadsAcross));
+    Value ty = b.create<arith::DivUIOp>(loc, thread, index(kThreadsAcross));
+    Value rowInTile = b.create<arith::MulIOp>(loc, ty, index(kThreadTile));
+    SmallVector<Value> rowIds, colIds, rowReads, colReads, rowSlots, colSlots;
+    for (int64_t i = 0; i < kThreadTile; ++i) {
+      Value slot = b.create<arith::AddIOp>(loc, rowInTile, index(i));
+      Value row = b.create<arith::AddIOp>(loc, firstRow, slot);
+      rowSlots.push_back(slot);
+      rowIds.push_back(row);
+      rowReads.push_back(b.create<arith::MinUIOp>(loc, row, index(rows - 1)));
+    }
+    for (int64_t j = 0; j < kThreadTile; ++j) {
+      Value slot = b.create<arith::AddIOp>(loc, tx, index(kThreadsAcross * j));
+      Value col = b.create<arith::AddIOp>(loc, firstCol, slot);
+      colSlots.push_back(slot);
+      colIds.push_back(col);
+      colReads.push_back(b.create<arith::MinUIOp>(loc, col, index(cols - 1)));
+    }
+    auto indices = [&](AffineMap map, Value row, Value col, Value kv) {
+      SmallVector<Value> result;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        unsigned d = map.getDimPosition(r);
+        result.push_back(d == plan.m   ? row
+                         : d == plan.n ? col
+                         : d == plan.k ? kv
+                                       : dims[d]);
+      }
+      return result;
+    };
+    AffineMap outMap = op.getIndexingMapsArray().back();
+    Value out = op.getDpsInits()[0];
+    SmallVector<Value> inits;
+    for (int64_t i = 0; i < kThreadTile; ++i)
+      for (int64_t j = 0; j < kThreadTile; ++j)
+        inits.push_back(b.create<memref::LoadOp>(
+            loc, out, indices(outMap, rowReads[i], colReads[j], {})));
+
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(plan.extents[plan.k]),
+                                     index(depth), inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      // The copies: element e = thread + 256 r of the 64 x depth tile, its
+      // position along the operand's innermost dimension e mod (that
+      // dimension's tile extent).
+      auto copy = [&](unsigned input, unsigned dim, Value first, int64_t extent,
+                      Value tile) {
+        AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
+        bool kInnermost = map.getDimPosition(map.getNumResults() - 1) == plan.k;
+        for (int64_t r = 0; r < kBlockTile * depth / threads; ++r) {
+          Value e = b.create<arith::AddIOp>(loc, thread, index(threads * r));
+          int64_t inner = kInnermost ? depth : kBlockTile;
+          Value along = b.create<arith::RemUIOp>(loc, e, index(inner));
+          Value across = b.create<arith::DivUIOp>(loc, e, index(inner));
+          Value kk = kInnermost ? along : across;
+          Value slot = kInnermost ? across : along;
+          Value position = b.create<arith::MinUIOp>(
+              loc, b.create<arith::AddIOp>(loc, first, slot),
+              index(extent - 1));
+          Value kv = b.create<arith::AddIOp>(loc, k0, kk);
+          Value row = dim == plan.m ? position : Value();
+          Value col = dim == plan.n ? position : Value();
+          Value value = b.create<memref::LoadOp>(loc, op.getDpsInputs()[input],
+                                                 indices(map, row, col, kv));
+          b.create<memref::StoreOp>(loc, value, tile, ValueRange{kk, slot});
+        }
+      };
+      copy(plan.rowInput, plan.m, firstRow, rows, rowTile);
+      copy(plan.colInput, plan.n, firstCol, cols, colTile);
+      b.create<gpu::BarrierOp>(loc);
+      SmallVector<Value> accs(loop.getRegionIterArgs());
+      for (int64_t kk = 0; kk < depth; ++kk) {
+        Value kIndex = index(kk);
+        Value kv = b.create<arith::AddIOp>(loc, k0, kIndex);
+        SmallVector<Value> rowValues, colValues;
+        for (int64_t i = 0; i < kThreadTile; ++i)
+          rowValues.push_back(b.create<memref::LoadOp>(
+              loc, rowTile, ValueRange{kIndex, rowSlots[i]}));
+        for (int64_t j = 0; j < kThreadTile; ++j)
+          colValues.push_back(b.create<memref::LoadOp>(
+              loc, colTile, ValueRange{kIndex, colSlots[j]}));
+        for (int64_t i = 0; i < kThreadTile; ++i) {
+          for (int64_t j = 0; j < kThreadTile; ++j) {
+            SmallVector<Value> inputs(2);
+            inputs[plan.rowInput] = rowValues[i];
+            inputs[plan.colInput] = colValues[j];
+            SmallVector<Value> loopDims(dims);
+            loopDims[plan.m] = rowIds[i];
+            loopDims[plan.n] = colIds[j];
+            loopDims[plan.k] = kv;
+            Value &acc = accs[i * kThreadTile + j];
+            acc = applyBody(b, op, inputs, acc, loopDims);
+          }
+        }
+      }
+      b.create<gpu::BarrierOp>(loc);
+      b.create<scf::YieldOp>(loc, accs);
+    }
+    for (int64_t i = 0; i < kThreadTile; ++i) {
+      for (int64_t j = 0; j < kThreadTile; ++j) {
+        Value rowInside = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, rowIds[i], index(rows));
+        Value colInside = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, colIds[j], index(cols));
+        Value inside = b.create<arith::AndIOp>(loc, rowInside, colInside);
+        auto store = b.create<scf::IfOp>(loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&store.getThenRegion().front());
+        b.create<memref::StoreOp>(
+            loc, loop.getResult(i * kThreadTile + j), out,
+            indices(outMap, rowReads[i], colReads[j], {}));
+      }
+    }
+    op->erase();
+  }
+
+  /// Replaces `op` by the tiled kernel of `plan`.
+  void tile(linalg::LinalgOp op, const ContractionPlan &plan) {
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto index = [&](int64_t v) -> Value {
+      return b.create<arith::ConstantIndexOp>(loc, v);
+    };
+    int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
+    int64_t tm = plan.tileRows, tn = plan.tileCols;
+    int64_t rowThreads = llvm::divideCeil(rows, tm);
+    int64_t colThreads = llvm::divideCeil(cols, kWarp * tn) * kWarp;
+    int64_t total = rowThreads * colThreads;
+    for (unsigned d : plan.batch)
+      total *= plan.extents[d];
+    int64_t threads = std::min(kBlockThreads, total);
+    Value one = index(1);
+    auto launch =
+        b.create<gpu::LaunchOp>(loc, index(llvm::divideCeil(total, threads)),
+                                one, one, index(threads), one, one);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    b.create<gpu::TerminatorOp>(loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+
+    // The thread's place: column thread, row thread, batch indices.
+    Value id = b.create<arith::AddIOp>(
+        loc,
+        b.create<arith::MulIOp>(loc, launch.getBlockIds().x, index(threads)),
+        launch.getThreadIds().x);
+    auto inRange = b.create<scf::IfOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id,
+                                index(total)),
+        /*withElse=*/false);
+    b.setInsertionPointToStart(&inRange.getThenRegion().front());
+    Value colThread = b.create<arith::RemUIOp>(loc, id, index(colThreads));
+    Value rest = b.create<arith::DivUIOp>(loc, id, index(colThreads));
+    Value rowThread = b.create<arith::RemUIOp>(loc, rest, index(rowThreads));
+    rest = b.create<arith::DivUIOp>(loc, rest, index(rowThreads));
+    SmallVector<Value> dims(plan.extents.size());
+    for (unsigned d : llvm::reverse(plan.batch)) {
+      dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
+      rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
+    }
+    // Rows tm * rowThread + i; columns group * 32 * tn + lane + 32 * j. Out
+    // of range ones read the last row or column and are not stored.
+    SmallVector<Value> rowIds, colIds, rowReads, colReads;
+    Value firstRow = b.create<arith::MulIOp>(loc, rowThread, index(tm));
+    for (int64_t i = 0; i < tm; ++i) {
+      Value row = b.create<arith::AddIOp>(loc, firstRow, index(i));
+      rowIds.push_back(row);
+      rowReads.push_back(b.create<arith::MinUIOp>(loc, row, index(rows - 1)));
+    }
+    Value group = b.create<arith::DivUIOp>(loc, colThread, index(kWarp));
+    Value lane = b.create<arith::RemUIOp>(loc, colThread, index(kWarp));
+    Value firstCol = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, group, index(kWarp * tn)), lane);
+    for (int64_t j = 0; j < tn; ++j) {
+      Value col = b.create<arith::AddIOp>(loc, firstCol, index(kWarp * j));
+      colIds.push_back(col);
+      colReads.push_back(b.create<arith::MinUIOp>(loc, col, index(cols - 1)));
+    }
+
+    /// The indices of `map` for the tile element (i, j) at k step `kv`.
+    auto indices = [&](AffineMap map, int64_t i, int64_t j, Value kv) {
+      SmallVector<Value> result;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        unsigned d = map.getDimPosition(r);
+        result.push_back(d == plan.m   ? rowReads[i]
+                         : d == plan.n ? colReads[j]
+                         : d == plan.k ? kv
+                                       : dims[d]);
+      }
+      return result;
+    };
+    AffineMap outMap = op.getIndexingMapsArray().back();
+    Value out = op.getDpsInits()[0];
+    SmallVector<Value> inits;
+    for (int64_t i = 0; i < tm; ++i)
+      for (int64_t j = 0; j < tn; ++j)
+        inits.push_back(
+            b.create<memref::LoadOp>(loc, out, indices(outMap, i, j, {})));
+
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(plan.extents[plan.k]),
+                                     one, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kv = loop.getInductionVar();
+      // Each input loaded once per (row, column) it depends on, all
+      // before the multiply-adds.
+      SmallVector<DenseMap<std::pair<int64_t, int64_t>, Value>> loads(
+          op.getNumDpsInputs());
+      auto key = [&](unsigned t, int64_t i, int64_t j) {
+        AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(t));
+        return std::pair<int64_t, int64_t>{usesDim(map, plan.m) ? i : 0,
+                                           usesDim(map, plan.n) ? j : 0};
+      };
+      for (unsigned t = 0; t < op.getNumDpsInputs(); ++t) {
+        AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(t));
+        for (int64_t i = 0; i < tm; ++i) {
+          for (int64_t j = 0; j < tn; ++j) {
+            Value &value = loads[t][key(t, i, j)];
+            if (!value)
+              value = b.create<memref::LoadOp>(
+                  loc, op.getDpsInputs()[t],
+                  indices(map, key(t, i, j).first, key(t, i, j).second, kv));
+          }
+        }
+      }
+      SmallVector<Value> results;
+      for (int64_t i = 0; i < tm; ++i) {
+        for (int64_t j = 0; j < tn; ++j) {
+          SmallVector<Value> inputs;
+          for (unsigned t = 0; t < op.getNumDpsInputs(); ++t)
+            inputs.push_back(loads[t][key(t, i, j)]);
+          SmallVector<Value> loopDims(dims);
+          loopDims[plan.m] = rowIds[i];
+          loopDims[plan.n] = colIds[j];
+          loopDims[plan.k] = kv;
+          results.push_back(applyBody(
+              b, op, inputs, loop.getRegionIterArgs()[i * tn + j], loopDims));
+        }
+      }
+      b.create<scf::YieldOp>(loc, results);
+    }
+    // The tile's elements in range are stored.
+    for (int64_t i = 0; i < tm; ++i) {
+      for (int64_t j = 0; j < tn; ++j) {
+        Value rowInside = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, rowIds[i], index(rows));
+        Value colInside = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, colIds[j], index(cols));
+        Value inside = b.create<arith::AndIOp>(loc, rowInside, colInside);
+        auto store = b.create<scf::IfOp>(loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&store.getThenRegion().front());
+        b.create<memref::StoreOp>(loc, loop.getResult(i * tn + j), out,
+                                  indices(outMap, i, j, {}));
+      }
+    }
+    op->erase();
+  }
+};
+
+} // namespace
