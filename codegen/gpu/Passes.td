@@ -112,9 +112,12 @@ def TfcGpuTileContractions
     element, loading one element of each operand per multiply-add. A
     linalg op on static float buffers with one output indexed by its
     parallel dimensions alone, exactly one reduction dimension k, at least
-    two parallel dimensions (the output's innermost n, the one before it
-    m, any others batch dimensions), projected-permutation indexing maps,
-    an input reading m and k but not n, one reading n and k but not m, and
+    two parallel dimensions (n the output's innermost; m the innermost
+    other one that an input reading k but not n reads and no input reading
+    k and n does, such as the query of attention's P V over [batch, query,
+    head, channel]; the others batch dimensions), projected-permutation
+    indexing maps, an input reading m and k but not n, one reading n and k
+    but not m, and
     a body without regions becomes a `gpu.launch` of blocks of 256 threads
     in which each thread computes TM x TN output elements: TN = 4 columns
     when n has at least 128 elements (2 from 64, else 1), TM = 4 rows (8

@@ -67,9 +67,8 @@ bool usesDim(AffineMap map, unsigned dim) {
 /// a linalg op on static float buffers with one output, one reduction
 /// dimension k and at least two parallel ones, projected-permutation
 /// indexing maps, an output indexed by the parallel dimensions alone (the
-/// last one, n, innermost; the one before it m), an input that reads m and
-/// k but not n and one that reads n and k but not m, and a body without
-/// regions.
+/// last one n; m chosen as below), an input that reads m and k but not n
+/// and one that reads n and k but not m, and a body without regions.
 std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumDpsInputs() < 2)
@@ -99,11 +98,36 @@ std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
   ContractionPlan plan;
   plan.k = reductions[0];
   plan.n = outMap.getDimPosition(parallel - 1);
-  plan.m = outMap.getDimPosition(parallel - 2);
-  for (unsigned i = 0; i + 2 < parallel; ++i)
-    plan.batch.push_back(outMap.getDimPosition(i));
+  ArrayRef<AffineMap> inputs = ArrayRef(maps).drop_back();
+  // m: the innermost output dimension other than n that an input reading
+  // k but not n reads, and no input reading k and n (so that, in
+  // attention's P V over [batch, query, head, channel], the query, not
+  // the head, which both operands read).
+  std::optional<unsigned> m;
+  for (unsigned r = 0; r + 1 < parallel; ++r) {
+    unsigned d = outMap.getDimPosition(r);
+    bool rowReads = false, colReads = false;
+    for (AffineMap map : inputs) {
+      if (!usesDim(map, plan.k))
+        continue;
+      if (usesDim(map, plan.n))
+        colReads |= usesDim(map, d);
+      else
+        rowReads |= usesDim(map, d);
+    }
+    if (rowReads && !colReads)
+      m = d;
+  }
+  if (!m)
+    return std::nullopt;
+  plan.m = *m;
+  for (unsigned r = 0; r < parallel; ++r) {
+    unsigned d = outMap.getDimPosition(r);
+    if (d != plan.m && d != plan.n)
+      plan.batch.push_back(d);
+  }
   bool rowOperand = false, colOperand = false;
-  for (AffineMap map : ArrayRef(maps).drop_back()) {
+  for (AffineMap map : inputs) {
     bool k = usesDim(map, plan.k);
     rowOperand |= k && usesDim(map, plan.m) && !usesDim(map, plan.n);
     colOperand |= k && usesDim(map, plan.n) && !usesDim(map, plan.m);

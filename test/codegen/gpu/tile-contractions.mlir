@@ -139,3 +139,34 @@ func.func @left_alone(%x: memref<64x32xf32>, %s: memref<64xf32>,
                 outs(%c : memref<?x256xf32>)
   return
 }
+
+// -----
+
+// Attention's P V in [batch, query, head, channel] order: the rows are the
+// queries (read by P alone), not the heads, which both operands read; the
+// batch and heads are batch dimensions. 32 channels: 8 rows of one column
+// per thread.
+// CHECK-LABEL: func.func @attention_pv
+// CHECK: gpu.launch
+// CHECK: scf.for %[[KEY:.*]] = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args(
+// CHECK-COUNT-8: memref.load %arg0[%{{.*}}, %{{.*}}, %[[KEY]], %{{.*}}]
+// CHECK: memref.load %arg1[%{{.*}}, %[[KEY]], %{{.*}}, %{{.*}}]
+// CHECK-COUNT-8: arith.mulf
+// CHECK: scf.yield
+// CHECK-COUNT-8: memref.store
+#p_bhkq = affine_map<(b, q, h, d, k) -> (b, h, k, q)>
+#v_bkhd = affine_map<(b, q, h, d, k) -> (b, k, h, d)>
+#o_bqhd = affine_map<(b, q, h, d, k) -> (b, q, h, d)>
+func.func @attention_pv(%p: memref<2x4x16x64xf32>, %v: memref<2x16x4x32xf32>,
+                        %o: memref<2x64x4x32xf32>) {
+  linalg.generic {indexing_maps = [#p_bhkq, #v_bkhd, #o_bqhd],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : memref<2x4x16x64xf32>, memref<2x16x4x32xf32>)
+      outs(%o : memref<2x64x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
