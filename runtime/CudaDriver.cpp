@@ -85,6 +85,26 @@ struct KernelTime {
 Driver driver;
 std::vector<CUfunction> kernels;
 std::vector<CUdeviceptr> arenas, buffers;
+
+/// A host buffer kept on the device between the entry points' calls (the
+/// training state, tfc_device_keep): every entry point that takes it uses
+/// the one device copy, which is filled from the host only when the host
+/// wrote its copy and copied back only when the host reads it.
+struct KeptBuffer {
+  const void *host;
+  int64_t bytes;
+  CUdeviceptr device = 0;
+  bool deviceCurrent = false; ///< the device's copy holds the latest values
+  bool hostStale = false;     ///< a kernel wrote the device's copy since
+};
+std::vector<KeptBuffer> kept;
+
+KeptBuffer *findKept(const void *host) {
+  for (KeptBuffer &buffer : kept)
+    if (buffer.host == host)
+      return &buffer;
+  return nullptr;
+}
 std::string deviceName;
 size_t allocatedBytes = 0;
 /// Per kernel, when profiling: every launch waits for its kernel, timed by
@@ -269,6 +289,29 @@ CUdeviceptr allocate(size_t bytes, const char *what) {
   return pointer;
 }
 
+/// Copies between host and device, timed when profiling; a copy to the
+/// host waits for the kernels before it and reports their errors.
+void copyToDevice(CUdeviceptr device, const void *host, int64_t bytes) {
+  double start = profileStart ? nowMilliseconds() : 0;
+  check(driver.memcpyHtoD(device, host, bytes), "copy to the GPU");
+  if (profileStart) {
+    copyMilliseconds += nowMilliseconds() - start;
+    copyBytes += bytes;
+    copies += 1;
+  }
+}
+
+void copyToHost(void *host, CUdeviceptr device, int64_t bytes) {
+  double start = profileStart ? nowMilliseconds() : 0;
+  check(driver.memcpyDtoH(host, device, bytes),
+        "a kernel or the copy from the GPU");
+  if (profileStart) {
+    copyMilliseconds += nowMilliseconds() - start;
+    copyBytes += bytes;
+    copies += 1;
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -316,33 +359,65 @@ void *tfc_gpu_arena(int32_t number, int64_t bytes) {
   return reinterpret_cast<void *>(arenas[number]);
 }
 
+/// Keeps the host buffer `host` of `bytes` bytes on the device from its
+/// next use on (see KeptBuffer).
+void tfc_device_keep(const void *host, int64_t bytes) {
+  if (!findKept(host))
+    kept.push_back({host, bytes});
+}
+
+/// Brings the host's copy of a kept buffer up to date.
+void tfc_device_read(const void *host) {
+  KeptBuffer *buffer = findKept(host);
+  if (!buffer || !buffer->hostStale)
+    return;
+  copyToHost(const_cast<void *>(host), buffer->device, buffer->bytes);
+  buffer->hostStale = false;
+}
+
+/// Brings the host's copy of a kept buffer up to date for the host to
+/// write it; the device's copy is filled again at its next use.
+void tfc_device_write(void *host) {
+  tfc_device_read(host);
+  if (KeptBuffer *buffer = findKept(host))
+    buffer->deviceCurrent = false;
+}
+
 /// The device copy `id` of a host buffer of `bytes` bytes, filled from it.
+/// A kept buffer's copy is the same for every entry point and filled only
+/// when the host wrote it.
 void *tfc_gpu_to_device(int32_t id, const void *host, int64_t bytes) {
+  if (KeptBuffer *buffer = findKept(host); buffer && bytes <= buffer->bytes) {
+    if (!buffer->device)
+      buffer->device = allocate(buffer->bytes, "the training state");
+    if (!buffer->deviceCurrent) {
+      copyToDevice(buffer->device, host, buffer->bytes);
+      buffer->deviceCurrent = true;
+      buffer->hostStale = false;
+    }
+    return reinterpret_cast<void *>(buffer->device);
+  }
+  // A kept buffer taken whole by no entry point: its own copy, the host's
+  // values first.
+  tfc_device_write(const_cast<void *>(host));
   if (buffers.size() <= static_cast<size_t>(id))
     buffers.resize(id + 1, 0);
   if (!buffers[id])
     buffers[id] = allocate(bytes, "an argument buffer");
-  double start = profileStart ? nowMilliseconds() : 0;
-  check(driver.memcpyHtoD(buffers[id], host, bytes), "copy to the GPU");
-  if (profileStart) {
-    copyMilliseconds += nowMilliseconds() - start;
-    copyBytes += bytes;
-    copies += 1;
-  }
+  copyToDevice(buffers[id], host, bytes);
   return reinterpret_cast<void *>(buffers[id]);
 }
 
 /// Copies `bytes` from the device buffer `device` back to `host`; waits
-/// for the kernels before it and reports their errors.
+/// for the kernels before it and reports their errors. A kept buffer stays
+/// on the device until the host reads it.
 void tfc_gpu_to_host(void *host, void *device, int64_t bytes) {
-  double start = profileStart ? nowMilliseconds() : 0;
-  check(driver.memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
-        "a kernel or the copy from the GPU");
-  if (profileStart) {
-    copyMilliseconds += nowMilliseconds() - start;
-    copyBytes += bytes;
-    copies += 1;
+  if (KeptBuffer *buffer = findKept(host);
+      buffer && buffer->device == reinterpret_cast<CUdeviceptr>(device)) {
+    buffer->hostStale = true;
+    return;
   }
+  copyToHost(host, reinterpret_cast<CUdeviceptr>(device), bytes);
 }
 
 } // extern "C"

@@ -72,8 +72,34 @@
 #pragma weak tfc_train_step
 #pragma weak tfc_optimizer_step
 
+// A --target=cuda executable keeps the training state in device memory
+// between the train and optimizer steps (runtime/CudaDriver.cpp); the
+// host asks for its copy before it reads one and says when it writes one.
+// Absent from CPU executables.
+extern "C" {
+void tfc_device_keep(const void *host, int64_t bytes);
+void tfc_device_read(const void *host);
+void tfc_device_write(void *host);
+}
+#pragma weak tfc_device_keep
+#pragma weak tfc_device_read
+#pragma weak tfc_device_write
+
 namespace tfc::rt {
 namespace {
+
+/// The host's copy of a buffer kept on the device, current for reading.
+void hostRead(const float *host) {
+  if (tfc_device_read)
+    tfc_device_read(host);
+}
+
+/// The host's copy of a buffer kept on the device, current and about to be
+/// written: the device's copy is refreshed at its next use.
+void hostWrite(float *host) {
+  if (tfc_device_write)
+    tfc_device_write(host);
+}
 
 /// The signal that asked the run to stop (SIGINT, SIGTERM), or 0.
 volatile sig_atomic_t stopSignal = 0;
@@ -553,6 +579,14 @@ int runTrain(const Manifest &m, const Options &o) {
     }
   }
   const int64_t N = world.size, G = N * B; // Ranks, global batch.
+  // The parameters, gradients and Adam moments stay on the device (if
+  // any) from here to the end of the run.
+  if (tfc_device_keep) {
+    tfc_device_keep(params.data(), m.params * int64_t(sizeof(float)));
+    tfc_device_keep(grads.data(), (m.params + 1) * int64_t(sizeof(float)));
+    tfc_device_keep(adamM.data(), m.params * int64_t(sizeof(float)));
+    tfc_device_keep(adamV.data(), m.params * int64_t(sizeof(float)));
+  }
 
   // The run directory and its metrics log.
   std::string dir = !o.outDir.empty() ? o.outDir
@@ -694,8 +728,10 @@ int runTrain(const Manifest &m, const Options &o) {
   };
 
   for (int64_t t = state.step + 1; t <= steps && !stoppedEarly; ++t) {
-    if (redrawBefore(t, m.redraw))
+    if (redrawBefore(t, m.redraw)) {
+      hostWrite(params.data());
       redrawFeatures(m, params.data(), redrawSeed(seed, (t - 1) / m.redraw));
+    }
     if (lm && N > 1) {
       sampleBatch(data.train, G, S, seed, uint64_t(t - 1), globalTokens.data(),
                   globalTargets.data());
@@ -723,6 +759,7 @@ int runTrain(const Manifest &m, const Options &o) {
       // The mean over the global batch: each rank's loss and gradients are
       // means over B of its G rows. One all-reduce carries both.
       double r0 = seconds();
+      hostWrite(grads.data());
       grads.data()[m.params] = loss;
       sumAcrossRanks(grads.data(), m.params + 1);
       reduceTime = seconds() - r0;
@@ -819,6 +856,7 @@ int runTrain(const Manifest &m, const Options &o) {
         Metadata best = {{"tfc.best_step", std::to_string(t)},
                          {"tfc.best_val_loss", format("%.17g", valLoss)},
                          {"tfc.seed", std::to_string(seed)}};
+        hostRead(params.data());
         if (writer &&
             ((runVocab && !saveVocab(bestPath + ".vocab", vocab, err)) ||
              !saveCheckpoint(bestPath, m, params.data(), {}, best, err))) {
@@ -858,6 +896,9 @@ int runTrain(const Manifest &m, const Options &o) {
     }
     if ((checkpointEvery > 0 && t % checkpointEvery == 0) || t == steps ||
         stoppedEarly || timeUp || signal) {
+      hostRead(params.data());
+      hostRead(adamM.data());
+      hostRead(adamV.data());
       // The ranks' parameters must be the same; a difference would be a
       // fault of the run (different OpenMP reductions, memory errors).
       if (N > 1 &&
@@ -931,6 +972,7 @@ int runTrain(const Manifest &m, const Options &o) {
   std::string weightsName = "last";
   int64_t weightsStep = state.step;
   if (state.hasBest) {
+    hostWrite(params.data());
     if (writer && !loadCheckpoint(bestPath, m, params.data(), err))
       return fail(err);
     broadcastFromRank0(params.data(), m.params);

@@ -24,7 +24,12 @@
 #      checkpoint of step 10 to step 20 and evaluates the CPU's weights
 #      (1e-5 relative). `run` leaves the GPU's checkpoint of step 20 in
 #      DIR/tiny/r; `scripts/gpu-check.sh resume DIR`, back where tfc is
-#      built, resumes it on the CPU to step 30.
+#      built, resumes it on the CPU to step 30;
+#   3. the same LM with Performer attention whose features are redrawn
+#      every 3 steps (the host rewrites parameters that the GPU keeps in
+#      its memory between steps): after 20 GPU steps, every tensor of the
+#      checkpoint agrees with the CPU's to 1e-3 of its largest element (a
+#      feature matrix the GPU missed would differ by its whole size).
 #
 # Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
 #
@@ -80,13 +85,45 @@ build() {
   cp "$inputs/tiny.txt" "$dir/tiny/"
   "$tfc" compile "$inputs/tiny_lm.toml" --target=cuda -o "$dir/tiny/gpu"
   "$tfc" compile "$inputs/tiny_lm.toml" -o "$dir/tiny/cpu"
+  sed -e 's/^name = "tiny_lm"/name = "tiny_performer_lm"/' \
+      -e 's/^kind = "softmax"/kind = "performer"\nfeatures = 16\nredraw = 3/' \
+      "$inputs/tiny_lm.toml" > "$dir/tiny/performer.toml"
+  "$tfc" compile "$dir/tiny/performer.toml" --target=cuda -o "$dir/tiny/pgpu"
+  "$tfc" compile "$dir/tiny/performer.toml" -o "$dir/tiny/pcpu"
   # The CPU's side of the training checks, run here: the GPU machine need
   # not run the CPU executable (it links Open MPI's library).
   (cd "$dir/tiny" && rm -rf c r &&
    ./cpu train --out c --steps 20 --data tiny.txt > c.log &&
    ./cpu train --out r --steps 10 --data tiny.txt > /dev/null &&
-   ./cpu eval --weights c/last.safetensors --data tiny.txt > ce.log)
+   ./cpu eval --weights c/last.safetensors --data tiny.txt > ce.log &&
+   rm -rf pc && ./pcpu train --out pc --steps 20 --data tiny.txt > pc.log)
   echo "built tiny_lm; now: $0 run $dir (on the GPU machine)"
+}
+
+# same_weights A B TOL: every tensor of safetensors file A within TOL times
+# its largest magnitude in B (python3 with numpy).
+same_weights() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, struct, sys
+import numpy as np
+def load(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    out = {}
+    for name, t in head.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        dtype = {"F32": np.float32, "F64": np.float64}[t["dtype"]]
+        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=dtype)
+    return out
+a, b, tol = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
+worst = max(float(np.max(np.abs(a[k] - b[k]))) / max(float(np.max(np.abs(b[k]))), 1e-30)
+            for k in b)
+print(f"{worst:.2e}")
+sys.exit(0 if a.keys() == b.keys() and worst <= tol else 1)
+PY
 }
 
 loss_of() { sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$1" | tail -n 1; }
@@ -117,6 +154,14 @@ run() {
     echo "tiny_lm: the GPU's evaluation of the CPU's weights $(loss_of ge.log) (CPU $(loss_of ce.log)): ok"
   else
     echo "tiny_lm: evaluation on the GPU: FAILED"; tail -n 2 ge.log; failed=1
+  fi
+  rm -rf pg
+  local diff
+  if ./pgpu train --out pg --steps 20 --data tiny.txt > pg.log 2>&1 &&
+     diff=$(same_weights pg/last.safetensors pc/last.safetensors 1e-3); then
+    echo "tiny_performer_lm (features redrawn every 3 steps): 20 GPU steps, weights within $diff of the CPU's: ok"
+  else
+    echo "tiny_performer_lm: 20 GPU steps: FAILED"; tail -n 2 pg.log; failed=1
   fi
   # The families run side by side: each is a few thousand small forward calls
   # (two to four minutes on an H100 machine of 16 cores).
