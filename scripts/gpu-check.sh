@@ -143,7 +143,7 @@ run() {
   else
     echo "tiny_lm: 20 GPU steps: FAILED"; tail -n 2 g.log; failed=1
   fi
-  if ./gpu train --resume r/last.safetensors --steps 20 > r1.log 2>&1 &&
+  if ./gpu train --resume r/last.safetensors --data tiny.txt --steps 20 > r1.log 2>&1 &&
      grep -q 'trained to step 20' r1.log; then
     echo "tiny_lm: the CPU's checkpoint of step 10 resumed on the GPU to step 20: ok"
   else
@@ -189,7 +189,7 @@ run() {
 
 resume() {
   cd "$dir/tiny"
-  if ./cpu train --resume r/last.safetensors --steps 30 > r2.log 2>&1 &&
+  if ./cpu train --resume r/last.safetensors --data tiny.txt --steps 30 > r2.log 2>&1 &&
      grep -q 'trained to step 30' r2.log; then
     echo "tiny_lm: the GPU's checkpoint of step 20 resumed on the CPU to step 30: ok"
   else
