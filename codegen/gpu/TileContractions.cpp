@@ -185,6 +185,136 @@ int64_t mlir::tfc::tiledContractionThreads(linalg::LinalgOp op) {
 
 namespace {
 
+/// The result of the body of `op` for accumulator `acc`, input values
+/// `inputs` and loop indices `dims` (for linalg.index), built at `b`.
+Value applyBody(OpBuilder &b, linalg::LinalgOp op, ValueRange inputs, Value acc,
+                ArrayRef<Value> dims) {
+  Block &body = op->getRegion(0).front();
+  IRMapping mapping;
+  for (auto [arg, value] : llvm::zip(body.getArguments(), inputs))
+    mapping.map(arg, value);
+  mapping.map(body.getArgument(op.getNumDpsInputs()), acc);
+  for (Operation &inner : body.without_terminator()) {
+    if (auto dim = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(dim.getResult(), dims[dim.getDim()]);
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// What the two kernels of a contraction share: the launch, the thread's
+/// batch indices, rows and columns, the loads of the output into the
+/// accumulators and their stores.
+struct TileKernel {
+  linalg::LinalgOp op;
+  const ContractionPlan &plan;
+  Location loc;
+  OpBuilder b;
+  gpu::LaunchOp launch;
+  /// Per loop dimension, the thread's index (batch dimensions only).
+  SmallVector<Value> dims;
+  /// The thread's rows and columns, and the same clamped to the last row
+  /// or column (for reads: threads past the edge compute and do not store).
+  SmallVector<Value> rowIds, colIds, rowReads, colReads;
+
+  /// A launch of `blocks` blocks of `threads` threads (x only) in place of
+  /// `op`, the builder at the start of its body.
+  TileKernel(linalg::LinalgOp op, const ContractionPlan &plan, int64_t blocks,
+             int64_t threads)
+      : op(op), plan(plan), loc(op.getLoc()), b(op), dims(plan.extents.size()) {
+    Value one = index(1);
+    launch = b.create<gpu::LaunchOp>(loc, index(blocks), one, one,
+                                     index(threads), one, one);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    b.create<gpu::TerminatorOp>(loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+  }
+
+  Value index(int64_t value) {
+    return b.create<arith::ConstantIndexOp>(loc, value);
+  }
+
+  /// Sets the batch indices from `rest`, the position of the thread's (or
+  /// block's) tile among those of all batch elements divided by the tiles
+  /// of one; the last batch dimension varies fastest.
+  void setBatchIndices(Value rest) {
+    for (unsigned d : llvm::reverse(plan.batch)) {
+      dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
+      rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
+    }
+  }
+
+  void addRow(Value row) {
+    rowIds.push_back(row);
+    rowReads.push_back(
+        b.create<arith::MinUIOp>(loc, row, index(plan.extents[plan.m] - 1)));
+  }
+
+  void addColumn(Value col) {
+    colIds.push_back(col);
+    colReads.push_back(
+        b.create<arith::MinUIOp>(loc, col, index(plan.extents[plan.n] - 1)));
+  }
+
+  /// The indices of `map` with m at `row`, n at `col`, k at `kv` and the
+  /// batch dimensions at the thread's.
+  SmallVector<Value> indices(AffineMap map, Value row, Value col, Value kv) {
+    SmallVector<Value> result;
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      unsigned d = map.getDimPosition(r);
+      result.push_back(d == plan.m   ? row
+                       : d == plan.n ? col
+                       : d == plan.k ? kv
+                                     : dims[d]);
+    }
+    return result;
+  }
+
+  /// The loop indices of the output element (i, j) at k step `kv`.
+  SmallVector<Value> loopIndices(int64_t i, int64_t j, Value kv) {
+    SmallVector<Value> result(dims);
+    result[plan.m] = rowIds[i];
+    result[plan.n] = colIds[j];
+    result[plan.k] = kv;
+    return result;
+  }
+
+  /// The thread's output elements, row by row: the accumulators' start.
+  SmallVector<Value> loadOutputs() {
+    AffineMap outMap = op.getIndexingMapsArray().back();
+    SmallVector<Value> values;
+    for (Value row : rowReads)
+      for (Value col : colReads)
+        values.push_back(b.create<memref::LoadOp>(
+            loc, op.getDpsInits()[0], indices(outMap, row, col, {})));
+    return values;
+  }
+
+  /// Stores `results` (row by row) to the output elements in range, and
+  /// erases `op`.
+  void storeOutputsAndErase(ValueRange results) {
+    AffineMap outMap = op.getIndexingMapsArray().back();
+    for (auto [i, row] : llvm::enumerate(rowIds)) {
+      Value rowInside = b.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ult, row, index(plan.extents[plan.m]));
+      for (auto [j, col] : llvm::enumerate(colIds)) {
+        Value colInside = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, col, index(plan.extents[plan.n]));
+        Value inside = b.create<arith::AndIOp>(loc, rowInside, colInside);
+        auto store = b.create<scf::IfOp>(loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&store.getThenRegion().front());
+        b.create<memref::StoreOp>(
+            loc, results[i * colIds.size() + j], op.getDpsInits()[0],
+            indices(outMap, rowReads[i], colReads[j], {}));
+      }
+    }
+    op->erase();
+  }
+};
+
 struct TileContractions
     : public mlir::tfc::impl::TfcGpuTileContractionsBase<TileContractions> {
   using TfcGpuTileContractionsBase::TfcGpuTileContractionsBase;
@@ -208,25 +338,6 @@ struct TileContractions
     }
   }
 
-  /// The result of the body of `op` for accumulator `acc`, input values
-  /// `inputs` and loop indices `dims` (for linalg.index), built at `b`.
-  static Value applyBody(OpBuilder &b, linalg::LinalgOp op, ValueRange inputs,
-                         Value acc, ArrayRef<Value> dims) {
-    Block &body = op->getRegion(0).front();
-    IRMapping mapping;
-    for (auto [arg, value] : llvm::zip(body.getArguments(), inputs))
-      mapping.map(arg, value);
-    mapping.map(body.getArgument(op.getNumDpsInputs()), acc);
-    for (Operation &inner : body.without_terminator()) {
-      if (auto dim = dyn_cast<linalg::IndexOp>(inner)) {
-        mapping.map(dim.getResult(), dims[dim.getDim()]);
-        continue;
-      }
-      b.clone(inner, mapping);
-    }
-    return mapping.lookup(body.getTerminator()->getOperand(0));
-  }
-
   /// Replaces `op` by a kernel of 64 x 64 output tiles per block of 256
   /// threads, 4 x 4 outputs per thread (rows 4 * ty + i, columns tx + 16 *
   /// j), whose k loop steps by `plan.depth`: the block copies the rows' and
@@ -236,11 +347,6 @@ struct TileContractions
   /// the step, in order.
   void tileThroughSharedMemory(linalg::LinalgOp op,
                                const ContractionPlan &plan) {
-    Location loc = op.getLoc();
-    OpBuilder b(op);
-    auto index = [&](int64_t v) -> Value {
-      return b.create<arith::ConstantIndexOp>(loc, v);
-    };
     int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
     int64_t depth = plan.depth, threads = kThreadsAcross * kThreadsAcross;
     int64_t rowBlocks = llvm::divideCeil(rows, kBlockTile);
@@ -248,6 +354,10 @@ struct TileContractions
     int64_t blocks = rowBlocks * colBlocks;
     for (unsigned d : plan.batch)
       blocks *= plan.extents[d];
+    TileKernel kernel(op, plan, blocks, threads);
+    OpBuilder &b = kernel.b;
+    Location loc = kernel.loc;
+    auto index = [&](int64_t v) { return kernel.index(v); };
     // Tiles [k][row or column], one word longer per k to spread the copies'
     // stores over the banks.
     Type element =
@@ -256,66 +366,34 @@ struct TileContractions
         b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
     auto tileType = MemRefType::get({depth, kBlockTile + 1}, element,
                                     MemRefLayoutAttrInterface(), workgroup);
-    Value one = index(1);
-    auto launch = b.create<gpu::LaunchOp>(loc, index(blocks), one, one,
-                                          index(threads), one, one);
-    Value rowTile = launch.addWorkgroupAttribution(tileType, loc);
-    Value colTile = launch.addWorkgroupAttribution(tileType, loc);
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    b.create<gpu::TerminatorOp>(loc);
-    b.setInsertionPointToStart(&launch.getBody().front());
+    Value rowTile = kernel.launch.addWorkgroupAttribution(tileType, loc);
+    Value colTile = kernel.launch.addWorkgroupAttribution(tileType, loc);
 
-    Value block = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+    Value block = kernel.launch.getBlockIds().x;
+    Value thread = kernel.launch.getThreadIds().x;
     Value colBlock = b.create<arith::RemUIOp>(loc, block, index(colBlocks));
     Value rest = b.create<arith::DivUIOp>(loc, block, index(colBlocks));
     Value rowBlock = b.create<arith::RemUIOp>(loc, rest, index(rowBlocks));
-    rest = b.create<arith::DivUIOp>(loc, rest, index(rowBlocks));
-    SmallVector<Value> dims(plan.extents.size());
-    for (unsigned d : llvm::reverse(plan.batch)) {
-      dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
-      rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
-    }
+    kernel.setBatchIndices(
+        b.create<arith::DivUIOp>(loc, rest, index(rowBlocks)));
     Value firstRow = b.create<arith::MulIOp>(loc, rowBlock, index(kBlockTile));
     Value firstCol = b.create<arith::MulIOp>(loc, colBlock, index(kBlockTile));
     Value tx = b.create<arith::RemUIOp>(loc, thread, index(kThreadsAcross));
     Value ty = b.create<arith::DivUIOp>(loc, thread, index(kThreadsAcross));
     Value rowInTile = b.create<arith::MulIOp>(loc, ty, index(kThreadTile));
-    SmallVector<Value> rowIds, colIds, rowReads, colReads, rowSlots, colSlots;
+    SmallVector<Value> rowSlots, colSlots;
     for (int64_t i = 0; i < kThreadTile; ++i) {
-      Value slot = b.create<arith::AddIOp>(loc, rowInTile, index(i));
-      Value row = b.create<arith::AddIOp>(loc, firstRow, slot);
-      rowSlots.push_back(slot);
-      rowIds.push_back(row);
-      rowReads.push_back(b.create<arith::MinUIOp>(loc, row, index(rows - 1)));
+      rowSlots.push_back(b.create<arith::AddIOp>(loc, rowInTile, index(i)));
+      kernel.addRow(b.create<arith::AddIOp>(loc, firstRow, rowSlots.back()));
     }
     for (int64_t j = 0; j < kThreadTile; ++j) {
-      Value slot = b.create<arith::AddIOp>(loc, tx, index(kThreadsAcross * j));
-      Value col = b.create<arith::AddIOp>(loc, firstCol, slot);
-      colSlots.push_back(slot);
-      colIds.push_back(col);
-      colReads.push_back(b.create<arith::MinUIOp>(loc, col, index(cols - 1)));
+      colSlots.push_back(
+          b.create<arith::AddIOp>(loc, tx, index(kThreadsAcross * j)));
+      kernel.addColumn(b.create<arith::AddIOp>(loc, firstCol, colSlots.back()));
     }
-    auto indices = [&](AffineMap map, Value row, Value col, Value kv) {
-      SmallVector<Value> result;
-      for (unsigned r = 0; r < map.getNumResults(); ++r) {
-        unsigned d = map.getDimPosition(r);
-        result.push_back(d == plan.m   ? row
-                         : d == plan.n ? col
-                         : d == plan.k ? kv
-                                       : dims[d]);
-      }
-      return result;
-    };
-    AffineMap outMap = op.getIndexingMapsArray().back();
-    Value out = op.getDpsInits()[0];
-    SmallVector<Value> inits;
-    for (int64_t i = 0; i < kThreadTile; ++i)
-      for (int64_t j = 0; j < kThreadTile; ++j)
-        inits.push_back(b.create<memref::LoadOp>(
-            loc, out, indices(outMap, rowReads[i], colReads[j], {})));
 
     auto loop = b.create<scf::ForOp>(loc, index(0), index(plan.extents[plan.k]),
-                                     index(depth), inits);
+                                     index(depth), kernel.loadOutputs());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -340,8 +418,8 @@ struct TileContractions
           Value kv = b.create<arith::AddIOp>(loc, k0, kk);
           Value row = dim == plan.m ? position : Value();
           Value col = dim == plan.n ? position : Value();
-          Value value = b.create<memref::LoadOp>(loc, op.getDpsInputs()[input],
-                                                 indices(map, row, col, kv));
+          Value value = b.create<memref::LoadOp>(
+              loc, op.getDpsInputs()[input], kernel.indices(map, row, col, kv));
           b.create<memref::StoreOp>(loc, value, tile, ValueRange{kk, slot});
         }
       };
@@ -364,43 +442,21 @@ struct TileContractions
             SmallVector<Value> inputs(2);
             inputs[plan.rowInput] = rowValues[i];
             inputs[plan.colInput] = colValues[j];
-            SmallVector<Value> loopDims(dims);
-            loopDims[plan.m] = rowIds[i];
-            loopDims[plan.n] = colIds[j];
-            loopDims[plan.k] = kv;
             Value &acc = accs[i * kThreadTile + j];
-            acc = applyBody(b, op, inputs, acc, loopDims);
+            acc = applyBody(b, op, inputs, acc, kernel.loopIndices(i, j, kv));
           }
         }
       }
       b.create<gpu::BarrierOp>(loc);
       b.create<scf::YieldOp>(loc, accs);
     }
-    for (int64_t i = 0; i < kThreadTile; ++i) {
-      for (int64_t j = 0; j < kThreadTile; ++j) {
-        Value rowInside = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ult, rowIds[i], index(rows));
-        Value colInside = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ult, colIds[j], index(cols));
-        Value inside = b.create<arith::AndIOp>(loc, rowInside, colInside);
-        auto store = b.create<scf::IfOp>(loc, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&store.getThenRegion().front());
-        b.create<memref::StoreOp>(
-            loc, loop.getResult(i * kThreadTile + j), out,
-            indices(outMap, rowReads[i], colReads[j], {}));
-      }
-    }
-    op->erase();
+    kernel.storeOutputsAndErase(loop.getResults());
   }
 
-  /// Replaces `op` by the tiled kernel of `plan`.
+  /// Replaces `op` by the register-tile kernel of `plan`: thread (row
+  /// thread, column thread) computes rows tm * row thread + i and columns
+  /// group * 32 * tn + lane + 32 * j, loading its inputs from memory.
   void tile(linalg::LinalgOp op, const ContractionPlan &plan) {
-    Location loc = op.getLoc();
-    OpBuilder b(op);
-    auto index = [&](int64_t v) -> Value {
-      return b.create<arith::ConstantIndexOp>(loc, v);
-    };
     int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
     int64_t tm = plan.tileRows, tn = plan.tileCols;
     int64_t rowThreads = llvm::divideCeil(rows, tm);
@@ -409,19 +465,17 @@ struct TileContractions
     for (unsigned d : plan.batch)
       total *= plan.extents[d];
     int64_t threads = std::min(kBlockThreads, total);
-    Value one = index(1);
-    auto launch =
-        b.create<gpu::LaunchOp>(loc, index(llvm::divideCeil(total, threads)),
-                                one, one, index(threads), one, one);
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    b.create<gpu::TerminatorOp>(loc);
-    b.setInsertionPointToStart(&launch.getBody().front());
+    TileKernel kernel(op, plan, llvm::divideCeil(total, threads), threads);
+    OpBuilder &b = kernel.b;
+    Location loc = kernel.loc;
+    auto index = [&](int64_t v) { return kernel.index(v); };
 
     // The thread's place: column thread, row thread, batch indices.
     Value id = b.create<arith::AddIOp>(
         loc,
-        b.create<arith::MulIOp>(loc, launch.getBlockIds().x, index(threads)),
-        launch.getThreadIds().x);
+        b.create<arith::MulIOp>(loc, kernel.launch.getBlockIds().x,
+                                index(threads)),
+        kernel.launch.getThreadIds().x);
     auto inRange = b.create<scf::IfOp>(
         loc,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id,
@@ -431,53 +485,21 @@ struct TileContractions
     Value colThread = b.create<arith::RemUIOp>(loc, id, index(colThreads));
     Value rest = b.create<arith::DivUIOp>(loc, id, index(colThreads));
     Value rowThread = b.create<arith::RemUIOp>(loc, rest, index(rowThreads));
-    rest = b.create<arith::DivUIOp>(loc, rest, index(rowThreads));
-    SmallVector<Value> dims(plan.extents.size());
-    for (unsigned d : llvm::reverse(plan.batch)) {
-      dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
-      rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
-    }
-    // Rows tm * rowThread + i; columns group * 32 * tn + lane + 32 * j. Out
-    // of range ones read the last row or column and are not stored.
-    SmallVector<Value> rowIds, colIds, rowReads, colReads;
+    kernel.setBatchIndices(
+        b.create<arith::DivUIOp>(loc, rest, index(rowThreads)));
     Value firstRow = b.create<arith::MulIOp>(loc, rowThread, index(tm));
-    for (int64_t i = 0; i < tm; ++i) {
-      Value row = b.create<arith::AddIOp>(loc, firstRow, index(i));
-      rowIds.push_back(row);
-      rowReads.push_back(b.create<arith::MinUIOp>(loc, row, index(rows - 1)));
-    }
+    for (int64_t i = 0; i < tm; ++i)
+      kernel.addRow(b.create<arith::AddIOp>(loc, firstRow, index(i)));
     Value group = b.create<arith::DivUIOp>(loc, colThread, index(kWarp));
     Value lane = b.create<arith::RemUIOp>(loc, colThread, index(kWarp));
     Value firstCol = b.create<arith::AddIOp>(
         loc, b.create<arith::MulIOp>(loc, group, index(kWarp * tn)), lane);
-    for (int64_t j = 0; j < tn; ++j) {
-      Value col = b.create<arith::AddIOp>(loc, firstCol, index(kWarp * j));
-      colIds.push_back(col);
-      colReads.push_back(b.create<arith::MinUIOp>(loc, col, index(cols - 1)));
-    }
-
-    /// The indices of `map` for the tile element (i, j) at k step `kv`.
-    auto indices = [&](AffineMap map, int64_t i, int64_t j, Value kv) {
-      SmallVector<Value> result;
-      for (unsigned r = 0; r < map.getNumResults(); ++r) {
-        unsigned d = map.getDimPosition(r);
-        result.push_back(d == plan.m   ? rowReads[i]
-                         : d == plan.n ? colReads[j]
-                         : d == plan.k ? kv
-                                       : dims[d]);
-      }
-      return result;
-    };
-    AffineMap outMap = op.getIndexingMapsArray().back();
-    Value out = op.getDpsInits()[0];
-    SmallVector<Value> inits;
-    for (int64_t i = 0; i < tm; ++i)
-      for (int64_t j = 0; j < tn; ++j)
-        inits.push_back(
-            b.create<memref::LoadOp>(loc, out, indices(outMap, i, j, {})));
+    for (int64_t j = 0; j < tn; ++j)
+      kernel.addColumn(
+          b.create<arith::AddIOp>(loc, firstCol, index(kWarp * j)));
 
     auto loop = b.create<scf::ForOp>(loc, index(0), index(plan.extents[plan.k]),
-                                     one, inits);
+                                     index(1), kernel.loadOutputs());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -495,11 +517,13 @@ struct TileContractions
         AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(t));
         for (int64_t i = 0; i < tm; ++i) {
           for (int64_t j = 0; j < tn; ++j) {
-            Value &value = loads[t][key(t, i, j)];
+            auto [ki, kj] = key(t, i, j);
+            Value &value = loads[t][{ki, kj}];
             if (!value)
               value = b.create<memref::LoadOp>(
                   loc, op.getDpsInputs()[t],
-                  indices(map, key(t, i, j).first, key(t, i, j).second, kv));
+                  kernel.indices(map, kernel.rowReads[ki], kernel.colReads[kj],
+                                 kv));
           }
         }
       }
@@ -509,32 +533,14 @@ struct TileContractions
           SmallVector<Value> inputs;
           for (unsigned t = 0; t < op.getNumDpsInputs(); ++t)
             inputs.push_back(loads[t][key(t, i, j)]);
-          SmallVector<Value> loopDims(dims);
-          loopDims[plan.m] = rowIds[i];
-          loopDims[plan.n] = colIds[j];
-          loopDims[plan.k] = kv;
-          results.push_back(applyBody(
-              b, op, inputs, loop.getRegionIterArgs()[i * tn + j], loopDims));
+          results.push_back(applyBody(b, op, inputs,
+                                      loop.getRegionIterArgs()[i * tn + j],
+                                      kernel.loopIndices(i, j, kv)));
         }
       }
       b.create<scf::YieldOp>(loc, results);
     }
-    // The tile's elements in range are stored.
-    for (int64_t i = 0; i < tm; ++i) {
-      for (int64_t j = 0; j < tn; ++j) {
-        Value rowInside = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ult, rowIds[i], index(rows));
-        Value colInside = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ult, colIds[j], index(cols));
-        Value inside = b.create<arith::AndIOp>(loc, rowInside, colInside);
-        auto store = b.create<scf::IfOp>(loc, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&store.getThenRegion().front());
-        b.create<memref::StoreOp>(loc, loop.getResult(i * tn + j), out,
-                                  indices(outMap, i, j, {}));
-      }
-    }
-    op->erase();
+    kernel.storeOutputsAndErase(loop.getResults());
   }
 };
 
