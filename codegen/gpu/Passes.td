@@ -20,9 +20,11 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
       consecutive threads of `threadIdx.x` take consecutive iterations of
       the innermost dimension (coalesced accesses), in blocks of
       `block-size` threads; the loops inside it run in each thread;
-    - an `scf.for` whose body holds parallel loops stays on the host, and
-      its body is mapped the same way (the query-block loops of blocked
-      attention launch one kernel per block);
+    - a `gpu.launch` already there (the contractions of
+      tfc-gpu-tile-contractions) is kept as it is;
+    - an `scf.for` whose body holds parallel loops or launches stays on
+      the host, and its body is mapped the same way (the query-block loops
+      of blocked attention launch one kernel per block);
     - any other loop nest or store that touches memory becomes a kernel of
       one thread (a serial loop, such as the scatter of the embedding
       gradient);
