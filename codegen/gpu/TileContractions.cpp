@@ -16,6 +16,14 @@
 /// element still adds its terms in the order of k, with the op's own body,
 /// so the sums are those of one thread per element, term for term.
 ///
+/// A large contraction of two operands goes through shared memory instead:
+/// a block of 256 threads computes 64 x 64 outputs, and at each step of 16
+/// k it copies the 64 x 16 tile of each operand into workgroup memory,
+/// reading along the operand's innermost dimension (an operand whose
+/// innermost dimension is k, a weight used transposed, would otherwise be
+/// read 32 rows apart by a warp), then each thread applies the body to its
+/// 4 x 4 outputs for the 16 k in order.
+///
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
