@@ -47,6 +47,11 @@ constexpr int64_t kBlockThreads = 256;
 /// A warp: the threads whose columns interleave.
 constexpr int64_t kWarp = 32;
 
+/// The tile of a block of the shared-memory kernels: 64 x 64 outputs, 16
+/// x 16 threads of 4 x 4 each.
+constexpr int64_t kBlockTile = 64, kThreadTile = 4,
+                  kThreadsAcross = kBlockTile / kThreadTile;
+
 /// How a contraction is tiled: its loop dimensions by role, their extents
 /// and the register tile of a thread.
 struct ContractionPlan {
@@ -58,12 +63,28 @@ struct ContractionPlan {
   /// the k step of a tile; 0 without.
   unsigned rowInput = 0, colInput = 0;
   int64_t depth = 0;
-};
 
-/// The tile of a block of the shared-memory kernels: 64 x 64 outputs, 16
-/// x 16 threads of 4 x 4 each.
-constexpr int64_t kBlockTile = 64, kThreadTile = 4,
-                  kThreadsAcross = kBlockTile / kThreadTile;
+  /// Per batch element, the tiles along m and along n: blocks of 64 x 64
+  /// with shared memory, else threads (the column threads in whole warps).
+  int64_t rowTiles() const {
+    return llvm::divideCeil(extents[m], depth ? kBlockTile : tileRows);
+  }
+  int64_t colTiles() const {
+    return depth ? llvm::divideCeil(extents[n], kBlockTile)
+                 : llvm::divideCeil(extents[n], kWarp * tileCols) * kWarp;
+  }
+  /// The tiles of all batch elements.
+  int64_t tiles() const {
+    int64_t count = rowTiles() * colTiles();
+    for (unsigned d : batch)
+      count *= extents[d];
+    return count;
+  }
+  /// The kernel's threads.
+  int64_t threads() const {
+    return depth ? tiles() * kThreadsAcross * kThreadsAcross : tiles();
+  }
+};
 
 /// Whether `map` has a result that is loop dimension `dim`.
 bool usesDim(AffineMap map, unsigned dim) {
@@ -174,21 +195,7 @@ std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
 
 int64_t mlir::tfc::tiledContractionThreads(linalg::LinalgOp op) {
   std::optional<ContractionPlan> plan = planFor(op);
-  if (!plan)
-    return 0;
-  if (plan->depth) {
-    int64_t blocks = llvm::divideCeil(plan->extents[plan->m], kBlockTile) *
-                     llvm::divideCeil(plan->extents[plan->n], kBlockTile);
-    for (unsigned d : plan->batch)
-      blocks *= plan->extents[d];
-    return blocks * kThreadsAcross * kThreadsAcross;
-  }
-  int64_t threads =
-      llvm::divideCeil(plan->extents[plan->m], plan->tileRows) *
-      llvm::divideCeil(plan->extents[plan->n], kWarp * plan->tileCols) * kWarp;
-  for (unsigned d : plan->batch)
-    threads *= plan->extents[d];
-  return threads;
+  return plan ? plan->threads() : 0;
 }
 
 namespace {
@@ -357,12 +364,8 @@ struct TileContractions
                                const ContractionPlan &plan) {
     int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
     int64_t depth = plan.depth, threads = kThreadsAcross * kThreadsAcross;
-    int64_t rowBlocks = llvm::divideCeil(rows, kBlockTile);
-    int64_t colBlocks = llvm::divideCeil(cols, kBlockTile);
-    int64_t blocks = rowBlocks * colBlocks;
-    for (unsigned d : plan.batch)
-      blocks *= plan.extents[d];
-    TileKernel kernel(op, plan, blocks, threads);
+    int64_t rowBlocks = plan.rowTiles(), colBlocks = plan.colTiles();
+    TileKernel kernel(op, plan, plan.tiles(), threads);
     OpBuilder &b = kernel.b;
     Location loc = kernel.loc;
     auto index = [&](int64_t v) { return kernel.index(v); };
@@ -465,13 +468,9 @@ struct TileContractions
   /// thread, column thread) computes rows tm * row thread + i and columns
   /// group * 32 * tn + lane + 32 * j, loading its inputs from memory.
   void tile(linalg::LinalgOp op, const ContractionPlan &plan) {
-    int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
     int64_t tm = plan.tileRows, tn = plan.tileCols;
-    int64_t rowThreads = llvm::divideCeil(rows, tm);
-    int64_t colThreads = llvm::divideCeil(cols, kWarp * tn) * kWarp;
-    int64_t total = rowThreads * colThreads;
-    for (unsigned d : plan.batch)
-      total *= plan.extents[d];
+    int64_t rowThreads = plan.rowTiles(), colThreads = plan.colTiles();
+    int64_t total = plan.threads();
     int64_t threads = std::min(kBlockThreads, total);
     TileKernel kernel(op, plan, llvm::divideCeil(total, threads), threads);
     OpBuilder &b = kernel.b;
