@@ -84,6 +84,7 @@ struct KernelTime {
 
 Driver driver;
 std::vector<CUfunction> kernels;
+std::vector<const char *> kernelNames;
 std::vector<CUdeviceptr> arenas, buffers;
 
 /// A host buffer kept on the device between the entry points' calls (the
@@ -165,12 +166,6 @@ void printProfile() {
   std::sort(order.begin(), order.end(), [](int32_t a, int32_t b) {
     return profile[a].milliseconds > profile[b].milliseconds;
   });
-  const char *names = tfc_gpu_kernel_names;
-  std::vector<const char *> name;
-  for (int32_t i = 0; i < tfc_gpu_kernel_count; ++i) {
-    name.push_back(names);
-    names += std::strlen(names) + 1;
-  }
   std::fprintf(stderr,
                "gpu-profile: %lld launches, %.3f ms of kernels; %lld copies "
                "of %.1f MiB between host and device, %.3f ms\n",
@@ -183,7 +178,7 @@ void printProfile() {
         stderr,
         "gpu-profile: %-10s %6.2f%% %10.3f ms %7lld launches "
         "%10.1f us each, %lld blocks of %lld\n",
-        name[i], 100 * k.milliseconds / total, k.milliseconds,
+        kernelNames[i], 100 * k.milliseconds / total, k.milliseconds,
         static_cast<long long>(k.launches), 1000 * k.milliseconds / k.launches,
         static_cast<long long>(k.blocks), static_cast<long long>(k.threads));
   }
@@ -260,6 +255,7 @@ void initialize() {
     check(driver.moduleGetFunction(&fn, module, kernelName),
           "cuModuleGetFunction");
     kernels.push_back(fn);
+    kernelNames.push_back(kernelName);
     kernelName += std::strlen(kernelName) + 1;
   }
   const char *profiling = std::getenv("TFC_GPU_PROFILE");
@@ -289,27 +285,28 @@ CUdeviceptr allocate(size_t bytes, const char *what) {
   return pointer;
 }
 
+/// When profiling, counts a copy of `bytes` that began at `start`.
+void countCopy(double start, int64_t bytes) {
+  if (!profileStart)
+    return;
+  copyMilliseconds += nowMilliseconds() - start;
+  copyBytes += bytes;
+  copies += 1;
+}
+
 /// Copies between host and device, timed when profiling; a copy to the
 /// host waits for the kernels before it and reports their errors.
 void copyToDevice(CUdeviceptr device, const void *host, int64_t bytes) {
   double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyHtoD(device, host, bytes), "copy to the GPU");
-  if (profileStart) {
-    copyMilliseconds += nowMilliseconds() - start;
-    copyBytes += bytes;
-    copies += 1;
-  }
+  countCopy(start, bytes);
 }
 
 void copyToHost(void *host, CUdeviceptr device, int64_t bytes) {
   double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyDtoH(host, device, bytes),
         "a kernel or the copy from the GPU");
-  if (profileStart) {
-    copyMilliseconds += nowMilliseconds() - start;
-    copyBytes += bytes;
-    copies += 1;
-  }
+  countCopy(start, bytes);
 }
 
 } // namespace
