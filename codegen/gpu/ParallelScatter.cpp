@@ -67,6 +67,13 @@ bool channelIndexed(Block *body, Value buffer, Value channel) {
   return stored;
 }
 
+/// Whether the bounds of the loop `inner` are defined outside `outer`.
+bool boundsDefinedOutside(scf::ForOp inner, scf::ForOp outer) {
+  return llvm::all_of(
+      ValueRange{inner.getLowerBound(), inner.getUpperBound(), inner.getStep()},
+      [&](Value bound) { return outer.isDefinedOutsideOfLoop(bound); });
+}
+
 /// Whether the loads in `block` (not nested) read `table` only as `table`
 /// itself, never through another view of its buffer.
 bool readsTableByNameOnly(Block *block, Value table) {
@@ -108,9 +115,8 @@ scf::ForOp threadedScatterInnerLoop(scf::ForOp outer) {
       inner.getNumRegionIterArgs() != 1 ||
       inner.getInitArgs()[0] != outer.getRegionIterArgs()[0])
     return {};
-  for (Value bound : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
-    if (!outer.isDefinedOutsideOfLoop(bound))
-      return {};
+  if (!boundsDefinedOutside(inner, outer))
+    return {};
   for (Operation &op : body->without_terminator()) {
     if (&op == inner.getOperation())
       continue;
@@ -150,10 +156,8 @@ scf::ForOp inPlaceScatterInnerLoop(scf::ForOp outer) {
       dyn_cast_or_null<scf::ForOp>(body->getTerminator()->getPrevNode());
   if (!inner || inner.getNumRegionIterArgs() != 0)
     return {};
-  for (Value bound :
-       {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
-    if (!outer.isDefinedOutsideOfLoop(bound))
-      return {};
+  if (!boundsDefinedOutside(inner, outer))
+    return {};
   Block *innerBody = inner.getBody();
   Value table;
   for (Operation &op : innerBody->without_terminator())
