@@ -120,29 +120,39 @@ Value attention::mergeHeads(OpBuilder &b, Location loc, Value x) {
 // Rows
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The offsets, sizes and strides of the slice of `shape` that takes
+/// `size` elements from `offset` along `dim` and all of every other
+/// dimension.
+struct DimSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+DimSlice dimSlice(OpBuilder &b, ArrayRef<int64_t> shape, unsigned dim,
+                  OpFoldResult offset, int64_t size) {
+  DimSlice slice;
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    slice.offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
+    slice.sizes.push_back(b.getIndexAttr(d == dim ? size : extent));
+    slice.strides.push_back(b.getIndexAttr(1));
+  }
+  return slice;
+}
+} // namespace
+
 Value attention::sliceDim(OpBuilder &b, Location loc, Value x, unsigned dim,
                           OpFoldResult offset, int64_t size) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  for (auto [d, extent] : llvm::enumerate(shape)) {
-    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(d == dim ? size : extent));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  return b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
+  DimSlice slice = dimSlice(b, shapeOf(x), dim, offset, size);
+  return b.create<tensor::ExtractSliceOp>(loc, x, slice.offsets, slice.sizes,
+                                          slice.strides);
 }
 
 Value attention::insertDim(OpBuilder &b, Location loc, Value block, Value dest,
                            unsigned dim, OpFoldResult offset) {
   ArrayRef<int64_t> shape = shapeOf(block);
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  for (auto [d, extent] : llvm::enumerate(shape)) {
-    offsets.push_back(d == dim ? offset : b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(extent));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  return b.create<tensor::InsertSliceOp>(loc, block, dest, offsets, sizes,
-                                         strides);
+  DimSlice slice = dimSlice(b, shape, dim, offset, shape[dim]);
+  return b.create<tensor::InsertSliceOp>(loc, block, dest, slice.offsets,
+                                         slice.sizes, slice.strides);
 }
 
 Value attention::extractRow(OpBuilder &b, Location loc, Value x,
