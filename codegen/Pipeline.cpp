@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -62,6 +63,7 @@ void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
@@ -77,6 +79,8 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcFlattenParams());
   if (options.train)
     pm.addPass(mlir::tfc::createTfcBuildOptimizer());
+  if (options.fusion && options.rowAttention)
+    pm.addPass(mlir::tfc::createTfcRowAttention());
   if (options.fusion) {
     mlir::tfc::TfcBlockedAttentionOptions blocked;
     blocked.blockSize = options.attentionBlock;

@@ -37,6 +37,9 @@ struct PipelineOptions {
   /// iterations of an `scf.forall` (the CPU target; the GPU target maps
   /// the block ops to kernels instead).
   bool parallelHeads = true;
+  /// Lower softmax attention to loops over rows (tfc-row-attention) instead
+  /// of blocks (`tfc compile --target=cuda --gpu-attention=rows`).
+  bool rowAttention = false;
   /// Recompute Performer attention in its gradient instead of keeping the
   /// forward's features, chunk states and scores (`tfc compile
   /// --recompute-attention`; tfc-lower-to-linalg's `recompute-attention`).

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -70,6 +71,8 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   tiling.sharedMemory = !emulated;
   pm.addPass(mlir::tfc::createTfcGpuTileContractions(tiling));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // tfc-row-attention's loops over rows: one thread per iteration.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   // The embedding gradient's scatter-add: one thread per channel.
   pm.addPass(mlir::tfc::createTfcGpuParallelScatter());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
@@ -104,6 +107,9 @@ void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // The registers of tfc-row-attention's rows (`vector` values), which
+  // convert-gpu-to-nvvm leaves.
+  kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(mlir::tfc::createTfcGpuNativeMath());
   // math.fma of the polynomials, which convert-gpu-to-nvvm leaves.
   kernels.addPass(createConvertMathToLLVMPass());

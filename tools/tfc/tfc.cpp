@@ -106,6 +106,22 @@ cl::opt<bool> gpuEmulate(
              "mapping on a machine without a GPU; slow)"),
     cl::init(false), cl::cat(compileCategory));
 
+/// How the GPU target runs softmax attention.
+enum class GpuAttention { Blocks, Rows };
+
+cl::opt<GpuAttention> gpuAttention(
+    "gpu-attention",
+    cl::desc("With --target=cuda: how softmax attention runs"),
+    cl::values(
+        clEnumValN(GpuAttention::Blocks, "blocks",
+                   "query and key blocks, a kernel per block operation "
+                   "(default)"),
+        clEnumValN(GpuAttention::Rows, "rows",
+                   "one thread per (batch, head, query row) over its keys, "
+                   "three kernels per attention and gradient "
+                   "(tfc-row-attention)")),
+    cl::init(GpuAttention::Blocks), cl::cat(compileCategory));
+
 cl::opt<std::string> cpuName(
     "cpu", cl::desc("Target CPU for the generated code (default: this "
                     "machine's, 'native')"),
@@ -570,6 +586,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
                     "a stage other than ptx\n";
     return 1;
   }
+  if (gpuAttention.getNumOccurrences() && target != Target::CUDA) {
+    llvm::errs() << "tfc: error: --gpu-attention: expected --target=cuda "
+                    "(it sets the GPU target's attention)\n";
+    return 1;
+  }
   // The emulation is CPU code: checked and linked as such.
   if (gpuEmulate)
     cuda = false;
@@ -630,6 +651,8 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.recomputeAttention = recomputeAttention;
     pipeline.recomputeElementwise = recomputeElementwise;
     pipeline.parallelHeads = !cuda && !gpuEmulate;
+    pipeline.rowAttention = (cuda || gpuEmulate) &&
+                            gpuAttention == GpuAttention::Rows;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);

@@ -6,6 +6,7 @@
 #===------------------------------------------------------------------------===#
 #
 # usage: gpu-cpu.sh emulate|device SPEC DIR GRADCHECK_LIB... -- TFC_COMPILE_FLAGS...
+#          [--gpu GPU_ONLY_FLAGS...]
 #
 # Builds SPEC in float64 twice, attention in blocks of 8 rows: for the GPU
 # and for the CPU. With `emulate` the GPU build's kernels run on the CPU
@@ -19,6 +20,7 @@
 #      step) with --dump;
 #   2. the CPU build's gradient check, comparing the same results with
 #      --compare at 1e-10 relative to each part's largest magnitude.
+# Flags after `--gpu` (such as --gpu-attention) go to the GPU build only.
 # Prints both reports, the CPU one after a line `== cpu`.
 #
 #===------------------------------------------------------------------------===#
@@ -38,11 +40,19 @@ while [ "$1" != "--" ]; do
   shift
 done
 shift
+common=""
+while [ $# -gt 0 ] && [ "$1" != "--gpu" ]; do
+  common="$common $1"
+  shift
+done
+if [ $# -gt 0 ]; then
+  shift
+fi
 
 mkdir -p "$dir"
 tfc compile "$spec" --f64 --emit=obj --attention-block 8 --target=cuda \
-  $emulate "$@" -o "$dir/gpu.o"
-tfc compile "$spec" --f64 --emit=obj --attention-block 8 "$@" -o "$dir/cpu.o"
+  $emulate $common "$@" -o "$dir/gpu.o"
+tfc compile "$spec" --f64 --emit=obj --attention-block 8 $common -o "$dir/cpu.o"
 c++ "$dir/gpu.o" $lib -lm -o "$dir/gpu"
 c++ "$dir/cpu.o" $lib -lm -o "$dir/cpu"
 "$dir/gpu" --dump "$dir/gpu.bin"

@@ -1,0 +1,407 @@
+//===- RowAttention.cpp - The tfc-row-attention pass ----------------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax`
+/// kind to loops over rows, one iteration per (batch, head, row), each
+/// running over the keys (or queries) it meets with its running values in
+/// registers: no score matrix or block of one exists anywhere. On a GPU,
+/// every iteration is a thread, and the threads of a warp are consecutive
+/// rows of one head, which read the same key at the same time.
+///
+/// Forward, for query row i (an online softmax over single keys):
+///
+///   m = -inf, l = 0, acc = 0                        // acc: Dh values
+///   for each key j that i may attend
+///     s = scale * q_i . k_j,  m' = max(m, s)
+///     c = exp(m - m'),  p = exp(s - m')
+///     l = c * l + p,  acc = c * acc + p * v_j,  m = m'
+///   O_i = acc / l   (0 when i attends no key)
+///
+/// Gradient, in two loops over rows. Per query row i: the softmax's
+/// log-sum-exp `lse_i` and `D_i = dO_i . O_i = sum_j p_ij (dO_i . v_j)`
+/// (both by the same online rescaling), then
+/// `dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j`. Per key row j, over
+/// the queries i that attend it:
+///
+///   p = exp(scale * q_i . k_j - lse_i),  dV_j += p dO_i
+///   dK_j += scale * p (dO_i . v_j - D_i) q_i
+///
+/// Both loops are `scf.forall` over tensors, whose rows are written with
+/// `tensor.parallel_insert_slice`.
+///
+//===----------------------------------------------------------------------===//
+
+#include "passes/LoweringUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCROWATTENTION
+#include "passes/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// Builds the row loops of one softmax attention: `query [B, Sq, D]`,
+/// `key` and `value [B, Sk, D]`, `heads` heads of `Dh = D / heads`
+/// channels, an optional key mask `[B, Sk]`.
+class RowAttentionBuilder {
+public:
+  RowAttentionBuilder(OpBuilder &builder, Location loc, SoftmaxAttr kind,
+                      int64_t heads, Value query, Value key, Value value,
+                      Value mask)
+      : b(builder), loc(loc), causal(kind.getCausal()), heads(heads),
+        query(query), key(key), value(value), mask(mask),
+        element(elementOf(query)) {
+    ArrayRef<int64_t> qShape = shapeOf(query);
+    batch = qShape[0];
+    queries = qShape[1];
+    headDim = qShape[2] / heads;
+    keys = shapeOf(key)[1];
+    scale = 1.0 / std::sqrt(static_cast<double>(headDim));
+    rowType = VectorType::get({headDim}, element);
+  }
+
+  /// The attention's output `[B, Sq, D]`.
+  Value forward() {
+    Value out = emptyTensor(b, loc, shapeOf(query), element);
+    auto loop = rowLoop(queries, {out}, [&](Value bi, Value i, Value h) {
+      Value q = readRow(query, bi, i, h);
+      Value zeros = zeroRow();
+      Value negInf = constant(-std::numeric_limits<double>::infinity());
+      auto keysLoop = b.create<scf::ForOp>(
+          loc, constantIndex(0), keyEnd(i), constantIndex(1),
+          ValueRange{negInf, constant(0.0), zeros});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(keysLoop.getBody());
+        Value j = keysLoop.getInductionVar();
+        Value m = keysLoop.getRegionIterArgs()[0];
+        Value l = keysLoop.getRegionIterArgs()[1];
+        Value acc = keysLoop.getRegionIterArgs()[2];
+        Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
+        auto [next, c, p] = onlineStep(bi, j, m, s);
+        Value v = readRow(value, bi, j, h);
+        Value nextAcc = b.create<vector::FMAOp>(loc, broadcast(p), v,
+                                                mulRow(acc, c));
+        b.create<scf::YieldOp>(
+            loc, ValueRange{next, add(mul(l, c), p), nextAcc});
+      }
+      Value l = keysLoop.getResult(1);
+      Value acc = keysLoop.getResult(2);
+      // A row that attends no key gives zeros, as the dense lowering does.
+      Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l,
+                                          constant(0.0));
+      Value inverse = b.create<arith::SelectOp>(
+          loc, any, b.create<arith::DivFOp>(loc, constant(1.0), l),
+          constant(0.0));
+      return SmallVector<Value>{mulRow(acc, inverse)};
+    });
+    return loop.getResult(0);
+  }
+
+  /// The gradients of query, key and value for the output gradient `grad`.
+  SmallVector<Value> gradient(Value grad) {
+    // Per query row: the log-sum-exp, D and dQ.
+    Value dq = emptyTensor(b, loc, shapeOf(query), element);
+    SmallVector<int64_t> statsShape = {batch, heads, queries};
+    Value lseInit = emptyTensor(b, loc, statsShape, element);
+    Value deltaInit = emptyTensor(b, loc, statsShape, element);
+    auto queryLoop = rowLoop(
+        queries, {dq, lseInit, deltaInit}, [&](Value bi, Value i, Value h) {
+          Value q = readRow(query, bi, i, h);
+          Value dout = readRow(grad, bi, i, h);
+          Value negInf = constant(-std::numeric_limits<double>::infinity());
+          // The softmax's normaliser and D, rescaled like it.
+          auto statsLoop = b.create<scf::ForOp>(
+              loc, constantIndex(0), keyEnd(i), constantIndex(1),
+              ValueRange{negInf, constant(0.0), constant(0.0)});
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(statsLoop.getBody());
+            Value j = statsLoop.getInductionVar();
+            Value m = statsLoop.getRegionIterArgs()[0];
+            Value l = statsLoop.getRegionIterArgs()[1];
+            Value d = statsLoop.getRegionIterArgs()[2];
+            Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
+            auto [next, c, p] = onlineStep(bi, j, m, s);
+            Value dp = dot(dout, readRow(value, bi, j, h));
+            b.create<scf::YieldOp>(loc,
+                                   ValueRange{next, add(mul(l, c), p),
+                                              add(mul(d, c), mul(p, dp))});
+          }
+          Value m = statsLoop.getResult(0);
+          Value l = statsLoop.getResult(1);
+          Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT,
+                                              l, constant(0.0));
+          Value lse = b.create<arith::SelectOp>(
+              loc, any, add(m, b.create<math::LogOp>(loc, l)), constant(0.0));
+          Value delta = b.create<arith::SelectOp>(
+              loc, any, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l),
+              constant(0.0));
+          // dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j.
+          auto gradLoop =
+              b.create<scf::ForOp>(loc, constantIndex(0), keyEnd(i),
+                                   constantIndex(1), ValueRange{zeroRow()});
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(gradLoop.getBody());
+            Value j = gradLoop.getInductionVar();
+            Value acc = gradLoop.getRegionIterArgs()[0];
+            Value k = readRow(key, bi, j, h);
+            Value s = mul(constant(scale), dot(q, k));
+            Value p = visible(bi, j, b.create<math::ExpOp>(loc, sub(s, lse)));
+            Value dp = dot(dout, readRow(value, bi, j, h));
+            Value ds = mul(p, sub(dp, delta));
+            b.create<scf::YieldOp>(
+                loc, ValueRange{b.create<vector::FMAOp>(loc, broadcast(ds), k,
+                                                        acc)});
+          }
+          return SmallVector<Value>{
+              mulRow(gradLoop.getResult(0), constant(scale)), lse, delta};
+        });
+    Value lse = queryLoop.getResult(1);
+    Value delta = queryLoop.getResult(2);
+
+    // Per key row: dK and dV over the queries that attend it.
+    Value dk = emptyTensor(b, loc, shapeOf(key), element);
+    Value dv = emptyTensor(b, loc, shapeOf(value), element);
+    auto keyLoop = rowLoop(keys, {dk, dv}, [&](Value bi, Value j, Value h) {
+      Value k = readRow(key, bi, j, h);
+      Value v = readRow(value, bi, j, h);
+      Value first = causal ? j : constantIndex(0);
+      Value end = constantIndex(queries);
+      // A padding key is attended by no query.
+      if (mask)
+        end = b.create<arith::SelectOp>(loc, realKey(bi, j), end, first);
+      Value zeros = zeroRow();
+      auto loop = b.create<scf::ForOp>(loc, first, end, constantIndex(1),
+                                       ValueRange{zeros, zeros});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value i = loop.getInductionVar();
+        Value dkAcc = loop.getRegionIterArgs()[0];
+        Value dvAcc = loop.getRegionIterArgs()[1];
+        Value q = readRow(query, bi, i, h);
+        Value dout = readRow(grad, bi, i, h);
+        SmallVector<Value> at = {bi, h, i};
+        Value rowLse = b.create<tensor::ExtractOp>(loc, lse, at);
+        Value rowDelta = b.create<tensor::ExtractOp>(loc, delta, at);
+        Value s = mul(constant(scale), dot(q, k));
+        Value p = b.create<math::ExpOp>(loc, sub(s, rowLse));
+        Value ds = mul(p, sub(dot(dout, v), rowDelta));
+        b.create<scf::YieldOp>(
+            loc,
+            ValueRange{b.create<vector::FMAOp>(loc, broadcast(ds), q, dkAcc),
+                       b.create<vector::FMAOp>(loc, broadcast(p), dout,
+                                               dvAcc)});
+      }
+      return SmallVector<Value>{mulRow(loop.getResult(0), constant(scale)),
+                                loop.getResult(1)};
+    });
+    return {queryLoop.getResult(0), keyLoop.getResult(0),
+            keyLoop.getResult(1)};
+  }
+
+private:
+  using RowBody =
+      function_ref<SmallVector<Value>(Value batchIndex, Value row, Value head)>;
+
+  /// An `scf.forall` over (batch, head, row) for `rows` rows, with `outs`
+  /// as its shared outputs. `body` returns, for each output, the row's
+  /// value: a `[Dh]` vector written at `[b, row, h * Dh]` of a `[B, S, D]`
+  /// output, or a scalar written at `[b, h, row]` of a `[B, H, S]` one.
+  scf::ForallOp rowLoop(int64_t rows, ValueRange outs, RowBody body) {
+    // Rows innermost: consecutive threads take consecutive rows of one
+    // head, which read the same key or query rows.
+    SmallVector<OpFoldResult> bounds = {b.getIndexAttr(batch),
+                                        b.getIndexAttr(heads),
+                                        b.getIndexAttr(rows)};
+    auto loop =
+        b.create<scf::ForallOp>(loc, bounds, outs, /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> ivs = loop.getInductionVars();
+    Value bi = ivs[0], h = ivs[1], row = ivs[2];
+    SmallVector<Value> results = body(bi, row, h);
+    SmallVector<Value> tiles;
+    SmallVector<bool> isRow;
+    for (Value result : results) {
+      // Each value goes through a tensor.empty of its own, which
+      // empty-tensor elimination replaces by the output's slice.
+      isRow.push_back(isa<VectorType>(result.getType()));
+      Value zero = constantIndex(0);
+      if (!isRow.back()) {
+        Value tile = emptyTensor(b, loc, {1}, element);
+        tiles.push_back(b.create<tensor::InsertOp>(loc, result, tile, zero));
+        continue;
+      }
+      Value tile = emptyTensor(b, loc, {headDim}, element);
+      tiles.push_back(b.create<vector::TransferWriteOp>(
+                           loc, result, tile, ValueRange{zero},
+                           ArrayRef<bool>{true})
+                          .getResult());
+    }
+    Value column = b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
+    b.setInsertionPointToStart(loop.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    for (auto [tile, out, whole] :
+         llvm::zip(tiles, loop.getRegionIterArgs(), isRow)) {
+      SmallVector<OpFoldResult> offsets = {bi, h, row};
+      SmallVector<OpFoldResult> sizes(3, b.getIndexAttr(1));
+      if (whole) {
+        offsets = {bi, row, column};
+        sizes[2] = b.getIndexAttr(headDim);
+      }
+      b.create<tensor::ParallelInsertSliceOp>(loc, tile, out, offsets, sizes,
+                                              strides);
+    }
+    return loop;
+  }
+
+  /// One online-softmax step from running maximum `m` with score `s` of key
+  /// `j`: the new maximum, the factor `c` of the running sums and the
+  /// weight `p` of the key (1 and 0 for a padding key, which leaves every
+  /// running value as it was).
+  std::tuple<Value, Value, Value> onlineStep(Value bi, Value j, Value m,
+                                             Value s) {
+    Value next = b.create<arith::MaximumFOp>(loc, m, s);
+    Value c = b.create<math::ExpOp>(loc, sub(m, next));
+    Value p = b.create<math::ExpOp>(loc, sub(s, next));
+    if (!mask)
+      return {next, c, p};
+    Value real = realKey(bi, j);
+    return {b.create<arith::SelectOp>(loc, real, next, m),
+            b.create<arith::SelectOp>(loc, real, c, constant(1.0)),
+            b.create<arith::SelectOp>(loc, real, p, constant(0.0))};
+  }
+
+  /// `p`, or 0 when key `j` is padding.
+  Value visible(Value bi, Value j, Value p) {
+    if (!mask)
+      return p;
+    return b.create<arith::SelectOp>(loc, realKey(bi, j), p, constant(0.0));
+  }
+
+  /// Whether key `j` of batch row `bi` is a real token (mask not 0).
+  Value realKey(Value bi, Value j) {
+    Value flag = b.create<tensor::ExtractOp>(loc, mask, ValueRange{bi, j});
+    return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, flag,
+                                   constant(0.0));
+  }
+
+  /// One past the last key that query `i` may attend.
+  Value keyEnd(Value i) {
+    if (!causal)
+      return constantIndex(keys);
+    return b.create<arith::AddIOp>(loc, i, constantIndex(1));
+  }
+
+  /// Head `h` of row `row` of `x [B, S, D]`, as a `[Dh]` vector.
+  Value readRow(Value x, Value bi, Value row, Value h) {
+    Value column =
+        b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
+    return b.create<vector::TransferReadOp>(
+        loc, rowType, x, ValueRange{bi, row, column}, constant(0.0),
+        ArrayRef<bool>{true});
+  }
+
+  Value dot(Value x, Value y) {
+    return b.create<vector::ReductionOp>(
+        loc, vector::CombiningKind::ADD,
+        b.create<arith::MulFOp>(loc, x, y));
+  }
+  Value broadcast(Value x) {
+    return b.create<vector::BroadcastOp>(loc, rowType, x);
+  }
+  Value mulRow(Value row, Value x) {
+    return b.create<arith::MulFOp>(loc, row, broadcast(x));
+  }
+  Value zeroRow() {
+    return b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(rowType, b.getFloatAttr(element, 0.0)));
+  }
+  Value mul(Value x, Value y) { return b.create<arith::MulFOp>(loc, x, y); }
+  Value add(Value x, Value y) { return b.create<arith::AddFOp>(loc, x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubFOp>(loc, x, y); }
+  Value constant(double v) { return floatConstant(b, loc, element, v); }
+  Value constantIndex(int64_t v) { return indexConstant(b, loc, v); }
+
+  OpBuilder &b;
+  Location loc;
+  bool causal;
+  int64_t heads, batch = 0, queries = 0, keys = 0, headDim = 0;
+  double scale = 1.0;
+  Value query, key, value, mask;
+  Type element;
+  VectorType rowType;
+};
+
+/// Whether the pass lowers an attention of `kind` over these operands:
+/// softmax, static shapes, causal only over equal lengths.
+bool handles(Attribute kind, Value query, Value key) {
+  auto softmax = dyn_cast<SoftmaxAttr>(kind);
+  if (!softmax)
+    return false;
+  auto qType = dyn_cast<RankedTensorType>(query.getType());
+  auto kType = dyn_cast<RankedTensorType>(key.getType());
+  if (!qType || !kType || !qType.hasStaticShape() || !kType.hasStaticShape())
+    return false;
+  return !softmax.getCausal() || qType.getDimSize(1) == kType.getDimSize(1);
+}
+
+struct TfcRowAttentionPass
+    : public tfc::impl::TfcRowAttentionBase<TfcRowAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        if (handles(attention.getKind(), attention.getQuery(),
+                    attention.getKey()))
+          ops.push_back(op);
+      } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+        if (handles(grad.getKind(), grad.getQuery(), grad.getKey()))
+          ops.push_back(op);
+      }
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        RowAttentionBuilder rows(
+            b, op->getLoc(), cast<SoftmaxAttr>(attention.getKind()),
+            attention.getHeads(), attention.getQuery(), attention.getKey(),
+            attention.getValue(), attention.getMask());
+        attention.getResult().replaceAllUsesWith(rows.forward());
+      } else {
+        auto grad = cast<AttentionGradOp>(op);
+        RowAttentionBuilder rows(b, op->getLoc(),
+                                 cast<SoftmaxAttr>(grad.getKind()),
+                                 grad.getHeads(), grad.getQuery(),
+                                 grad.getKey(), grad.getValue(), grad.getMask());
+        SmallVector<Value> grads = rows.gradient(grad.getGrad());
+        grad.getQueryGrad().replaceAllUsesWith(grads[0]);
+        grad.getKeyGrad().replaceAllUsesWith(grads[1]);
+        grad.getValueGrad().replaceAllUsesWith(grads[2]);
+      }
+      op->erase();
+    }
+  }
+};
+
+} // namespace
