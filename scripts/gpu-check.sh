@@ -45,8 +45,10 @@ fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # The families and the flags of test/codegen/gpu/device-families.test.
+# A family named NAME_rows is NAME built with --gpu-attention=rows.
 families=(vanilla_lm hourglass_lm hourglass_enwik8 primer_ez_lm transformer_cls
-          performer_cls longformer_cls performer_lm longformer_lm)
+          performer_cls longformer_cls performer_lm longformer_lm
+          vanilla_lm_rows transformer_cls_rows)
 
 spec_of() { # family -> the tiny spec on stdout
   local tiny=$root/test/gradcheck/Inputs/tiny.sed specs=$root/specs
@@ -67,12 +69,13 @@ build() {
   mkdir -p "$dir/lib" "$dir/tiny"
   cp "$llvm_lib/libomp.so.5" "$dir/lib/"
   for f in "${families[@]}"; do
-    local d=$dir/$f seq=32
+    local d=$dir/$f seq=32 gpu_flags=()
     [[ $f == hourglass_enwik8 ]] && seq=48
+    [[ $f == *_rows ]] && gpu_flags=(--gpu-attention=rows)
     mkdir -p "$d"
-    spec_of "$f" > "$d/spec.toml"
+    spec_of "${f%_rows}" > "$d/spec.toml"
     "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \
-      --target=cuda -o "$d/gpu.o"
+      --target=cuda "${gpu_flags[@]}" -o "$d/gpu.o"
     "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \
       -o "$d/cpu.o"
     c++ "$d/gpu.o" "$lib/libtfc-gradcheck.a" "$lib/libtfcrt_cuda.a" -ldl -lm -o "$d/gpu"
