@@ -365,6 +365,23 @@ bool readManifestTensors(const SafetensorsFile &file, const Manifest &manifest,
     if (!file.readF32(name, t.shape, base + t.offset, err))
       return false;
   }
+  // A tensor that this model does not have means another architecture
+  // (learned positions where this model has none, say): the tensors it
+  // shares with this one were trained for a different model. Optimizer
+  // state (`optimizer.`) is what a training checkpoint adds.
+  if (prefix.empty()) {
+    std::set<std::string> names;
+    for (const TensorInfo &t : manifest.tensors)
+      names.insert(t.name);
+    for (const SafetensorsEntry &e : file.entries())
+      if (!names.count(e.name) && e.name.rfind("optimizer.", 0) != 0) {
+        err = file.path() + ": tensor '" + e.name +
+              "' is not a tensor of this model" +
+              (otherModel.empty() ? " ('" + manifest.model + "')"
+                                  : otherModel);
+        return false;
+      }
+  }
   return true;
 }
 

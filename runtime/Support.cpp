@@ -61,6 +61,12 @@ static std::string notRegularError(const std::string &path, mode_t mode) {
   return path + ": is " + fileKind(mode) + ", not a regular file";
 }
 
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 bool regularFileSize(const std::string &path, uint64_t &size,
                      std::string &err) {
   struct stat st;

@@ -30,6 +30,9 @@ namespace tfc::rt {
 /// printf into a std::string.
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/// Whether `a` and `b` name the same existing file (links included).
+bool sameFile(const std::string &a, const std::string &b);
+
 /// Sets `size` to the size of the regular file at `path`. Fails, without
 /// opening it, on a missing file and on anything that is not a regular file
 /// (a directory, a device such as /dev/zero, a FIFO, a socket), whose reads

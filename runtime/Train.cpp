@@ -379,11 +379,12 @@ std::string trainHelp() {
       "                    towards --steps\n"
       "  --seed S          run seed: initialisation, batches, dropout,\n"
       "                    feature redraws\n"
-      "  --resume PATH     continue from a training checkpoint\n"
-      "                    (DIR/last.safetensors); the result is the same as\n"
-      "                    an uninterrupted run\n"
+      "  --resume PATH     continue from a training checkpoint of this\n"
+      "                    model (DIR/last.safetensors); the result is the\n"
+      "                    same as an uninterrupted run\n"
       "  --weights PATH    start from these weights with fresh optimizer\n"
-      "                    state instead of a seeded initialisation\n"
+      "                    state instead of a seeded initialisation (every\n"
+      "                    tensor of the file must be one of this model's)\n"
       "  --eval-every N    validate every N steps (0: never)\n"
       "  --eval-batches N  batches per validation (0: all)\n"
       "  --test-batches N  batches of the final test (0: all, the default)\n"
@@ -456,8 +457,16 @@ int runTrain(const Manifest &m, const Options &o) {
   state.seed = o.hasSeed ? o.seed : m.seed;
   if (resuming) {
     SafetensorsFile file;
-    if (!file.open(o.resume, err) || !readTrainState(file, state, err) ||
-        !readManifestTensors(file, m, params.data(), "", err) ||
+    if (!file.open(o.resume, err) || !readTrainState(file, state, err))
+      return fail(err);
+    // A resume continues a run of this model, and writes into its folder.
+    const std::string *model = file.metadataValue("tfc.model");
+    if (model && *model != m.model)
+      return fail(o.resume + ": the checkpoint is of model '" + *model +
+                  "', this executable is model '" + m.model +
+                  "'; --resume continues a run of the same model (--weights "
+                  "starts from another model's weights of the same shapes)");
+    if (!readManifestTensors(file, m, params.data(), "", err) ||
         !readManifestTensors(file, m, adamM.data(), kAdamMPrefix, err) ||
         !readManifestTensors(file, m, adamV.data(), kAdamVPrefix, err))
       return fail(err);

@@ -323,6 +323,38 @@ TEST(Safetensors, MissingNameAndOtherModel) {
                    "executable is model 'tiny'");
 }
 
+TEST(Safetensors, ExtraTensorMeansAnotherModel) {
+  // Every tensor of the model is there, and one more: the checkpoint is of
+  // another architecture, whatever its name says.
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  std::vector<float> data(12, 0.0f);
+  std::vector<TensorView> tensors = {
+      {"embed.weight", {4, 3}, data.data()},
+      {"norm.weight", {3}, data.data()},
+      {"layers.0.attn.features", {2, 2, 2}, data.data()},
+      {"pos_embed.weight", {4, 3}, data.data()}};
+  std::string err;
+  ASSERT_TRUE(writeSafetensors(path, tensors, {}, err)) << err;
+  EXPECT_EQ(loadError(path), path + ": tensor 'pos_embed.weight' is not a "
+                                    "tensor of this model ('tiny')");
+  ASSERT_TRUE(writeSafetensors(path, tensors, {{"tfc.model", "big-lm"}}, err))
+      << err;
+  EXPECT_EQ(loadError(path), path + ": tensor 'pos_embed.weight' is not a "
+                                    "tensor of this model; the checkpoint is "
+                                    "of model 'big-lm', this executable is "
+                                    "model 'tiny'");
+  // Without the extra tensor, another model's name alone does not stop a
+  // load of weights of the same shapes.
+  tensors.pop_back();
+  ASSERT_TRUE(writeSafetensors(path, tensors, {{"tfc.model", "big-lm"}}, err))
+      << err;
+  Manifest m = tinyManifest();
+  std::vector<float> params(size_t(m.params), 1.0f);
+  EXPECT_TRUE(loadCheckpoint(path, m, params.data(), err)) << err;
+  EXPECT_EQ(params[0], 0.0f);
+}
+
 TEST(Safetensors, WrongDtype) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
