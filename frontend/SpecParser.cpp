@@ -1011,6 +1011,17 @@ bool SpecReader::readPath(const Section &sec, const char *key, std::string &out,
   if (value.find('\0') != std::string::npos)
     return error(toLoc(node->source().begin), sec.dotted(key),
                  "expected a file path, got a string with a NUL character");
+  // The executable records the path on a line of its own (its manifest).
+  for (char c : value)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof(code), "0x%02x",
+                    static_cast<unsigned>(static_cast<unsigned char>(c)));
+      return error(toLoc(node->source().begin), sec.dotted(key),
+                   std::string("expected a file path, got a string with the "
+                               "control character ") +
+                       code);
+    }
   out = value;
   return true;
 }
@@ -1588,6 +1599,12 @@ bool SpecReader::checkVocab(const Section &modelSec, const Spec &spec) {
                  "expected at least 256 for byte data (data.format = "
                  "\"bytes\"), got " +
                      std::to_string(spec.model.vocab));
+  // The executable's word vocabulary starts with PAD, UNK and CLS.
+  if (spec.model.task == Task::Classify && spec.model.vocab < 4)
+    return error(locOf(modelSec, "vocab"), "model.vocab",
+                 "expected at least 4 for a classify model (PAD, UNK, CLS "
+                 "and one word), got " +
+                     std::to_string(spec.model.vocab));
   return true;
 }
 
@@ -1827,6 +1844,21 @@ std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
     if (std::filesystem::is_directory(path, ec)) {
       setFailure(diag, path, Loc(), "file",
                  "cannot read the spec: it is a directory");
+      return std::nullopt;
+    }
+    // A FIFO would block until something writes it; a device never ends.
+    std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(status) &&
+        !std::filesystem::is_regular_file(status)) {
+      const char *kind =
+          std::filesystem::is_fifo(status)              ? "a FIFO"
+          : std::filesystem::is_character_file(status) ? "a character device"
+          : std::filesystem::is_block_file(status)     ? "a block device"
+          : std::filesystem::is_socket(status)         ? "a socket"
+                                                        : "a special file";
+      setFailure(diag, path, Loc(), "file",
+                 std::string("cannot read the spec: it is ") + kind +
+                     ", not a regular file");
       return std::nullopt;
     }
     errno = 0;

@@ -16,7 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #ifndef TFC_SOURCE_DIR
@@ -124,6 +127,26 @@ TEST(SpecParser, MissingFileIsReported) {
   EXPECT_EQ(d.key, "file");
   EXPECT_NE(d.str().find("/nonexistent/spec.toml"), std::string::npos);
   EXPECT_NE(d.message.find("cannot open"), std::string::npos);
+}
+
+TEST(SpecParser, RefusesASpecThatIsNotARegularFile) {
+  // A FIFO would block the compiler until something writes it.
+  std::string dir = ::testing::TempDir() + "/spec-fifo-" +
+                    std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string fifo = dir + "/spec.toml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Diagnostic d;
+  EXPECT_FALSE(parseSpecFile(fifo, d));
+  EXPECT_EQ(d.key, "file");
+  EXPECT_NE(d.message.find("it is a FIFO, not a regular file"),
+            std::string::npos)
+      << d.str();
+  Diagnostic device;
+  EXPECT_FALSE(parseSpecFile("/dev/zero", device));
+  EXPECT_NE(device.message.find("a character device"), std::string::npos)
+      << device.str();
+  std::filesystem::remove_all(dir);
 }
 
 //===----------------------------------------------------------------------===//
@@ -439,6 +462,14 @@ TEST(SpecParser, RejectsVocabTooSmallForBytes) {
                     "model.vocab", "at least 256");
 }
 
+TEST(SpecParser, RejectsClassifyVocabWithoutRoomForAWord) {
+  // PAD, UNK and CLS come first in a classify model's word vocabulary.
+  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 3\nd_model = "
+                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n"
+                    "[data]\ntrain = \"a.jsonl\"\n",
+                    3, 9, "model.vocab", "at least 4 for a classify model");
+}
+
 TEST(SpecParser, RejectsDataFormatNotMatchingTask) {
   EXPECT_SPEC_ERROR(std::string(kModel) +
                         "[data]\nformat = \"jsonl\"\ntrain = \"a.jsonl\"\n",
@@ -460,6 +491,14 @@ TEST(SpecParser, RejectsFractionsAboveOne) {
 TEST(SpecParser, RejectsEmptyPath) {
   EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"\"\n", 7, 9,
                     "data.train", "empty string");
+}
+
+TEST(SpecParser, RejectsControlCharacterInPath) {
+  // The executable's manifest records each path on a line of its own.
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a.txt\\nlr 1\"\n",
+                    7, 9, "data.train", "control character 0x0a");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a\\tb.txt\"\n",
+                    7, 9, "data.train", "control character 0x09");
 }
 
 //===----------------------------------------------------------------------===//
