@@ -39,6 +39,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -281,8 +282,20 @@ std::string emitObjectFile(ModuleOp module, const std::string &cpu,
       return "the target cannot emit object files";
     codegen.run(*llvmModule);
   }
-  out.keep();
-  return "";
+  return finishOutput(out, path);
+}
+
+std::string finishOutput(llvm::ToolOutputFile &out, const std::string &path) {
+  out.os().flush();
+  if (!out.os().has_error()) {
+    out.keep();
+    return "";
+  }
+  std::string message = path + ": " + out.os().error().message();
+  out.os().clear_error();
+  if (!llvm::sys::fs::is_regular_file(path))
+    out.keep();
+  return message;
 }
 
 std::string linkExecutable(const std::string &object,
@@ -323,12 +336,28 @@ std::string linkExecutable(const std::string &object,
   }
   args.insert(args.end(), mpiArgs.begin(), mpiArgs.end());
   args.insert(args.end(), {"-lm", "-lpthread", "-o", output});
+  // The linker's messages go to a file; a failure reports its first line.
+  llvm::SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("tfc-link", "log", log))
+    log.clear();
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
-                                         &error);
+  int status = llvm::sys::ExecuteAndWait(
+      *linker, args, std::nullopt,
+      log.empty() ? llvm::ArrayRef<std::optional<llvm::StringRef>>()
+                  : llvm::ArrayRef<std::optional<llvm::StringRef>>(redirects),
+      0, 0, &error);
+  std::string message;
+  if (!log.empty()) {
+    if (auto text = llvm::MemoryBuffer::getFile(log))
+      message = (*text)->getBuffer().split('\n').first.trim().str();
+    llvm::sys::fs::remove(log);
+  }
   if (status != 0)
     return "linking " + output + " failed" +
-           (error.empty() ? "" : (": " + error));
+           (!message.empty() ? ": " + message
+                             : error.empty() ? "" : ": " + error);
   return "";
 }
 } // namespace tfc

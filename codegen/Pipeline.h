@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/ToolOutputFile.h"
+
 #include <string>
 
 namespace mlir {
@@ -84,6 +86,11 @@ std::string emitObjectFile(mlir::ModuleOp module, const std::string &cpu,
 /// Registers `tfc-to-linalg` and `tfc-linalg-to-llvm` as pass pipelines
 /// (for tfc-opt).
 void registerCodegenPipelines();
+
+/// Flushes `out`, written at `path`, and keeps it; on a write error (a
+/// full disk) returns "<path>: <error>" instead, removing a partial
+/// regular file (a device such as /dev/full is left alone).
+std::string finishOutput(llvm::ToolOutputFile &out, const std::string &path);
 
 /// Links `object` with the runtime libraries into the executable `output`.
 /// `toolDir` is the folder of the running `tfc`, from which the runtime

@@ -31,6 +31,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -144,7 +145,10 @@ cl::opt<int64_t> seqLenOverride(
                         "training.seq_len (default: training.seq_len)"),
     cl::init(0), cl::cat(compileCategory));
 
-cl::opt<bool> useF64("f64", cl::desc("Build the model in float64"),
+cl::opt<bool> useF64("f64",
+                     cl::desc("Build the model in float64 (an object or IR "
+                              "for the gradient check; the executable's "
+                              "runtime holds float32 tensors)"),
                      cl::init(false), cl::cat(compileCategory));
 
 cl::opt<unsigned> optLevel(
@@ -219,7 +223,11 @@ int printModule(ModuleOp module, const std::string &path) {
   }
   module.print(output->os());
   output->os() << "\n";
-  output->keep();
+  std::string written = ::tfc::finishOutput(*output, path);
+  if (!written.empty()) {
+    llvm::errs() << "tfc: error: " << written << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -240,7 +248,11 @@ int printKernelImage(ModuleOp module, const std::string &path) {
     return 1;
   }
   output->os() << text.getValue().drop_back();
-  output->keep();
+  std::string written = ::tfc::finishOutput(*output, path);
+  if (!written.empty()) {
+    llvm::errs() << "tfc: error: " << written << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -390,8 +402,19 @@ bool checkCpu(llvm::StringRef cpu) {
   }
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
       target->createMCSubtargetInfo(triple, "", ""));
-  if (subtarget && subtarget->isCPUStringValid(cpu))
-    return true;
+  if (subtarget && subtarget->isCPUStringValid(cpu)) {
+    // The generated code is 64-bit: a 32-bit x86 CPU (i386, pentium4)
+    // would stop LLVM's code generator.
+    std::unique_ptr<llvm::MCSubtargetInfo> chosen(
+        target->createMCSubtargetInfo(triple, cpu, ""));
+    if (llvm::Triple(triple).getArch() != llvm::Triple::x86_64 || !chosen ||
+        chosen->checkFeatures("+64bit"))
+      return true;
+    llvm::errs() << "tfc: error: --cpu: '" << cpu
+                 << "' has no 64-bit mode; expected a 64-bit CPU of " << triple
+                 << " (such as x86-64-v3, skylake-avx512, znver4)\n";
+    return false;
+  }
   llvm::errs() << "tfc: error: --cpu: expected 'native' or a CPU of " << triple
                << " (such as x86-64-v3, skylake-avx512, znver4), got '" << cpu
                << "'\n";
@@ -564,8 +587,28 @@ int compile(int argc, char **argv, const std::string &toolDir) {
                    << " is the spec itself; expected another output path\n";
     return 1;
   }
+  // The executable is linked in place: an output that is a folder, a
+  // device or a FIFO would fail in the linker, or block.
+  llvm::sys::fs::file_status outputStatus;
+  if (stage == Stage::Exe && !outputPath.empty() &&
+      !llvm::sys::fs::status(output, outputStatus) &&
+      llvm::sys::fs::exists(outputStatus) &&
+      !llvm::sys::fs::is_regular_file(outputStatus)) {
+    llvm::errs() << "tfc: error: -o: " << output
+                 << (llvm::sys::fs::is_directory(outputStatus)
+                         ? " is a folder"
+                         : " is not a regular file")
+                 << "; expected the executable's file path\n";
+    return 1;
+  }
 
   bool cuda = target == Target::CUDA;
+  if (useF64 && stage == Stage::Exe) {
+    llvm::errs() << "tfc: error: --f64: an executable's runtime holds float32 "
+                    "tensors; --f64 builds an object or IR (--emit=obj, as "
+                    "for the gradient check)\n";
+    return 1;
+  }
   if (stage == Stage::PTX && !cuda) {
     llvm::errs() << "tfc: error: --emit=ptx: expected --target=cuda (the CPU "
                     "target has no PTX)\n";
