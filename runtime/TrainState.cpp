@@ -50,37 +50,45 @@ bool readTrainState(const SafetensorsFile &file, TrainState &s,
                         "--weights";
     return false;
   }
-  auto bad = [&](const char *key) {
-    err = file.path() + ": bad training state: metadata '" + key + "'";
+  // "<path>: bad training state: metadata 'KEY' is 'VALUE', expected ...".
+  auto bad = [&](const char *key, const std::string &expected) {
+    const std::string *text = get(key);
+    err = file.path() + ": bad training state: metadata '" + key + "' " +
+          (text ? "is '" + *text + "'" : std::string("is missing")) +
+          ", expected " + expected;
     return false;
   };
+  const char *count = "a non-negative integer";
   auto readInt = [&](const char *key, int64_t &value) {
     const std::string *text = get(key);
     return text && parseInt64(*text, value) && value >= 0;
   };
   if (!readInt("tfc.step", s.step))
-    return bad("tfc.step");
+    return bad("tfc.step", count);
   if (!readInt("tfc.steps", s.totalSteps))
-    return bad("tfc.steps");
+    return bad("tfc.steps", count);
   const std::string *seed = get("tfc.seed");
   if (!seed || !parseUInt64(*seed, s.seed))
-    return bad("tfc.seed");
+    return bad("tfc.seed", count);
   const std::string *best = get("tfc.best_val_loss");
   if (!best)
-    return bad("tfc.best_val_loss");
+    return bad("tfc.best_val_loss", "a number, or empty before a validation");
   s.hasBest = !best->empty();
   if (s.hasBest && !parseDouble(*best, s.bestValLoss))
-    return bad("tfc.best_val_loss");
+    return bad("tfc.best_val_loss", "a number, or empty before a validation");
   if (!readInt("tfc.best_step", s.bestStep))
-    return bad("tfc.best_step");
+    return bad("tfc.best_step", count);
+  if (s.bestStep > s.step)
+    return bad("tfc.best_step",
+               "at most tfc.step (" + std::to_string(s.step) + ")");
   if (!readInt("tfc.bad_evals", s.badEvals))
-    return bad("tfc.bad_evals");
+    return bad("tfc.bad_evals", count);
   if (!readInt("tfc.tokens", s.tokens))
-    return bad("tfc.tokens");
+    return bad("tfc.tokens", count);
   // Optional: the base learning rate.
   if (const std::string *lr = get("tfc.lr"); lr && !lr->empty())
     if (!parseDouble(*lr, s.lr) || !(s.lr > 0))
-      return bad("tfc.lr");
+      return bad("tfc.lr", "a positive learning rate");
   // Optional: the data files.
   if (const std::string *path = get("tfc.data_train"))
     s.dataTrain = *path;
@@ -98,7 +106,7 @@ bool readTrainState(const SafetensorsFile &file, TrainState &s,
         {"tfc.warmup", &s.warmup}}) {
     const std::string *text = get(key);
     if (text && (!parseInt64(*text, *value) || *value < -1))
-      return bad(key);
+      return bad(key, "an integer of at least -1");
   }
   return true;
 }

@@ -130,7 +130,7 @@ cl::opt<std::string> cpuName(
 
 cl::opt<std::string> outputPath(
     "o",
-    cl::desc("Output file; '-' is stdout for the textual stages (default: "
+    cl::desc("Output file; '-' is stdout for the textual stages and obj (default: "
              "stdout for IR, the spec's name for obj/exe)"),
     cl::value_desc("path"), cl::init(""), cl::cat(compileCategory));
 
@@ -585,6 +585,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     else
       llvm::errs() << "tfc: error: -o: " << output
                    << " is the spec itself; expected another output path\n";
+    return 1;
+  }
+  if (stage == Stage::Exe && output == "-") {
+    llvm::errs() << "tfc: error: -o -: an executable is written to a file; "
+                    "'-' (stdout) is for the textual stages and obj\n";
     return 1;
   }
   // The executable is linked in place: an output that is a folder, a

@@ -182,6 +182,41 @@ TEST(TrainState, MetadataRoundTrip) {
                            "--weights");
 }
 
+TEST(TrainState, BadMetadataSaysWhatAndWhy) {
+  TempDir dir;
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest("tfc-manifest 1\nmodel x\ntask lm\nbatch 1\n"
+                            "seq_len 4\nd_model 4\nlayers 1\nheads 1\n"
+                            "params 4\ntensor w 0 param zeros 1 4\nend\n",
+                            m, err));
+  float w[4] = {1, 2, 3, 4};
+  TrainState s;
+  s.step = 4;
+  s.bestStep = 2;
+  /// The error of reading back `s`'s metadata with `key` set to `value`.
+  auto readError = [&](const std::string &key, const std::string &value) {
+    Metadata metadata = trainStateMetadata(s);
+    for (auto &[k, v] : metadata)
+      if (k == key)
+        v = value;
+    std::string path = dir.file("bad.safetensors");
+    EXPECT_TRUE(saveCheckpoint(path, m, w, {}, metadata, err)) << err;
+    SafetensorsFile file;
+    EXPECT_TRUE(file.open(path, err)) << err;
+    TrainState r;
+    EXPECT_FALSE(readTrainState(file, r, err));
+    return err.substr(path.size());
+  };
+  EXPECT_EQ(readError("tfc.bad_evals", "lots"),
+            ": bad training state: metadata 'tfc.bad_evals' is 'lots', "
+            "expected a non-negative integer");
+  // The best weights cannot come from a step after the checkpoint's.
+  EXPECT_EQ(readError("tfc.best_step", "100"),
+            ": bad training state: metadata 'tfc.best_step' is '100', "
+            "expected at most tfc.step (4)");
+}
+
 TEST(TrainState, MetricsLogTruncation) {
   TempDir dir;
   std::string path = dir.file("metrics.jsonl");
