@@ -21,18 +21,18 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
-#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
@@ -354,10 +354,9 @@ std::string linkExecutable(const std::string &object,
       message = (*text)->getBuffer().split('\n').first.trim().str();
     llvm::sys::fs::remove(log);
   }
-  if (status != 0)
-    return "linking " + output + " failed" +
-           (!message.empty() ? ": " + message
-                             : error.empty() ? "" : ": " + error);
-  return "";
+  if (status == 0)
+    return "";
+  std::string why = !message.empty() ? message : error;
+  return "linking " + output + " failed" + (why.empty() ? "" : ": " + why);
 }
 } // namespace tfc

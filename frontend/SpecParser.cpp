@@ -1851,11 +1851,11 @@ std::optional<Spec> parseSpecFile(const std::string &path, Diagnostic &diag,
     if (!ec && std::filesystem::exists(status) &&
         !std::filesystem::is_regular_file(status)) {
       const char *kind =
-          std::filesystem::is_fifo(status)              ? "a FIFO"
+          std::filesystem::is_fifo(status)             ? "a FIFO"
           : std::filesystem::is_character_file(status) ? "a character device"
           : std::filesystem::is_block_file(status)     ? "a block device"
           : std::filesystem::is_socket(status)         ? "a socket"
-                                                        : "a special file";
+                                                       : "a special file";
       setFailure(diag, path, Loc(), "file",
                  std::string("cannot read the spec: it is ") + kind +
                      ", not a regular file");

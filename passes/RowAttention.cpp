@@ -97,10 +97,10 @@ public:
         Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
         auto [next, c, p] = onlineStep(bi, j, m, s);
         Value v = readRow(value, bi, j, h);
-        Value nextAcc = b.create<vector::FMAOp>(loc, broadcast(p), v,
-                                                mulRow(acc, c));
-        b.create<scf::YieldOp>(
-            loc, ValueRange{next, add(mul(l, c), p), nextAcc});
+        Value nextAcc =
+            b.create<vector::FMAOp>(loc, broadcast(p), v, mulRow(acc, c));
+        b.create<scf::YieldOp>(loc,
+                               ValueRange{next, add(mul(l, c), p), nextAcc});
       }
       Value l = keysLoop.getResult(1);
       Value acc = keysLoop.getResult(2);
@@ -141,14 +141,13 @@ public:
             Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
             auto [next, c, p] = onlineStep(bi, j, m, s);
             Value dp = dot(dout, readRow(value, bi, j, h));
-            b.create<scf::YieldOp>(loc,
-                                   ValueRange{next, add(mul(l, c), p),
-                                              add(mul(d, c), mul(p, dp))});
+            b.create<scf::YieldOp>(loc, ValueRange{next, add(mul(l, c), p),
+                                                   add(mul(d, c), mul(p, dp))});
           }
           Value m = statsLoop.getResult(0);
           Value l = statsLoop.getResult(1);
-          Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT,
-                                              l, constant(0.0));
+          Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l,
+                                              constant(0.0));
           Value lse = b.create<arith::SelectOp>(
               loc, any, add(m, b.create<math::LogOp>(loc, l)), constant(0.0));
           Value delta = b.create<arith::SelectOp>(
@@ -168,9 +167,8 @@ public:
             Value p = visible(bi, j, b.create<math::ExpOp>(loc, sub(s, lse)));
             Value dp = dot(dout, readRow(value, bi, j, h));
             Value ds = mul(p, sub(dp, delta));
-            b.create<scf::YieldOp>(
-                loc, ValueRange{b.create<vector::FMAOp>(loc, broadcast(ds), k,
-                                                        acc)});
+            b.create<scf::YieldOp>(loc, ValueRange{b.create<vector::FMAOp>(
+                                            loc, broadcast(ds), k, acc)});
           }
           return SmallVector<Value>{
               mulRow(gradLoop.getResult(0), constant(scale)), lse, delta};
@@ -207,16 +205,14 @@ public:
         Value p = b.create<math::ExpOp>(loc, sub(s, rowLse));
         Value ds = mul(p, sub(dot(dout, v), rowDelta));
         b.create<scf::YieldOp>(
-            loc,
-            ValueRange{b.create<vector::FMAOp>(loc, broadcast(ds), q, dkAcc),
-                       b.create<vector::FMAOp>(loc, broadcast(p), dout,
-                                               dvAcc)});
+            loc, ValueRange{
+                     b.create<vector::FMAOp>(loc, broadcast(ds), q, dkAcc),
+                     b.create<vector::FMAOp>(loc, broadcast(p), dout, dvAcc)});
       }
       return SmallVector<Value>{mulRow(loop.getResult(0), constant(scale)),
                                 loop.getResult(1)};
     });
-    return {queryLoop.getResult(0), keyLoop.getResult(0),
-            keyLoop.getResult(1)};
+    return {queryLoop.getResult(0), keyLoop.getResult(0), keyLoop.getResult(1)};
   }
 
 private:
@@ -230,9 +226,8 @@ private:
   scf::ForallOp rowLoop(int64_t rows, ValueRange outs, RowBody body) {
     // Rows innermost: consecutive threads take consecutive rows of one
     // head, which read the same key or query rows.
-    SmallVector<OpFoldResult> bounds = {b.getIndexAttr(batch),
-                                        b.getIndexAttr(heads),
-                                        b.getIndexAttr(rows)};
+    SmallVector<OpFoldResult> bounds = {
+        b.getIndexAttr(batch), b.getIndexAttr(heads), b.getIndexAttr(rows)};
     auto loop =
         b.create<scf::ForallOp>(loc, bounds, outs, /*mapping=*/std::nullopt);
     OpBuilder::InsertionGuard guard(b);
@@ -253,9 +248,9 @@ private:
         continue;
       }
       Value tile = emptyTensor(b, loc, {headDim}, element);
-      tiles.push_back(b.create<vector::TransferWriteOp>(
-                           loc, result, tile, ValueRange{zero},
-                           ArrayRef<bool>{true})
+      tiles.push_back(b.create<vector::TransferWriteOp>(loc, result, tile,
+                                                        ValueRange{zero},
+                                                        ArrayRef<bool>{true})
                           .getResult());
     }
     Value column = b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
@@ -315,17 +310,15 @@ private:
 
   /// Head `h` of row `row` of `x [B, S, D]`, as a `[Dh]` vector.
   Value readRow(Value x, Value bi, Value row, Value h) {
-    Value column =
-        b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
+    Value column = b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
     return b.create<vector::TransferReadOp>(
         loc, rowType, x, ValueRange{bi, row, column}, constant(0.0),
         ArrayRef<bool>{true});
   }
 
   Value dot(Value x, Value y) {
-    return b.create<vector::ReductionOp>(
-        loc, vector::CombiningKind::ADD,
-        b.create<arith::MulFOp>(loc, x, y));
+    return b.create<vector::ReductionOp>(loc, vector::CombiningKind::ADD,
+                                         b.create<arith::MulFOp>(loc, x, y));
   }
   Value broadcast(Value x) {
     return b.create<vector::BroadcastOp>(loc, rowType, x);
@@ -390,10 +383,9 @@ struct TfcRowAttentionPass
         attention.getResult().replaceAllUsesWith(rows.forward());
       } else {
         auto grad = cast<AttentionGradOp>(op);
-        RowAttentionBuilder rows(b, op->getLoc(),
-                                 cast<SoftmaxAttr>(grad.getKind()),
-                                 grad.getHeads(), grad.getQuery(),
-                                 grad.getKey(), grad.getValue(), grad.getMask());
+        RowAttentionBuilder rows(
+            b, op->getLoc(), cast<SoftmaxAttr>(grad.getKind()), grad.getHeads(),
+            grad.getQuery(), grad.getKey(), grad.getValue(), grad.getMask());
         SmallVector<Value> grads = rows.gradient(grad.getGrad());
         grad.getQueryGrad().replaceAllUsesWith(grads[0]);
         grad.getKeyGrad().replaceAllUsesWith(grads[1]);

@@ -280,8 +280,8 @@ int runInit(const Manifest &m, const Options &o) {
   if (o.output.empty())
     return fail("init: missing -o PATH (see '" + programName +
                 " init --help')");
-  if (!o.data.empty() && (sameFile(o.output, o.data) ||
-                          sameFile(o.output + ".vocab", o.data)))
+  if (!o.data.empty() &&
+      (sameFile(o.output, o.data) || sameFile(o.output + ".vocab", o.data)))
     return fail("init: -o: " + o.output +
                 " would replace the --data file; expected another path");
   std::string err;
@@ -428,11 +428,11 @@ int runForward(const Manifest &m, const Options &o) {
   if (o.logits.empty())
     return fail("forward: missing --logits PATH" + seeHelp);
   // Writing the logits must not replace an input.
-  for (auto [flag, path] : {std::pair<const char *, const std::string *>{
-                                "--weights", &o.weights},
-                            {"--tokens", &o.tokens},
-                            {"--targets", &o.targets},
-                            {"--mask", &o.mask}})
+  for (auto [flag, path] :
+       {std::pair<const char *, const std::string *>{"--weights", &o.weights},
+        {"--tokens", &o.tokens},
+        {"--targets", &o.targets},
+        {"--mask", &o.mask}})
     if (!path->empty() && sameFile(o.logits, *path))
       return fail("forward: --logits: " + o.logits + " is the " + flag +
                   " file; expected another path");

@@ -377,8 +377,7 @@ bool readManifestTensors(const SafetensorsFile &file, const Manifest &manifest,
       if (!names.count(e.name) && e.name.rfind("optimizer.", 0) != 0) {
         err = file.path() + ": tensor '" + e.name +
               "' is not a tensor of this model" +
-              (otherModel.empty() ? " ('" + manifest.model + "')"
-                                  : otherModel);
+              (otherModel.empty() ? " ('" + manifest.model + "')" : otherModel);
         return false;
       }
   }

@@ -31,7 +31,6 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/TargetParser/Triple.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -41,6 +40,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <cstdio>
 #include <unistd.h>
@@ -111,8 +111,7 @@ cl::opt<bool> gpuEmulate(
 enum class GpuAttention { Blocks, Rows };
 
 cl::opt<GpuAttention> gpuAttention(
-    "gpu-attention",
-    cl::desc("With --target=cuda: how softmax attention runs"),
+    "gpu-attention", cl::desc("With --target=cuda: how softmax attention runs"),
     cl::values(
         clEnumValN(GpuAttention::Blocks, "blocks",
                    "query and key blocks, a kernel per block operation "
@@ -130,8 +129,9 @@ cl::opt<std::string> cpuName(
 
 cl::opt<std::string> outputPath(
     "o",
-    cl::desc("Output file; '-' is stdout for the textual stages and obj (default: "
-             "stdout for IR, the spec's name for obj/exe)"),
+    cl::desc(
+        "Output file; '-' is stdout for the textual stages and obj (default: "
+        "stdout for IR, the spec's name for obj/exe)"),
     cl::value_desc("path"), cl::init(""), cl::cat(compileCategory));
 
 cl::opt<int64_t> batchOverride(
@@ -699,8 +699,8 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pipeline.recomputeAttention = recomputeAttention;
     pipeline.recomputeElementwise = recomputeElementwise;
     pipeline.parallelHeads = !cuda && !gpuEmulate;
-    pipeline.rowAttention = (cuda || gpuEmulate) &&
-                            gpuAttention == GpuAttention::Rows;
+    pipeline.rowAttention =
+        (cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);

@@ -131,8 +131,8 @@ TEST(SpecParser, MissingFileIsReported) {
 
 TEST(SpecParser, RefusesASpecThatIsNotARegularFile) {
   // A FIFO would block the compiler until something writes it.
-  std::string dir = ::testing::TempDir() + "/spec-fifo-" +
-                    std::to_string(::getpid());
+  std::string dir =
+      ::testing::TempDir() + "/spec-fifo-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   std::string fifo = dir + "/spec.toml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -497,8 +497,8 @@ TEST(SpecParser, RejectsControlCharacterInPath) {
   // The executable's manifest records each path on a line of its own.
   EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a.txt\\nlr 1\"\n",
                     7, 9, "data.train", "control character 0x0a");
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a\\tb.txt\"\n",
-                    7, 9, "data.train", "control character 0x09");
+  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a\\tb.txt\"\n", 7,
+                    9, "data.train", "control character 0x09");
 }
 
 //===----------------------------------------------------------------------===//
