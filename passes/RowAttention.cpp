@@ -82,35 +82,21 @@ public:
     Value out = emptyTensor(b, loc, shapeOf(query), element);
     auto loop = rowLoop(queries, {out}, [&](Value bi, Value i, Value h) {
       Value q = readRow(query, bi, i, h);
-      Value zeros = zeroRow();
-      Value negInf = constant(-std::numeric_limits<double>::infinity());
-      auto keysLoop = b.create<scf::ForOp>(
-          loc, constantIndex(0), keyEnd(i), constantIndex(1),
-          ValueRange{negInf, constant(0.0), zeros});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(keysLoop.getBody());
-        Value j = keysLoop.getInductionVar();
-        Value m = keysLoop.getRegionIterArgs()[0];
-        Value l = keysLoop.getRegionIterArgs()[1];
-        Value acc = keysLoop.getRegionIterArgs()[2];
-        Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
-        auto [next, c, p] = onlineStep(bi, j, m, s);
-        Value v = readRow(value, bi, j, h);
-        Value nextAcc =
-            b.create<vector::FMAOp>(loc, broadcast(p), v, mulRow(acc, c));
-        b.create<scf::YieldOp>(loc,
-                               ValueRange{next, add(mul(l, c), p), nextAcc});
-      }
-      Value l = keysLoop.getResult(1);
-      Value acc = keysLoop.getResult(2);
+      auto keysLoop = carryLoop(
+          constantIndex(0), keyEnd(i),
+          {constant(-std::numeric_limits<double>::infinity()), constant(0.0),
+           zeroRow()},
+          [&](Value j, ValueRange run) {
+            Value k = readRow(key, bi, j, h);
+            auto [next, c, p] = onlineStep(bi, j, run[0], score(q, k));
+            Value v = readRow(value, bi, j, h);
+            return SmallVector<Value>{next, add(mul(run[1], c), p),
+                                      fma(p, v, mulRow(run[2], c))};
+          });
       // A row that attends no key gives zeros, as the dense lowering does.
-      Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l,
-                                          constant(0.0));
-      Value inverse = b.create<arith::SelectOp>(
-          loc, any, b.create<arith::DivFOp>(loc, constant(1.0), l),
-          constant(0.0));
-      return SmallVector<Value>{mulRow(acc, inverse)};
+      Value l = keysLoop.getResult(1);
+      Value inverse = ifAny(l, b.create<arith::DivFOp>(loc, constant(1.0), l));
+      return SmallVector<Value>{mulRow(keysLoop.getResult(2), inverse)};
     });
     return loop.getResult(0);
   }
@@ -126,50 +112,34 @@ public:
         queries, {dq, lseInit, deltaInit}, [&](Value bi, Value i, Value h) {
           Value q = readRow(query, bi, i, h);
           Value dout = readRow(grad, bi, i, h);
-          Value negInf = constant(-std::numeric_limits<double>::infinity());
           // The softmax's normaliser and D, rescaled like it.
-          auto statsLoop = b.create<scf::ForOp>(
-              loc, constantIndex(0), keyEnd(i), constantIndex(1),
-              ValueRange{negInf, constant(0.0), constant(0.0)});
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(statsLoop.getBody());
-            Value j = statsLoop.getInductionVar();
-            Value m = statsLoop.getRegionIterArgs()[0];
-            Value l = statsLoop.getRegionIterArgs()[1];
-            Value d = statsLoop.getRegionIterArgs()[2];
-            Value s = mul(constant(scale), dot(q, readRow(key, bi, j, h)));
-            auto [next, c, p] = onlineStep(bi, j, m, s);
-            Value dp = dot(dout, readRow(value, bi, j, h));
-            b.create<scf::YieldOp>(loc, ValueRange{next, add(mul(l, c), p),
-                                                   add(mul(d, c), mul(p, dp))});
-          }
+          auto statsLoop = carryLoop(
+              constantIndex(0), keyEnd(i),
+              {constant(-std::numeric_limits<double>::infinity()),
+               constant(0.0), constant(0.0)},
+              [&](Value j, ValueRange run) {
+                Value k = readRow(key, bi, j, h);
+                auto [next, c, p] = onlineStep(bi, j, run[0], score(q, k));
+                Value dp = dot(dout, readRow(value, bi, j, h));
+                return SmallVector<Value>{next, add(mul(run[1], c), p),
+                                          add(mul(run[2], c), mul(p, dp))};
+              });
           Value m = statsLoop.getResult(0);
           Value l = statsLoop.getResult(1);
-          Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l,
-                                              constant(0.0));
-          Value lse = b.create<arith::SelectOp>(
-              loc, any, add(m, b.create<math::LogOp>(loc, l)), constant(0.0));
-          Value delta = b.create<arith::SelectOp>(
-              loc, any, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l),
-              constant(0.0));
+          Value lse = ifAny(l, add(m, b.create<math::LogOp>(loc, l)));
+          Value delta = ifAny(
+              l, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l));
           // dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j.
-          auto gradLoop =
-              b.create<scf::ForOp>(loc, constantIndex(0), keyEnd(i),
-                                   constantIndex(1), ValueRange{zeroRow()});
-          {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(gradLoop.getBody());
-            Value j = gradLoop.getInductionVar();
-            Value acc = gradLoop.getRegionIterArgs()[0];
-            Value k = readRow(key, bi, j, h);
-            Value s = mul(constant(scale), dot(q, k));
-            Value p = visible(bi, j, b.create<math::ExpOp>(loc, sub(s, lse)));
-            Value dp = dot(dout, readRow(value, bi, j, h));
-            Value ds = mul(p, sub(dp, delta));
-            b.create<scf::YieldOp>(loc, ValueRange{b.create<vector::FMAOp>(
-                                            loc, broadcast(ds), k, acc)});
-          }
+          auto gradLoop = carryLoop(
+              constantIndex(0), keyEnd(i), {zeroRow()},
+              [&](Value j, ValueRange run) {
+                Value k = readRow(key, bi, j, h);
+                Value p = visible(
+                    bi, j, b.create<math::ExpOp>(loc, sub(score(q, k), lse)));
+                Value dp = dot(dout, readRow(value, bi, j, h));
+                return SmallVector<Value>{fma(mul(p, sub(dp, delta)), k,
+                                              run[0])};
+              });
           return SmallVector<Value>{
               mulRow(gradLoop.getResult(0), constant(scale)), lse, delta};
         });
@@ -187,28 +157,18 @@ public:
       // A padding key is attended by no query.
       if (mask)
         end = b.create<arith::SelectOp>(loc, realKey(bi, j), end, first);
-      Value zeros = zeroRow();
-      auto loop = b.create<scf::ForOp>(loc, first, end, constantIndex(1),
-                                       ValueRange{zeros, zeros});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Value i = loop.getInductionVar();
-        Value dkAcc = loop.getRegionIterArgs()[0];
-        Value dvAcc = loop.getRegionIterArgs()[1];
-        Value q = readRow(query, bi, i, h);
-        Value dout = readRow(grad, bi, i, h);
-        SmallVector<Value> at = {bi, h, i};
-        Value rowLse = b.create<tensor::ExtractOp>(loc, lse, at);
-        Value rowDelta = b.create<tensor::ExtractOp>(loc, delta, at);
-        Value s = mul(constant(scale), dot(q, k));
-        Value p = b.create<math::ExpOp>(loc, sub(s, rowLse));
-        Value ds = mul(p, sub(dot(dout, v), rowDelta));
-        b.create<scf::YieldOp>(
-            loc, ValueRange{
-                     b.create<vector::FMAOp>(loc, broadcast(ds), q, dkAcc),
-                     b.create<vector::FMAOp>(loc, broadcast(p), dout, dvAcc)});
-      }
+      auto loop = carryLoop(
+          first, end, {zeroRow(), zeroRow()}, [&](Value i, ValueRange run) {
+            Value q = readRow(query, bi, i, h);
+            Value dout = readRow(grad, bi, i, h);
+            SmallVector<Value> at = {bi, h, i};
+            Value rowLse = b.create<tensor::ExtractOp>(loc, lse, at);
+            Value rowDelta = b.create<tensor::ExtractOp>(loc, delta, at);
+            Value p = b.create<math::ExpOp>(loc, sub(score(q, k), rowLse));
+            Value ds = mul(p, sub(dot(dout, v), rowDelta));
+            return SmallVector<Value>{fma(ds, q, run[0]),
+                                      fma(p, dout, run[1])};
+          });
       return SmallVector<Value>{mulRow(loop.getResult(0), constant(scale)),
                                 loop.getResult(1)};
     });
@@ -270,6 +230,33 @@ private:
     return loop;
   }
 
+  using CarryBody = function_ref<SmallVector<Value>(Value index,
+                                                     ValueRange carried)>;
+
+  /// An `scf.for` from `lower` to `upper` carrying `inits` in registers;
+  /// `body` returns the values of the next iteration.
+  scf::ForOp carryLoop(Value lower, Value upper, ValueRange inits,
+                       CarryBody body) {
+    auto loop =
+        b.create<scf::ForOp>(loc, lower, upper, constantIndex(1), inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    b.create<scf::YieldOp>(
+        loc, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+    return loop;
+  }
+
+  /// `value` when the normaliser `l` is positive (the row attends a key),
+  /// else 0.
+  Value ifAny(Value l, Value value) {
+    Value any = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l,
+                                        constant(0.0));
+    return b.create<arith::SelectOp>(loc, any, value, constant(0.0));
+  }
+
+  /// The scaled score `scale * q . k` of two `[Dh]` rows.
+  Value score(Value q, Value k) { return mul(constant(scale), dot(q, k)); }
+
   /// One online-softmax step from running maximum `m` with score `s` of key
   /// `j`: the new maximum, the factor `c` of the running sums and the
   /// weight `p` of the key (1 and 0 for a padding key, which leaves every
@@ -322,6 +309,10 @@ private:
   }
   Value broadcast(Value x) {
     return b.create<vector::BroadcastOp>(loc, rowType, x);
+  }
+  /// `x * row + acc` for a scalar `x` and `[Dh]` rows.
+  Value fma(Value x, Value row, Value acc) {
+    return b.create<vector::FMAOp>(loc, broadcast(x), row, acc);
   }
   Value mulRow(Value row, Value x) {
     return b.create<arith::MulFOp>(loc, row, broadcast(x));

@@ -126,14 +126,22 @@ TEST(TrainState, Holdout) {
   EXPECT_EQ(train.size(), 5u);
 }
 
-TEST(TrainState, MetadataRoundTrip) {
-  TempDir dir;
+/// A model of one tensor of 4 floats.
+Manifest oneTensorManifest() {
   Manifest m;
   std::string err;
-  ASSERT_TRUE(parseManifest("tfc-manifest 1\nmodel x\ntask lm\nbatch 1\n"
+  EXPECT_TRUE(parseManifest("tfc-manifest 1\nmodel x\ntask lm\nbatch 1\n"
                             "seq_len 4\nd_model 4\nlayers 1\nheads 1\n"
                             "params 4\ntensor w 0 param zeros 1 4\nend\n",
-                            m, err));
+                            m, err))
+      << err;
+  return m;
+}
+
+TEST(TrainState, MetadataRoundTrip) {
+  TempDir dir;
+  Manifest m = oneTensorManifest();
+  std::string err;
   TrainState s;
   s.step = 120;
   s.totalSteps = 5000;
@@ -184,12 +192,8 @@ TEST(TrainState, MetadataRoundTrip) {
 
 TEST(TrainState, BadMetadataSaysWhatAndWhy) {
   TempDir dir;
-  Manifest m;
+  Manifest m = oneTensorManifest();
   std::string err;
-  ASSERT_TRUE(parseManifest("tfc-manifest 1\nmodel x\ntask lm\nbatch 1\n"
-                            "seq_len 4\nd_model 4\nlayers 1\nheads 1\n"
-                            "params 4\ntensor w 0 param zeros 1 4\nend\n",
-                            m, err));
   float w[4] = {1, 2, 3, 4};
   TrainState s;
   s.step = 4;
