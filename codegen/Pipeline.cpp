@@ -42,6 +42,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -340,6 +341,8 @@ std::string linkExecutable(const std::string &object,
   llvm::SmallString<128> log;
   if (llvm::sys::fs::createTemporaryFile("tfc-link", "log", log))
     log.clear();
+  else
+    llvm::sys::RemoveFileOnSignal(log);
   std::optional<llvm::StringRef> redirects[] = {
       std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string error;
@@ -353,6 +356,7 @@ std::string linkExecutable(const std::string &object,
     if (auto text = llvm::MemoryBuffer::getFile(log))
       message = (*text)->getBuffer().split('\n').first.trim().str();
     llvm::sys::fs::remove(log);
+    llvm::sys::DontRemoveFileOnSignal(log);
   }
   if (status == 0)
     return "";

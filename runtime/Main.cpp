@@ -726,6 +726,24 @@ int main(int argc, char **argv) {
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
     if (omp_set_num_threads)
       omp_set_num_threads(int(options.threads));
+  } else if (const char *inherited = getenv("OMP_NUM_THREADS");
+             inherited && command != "info" && command != "init") {
+    // OpenMP's runtime aborts on a value it cannot use: a list of thread
+    // counts per nesting level, each from 1 to kMaxThreads.
+    std::string text = inherited;
+    bool valid = !text.empty();
+    for (size_t start = 0; valid && start <= text.size();) {
+      size_t comma = std::min(text.find(',', start), text.size());
+      int64_t n = 0;
+      valid = parseInt64(text.substr(start, comma - start), n) && n >= 1 &&
+              n <= kMaxThreads;
+      start = comma + 1;
+    }
+    if (!valid)
+      return fail(format("OMP_NUM_THREADS='%s': expected a number of threads "
+                         "from 1 to %d (or a comma-separated list of them); "
+                         "unset it or pass --threads N",
+                         inherited, kMaxThreads));
   }
   Manifest manifest;
   if (!parseManifest(tfc_model_manifest, manifest, err))

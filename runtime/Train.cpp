@@ -528,6 +528,13 @@ int runTrain(const Manifest &m, const Options &o) {
                 "--data PATH");
   if (!(lm ? loadLmData(m, data, err) : loadClassifyData(m, data, err)))
     return fail(err);
+  // Test data that was asked for must hold a batch; the default test split
+  // of a short corpus is skipped at the end instead.
+  if (lm && !data.testPath.empty() && evalWindowCount(data.test, S) < B)
+    return fail(format("train: the test data (%s) has %lld bytes; one "
+                       "evaluation batch needs %lld (batch * seq_len + 1)",
+                       data.testWhat.c_str(), (long long)data.test.size,
+                       (long long)(B * S + 1)));
   if (evalEvery > 0) {
     if (lm && evalWindowCount(data.val, S) < B)
       return fail(format("train: the validation data (%s) has %lld bytes; one "
@@ -573,9 +580,11 @@ int runTrain(const Manifest &m, const Options &o) {
                           int64_t(seed)};
     uint64_t settingsHash = hashBytes(settings, sizeof(settings));
     settingsHash = hashBytes(&state.lr, sizeof(state.lr), settingsHash);
+    settingsHash = hashBytes(&o.minutes, sizeof(o.minutes), settingsHash);
     std::string settingsText = format(
-        "step %lld of %lld, lr %g, seed %llu", (long long)state.step,
-        (long long)steps, state.lr, (unsigned long long)seed);
+        "step %lld of %lld, lr %g, seed %llu, minutes %g",
+        (long long)state.step, (long long)steps, state.lr,
+        (unsigned long long)seed, o.minutes);
     if (!ranksAgree("training data", dataHash, data.trainPath, err) ||
         !ranksAgree("run configuration", settingsHash, settingsText, err)) {
       world.agreed = true;
@@ -617,6 +626,33 @@ int runTrain(const Manifest &m, const Options &o) {
                     ": the directory holds a run already; continue it "
                     "with --resume " +
                     lastPath + ", or choose another --out DIR");
+  // The best weights that the checkpoint records are in best.safetensors
+  // only if that file was written at the same best step: a run killed
+  // after a later best (or a resume into another --out) leaves other or no
+  // weights there. Then the final test uses the last weights unless this
+  // run's validation saves a best of its own.
+  bool bestOnDisk = state.hasBest;
+  if (resuming && state.hasBest) {
+    float found = 0;
+    if (writer) {
+      SafetensorsFile best;
+      std::string ignored;
+      const std::string *step =
+          best.open(bestPath, ignored) ? best.metadataValue("tfc.best_step")
+                                       : nullptr;
+      found = step && *step == std::to_string(state.bestStep);
+      if (!found)
+        printf("note: %s %s, not the best weights of step %lld that the "
+               "checkpoint records; the final test uses the last weights "
+               "unless validation finds better ones\n",
+               bestPath.c_str(),
+               !step ? "is missing or has no tfc.best_step"
+                     : ("holds the weights of step " + *step).c_str(),
+               (long long)state.bestStep);
+    }
+    broadcastFromRank0(&found, 1);
+    bestOnDisk = found != 0;
+  }
   LossHistory history;
   if (writer && resuming) {
     if (!truncateMetricsLog(logPath, state.step, history, err))
@@ -872,6 +908,7 @@ int runTrain(const Manifest &m, const Options &o) {
           progress.clearBar();
           return fail(err);
         }
+        bestOnDisk = true;
         valText += " (best)";
       } else {
         ++state.badEvals;
@@ -980,7 +1017,7 @@ int runTrain(const Manifest &m, const Options &o) {
   // The final test, on the best weights when validation found some.
   std::string weightsName = "last";
   int64_t weightsStep = state.step;
-  if (state.hasBest) {
+  if (state.hasBest && bestOnDisk) {
     hostWrite(params.data());
     if (writer && !loadCheckpoint(bestPath, m, params.data(), err))
       return fail(err);
@@ -998,7 +1035,7 @@ int runTrain(const Manifest &m, const Options &o) {
              weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
              metrics.loss, metrics.bitsPerChar(), metrics.perplexity());
     } else {
-      printf("test: skipped, the %s holds no full evaluation batch\n",
+      printf("test: skipped, %s holds no full evaluation batch\n",
              data.testWhat.c_str());
     }
   } else if (!data.testLines.empty()) {

@@ -222,7 +222,7 @@ bool truncateMetricsLog(const std::string &path, int64_t step,
   history = LossHistory();
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
-    return true;
+    return writeFileAtomic(path, {}, err); // A resume into another --out.
   std::string text;
   if (!readFile(path, text, err))
     return false;
@@ -238,7 +238,7 @@ bool truncateMetricsLog(const std::string &path, int64_t step,
     Json value;
     int64_t lineStep = 0;
     if (!complete || !parseLogLine(line, value, lineStep) || lineStep > step ||
-        value.contains("event") || value.contains("test"))
+        value.contains("test"))
       continue;
     kept += line + "\n";
     addToHistory(line, history);

@@ -158,8 +158,9 @@ struct LossHistory {
 void addToHistory(const std::string &line, LossHistory &history);
 
 /// Prepares the metrics log at `path` for a run resumed at `step`: keeps the
-/// lines of steps <= `step` (dropping "event" and "test" lines, which a
-/// resumed run writes again), rewrites the file atomically and fills
+/// lines of steps <= `step`, events included (how the earlier run ended, its
+/// ranks), drops "test" lines (the continued run writes its own, as an
+/// uninterrupted run would), rewrites the file atomically and fills
 /// `history` from it. A missing file is an empty log.
 bool truncateMetricsLog(const std::string &path, int64_t step,
                         LossHistory &history, std::string &err);

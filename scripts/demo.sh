@@ -16,6 +16,22 @@
 #   TFC_DEMO_MINUTES  the training time budget in minutes (default 3)
 set -euo pipefail
 
+if (($#)); then
+  if [[ $1 == -h || $1 == --help ]]; then
+    cat <<'USAGE'
+usage: scripts/demo.sh
+
+Builds tfc, compiles the hourglass language model, trains it for a few
+minutes and samples from it. Takes no arguments; the comment at the top of
+this script lists the environment variables it reads (TFC_BUILD_DIR,
+TFC_DEMO_DIR, TFC_DATA_DIR, TFC_CORPUS, TFC_DEMO_MINUTES).
+USAGE
+    exit 0
+  fi
+  echo "$(basename "$0"): unexpected argument '$1' (see --help)" >&2
+  exit 1
+fi
+
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TFC_BUILD_DIR:-$root/build}"
 out="${TFC_DEMO_DIR:-$root/out/demo}"

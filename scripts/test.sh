@@ -4,6 +4,22 @@
 # are missing; safe to run again.
 set -euo pipefail
 
+if (($#)); then
+  if [[ $1 == -h || $1 == --help ]]; then
+    cat <<'USAGE'
+usage: scripts/test.sh
+
+Builds tfc (installing the Debian packages it needs when they are missing)
+and runs the whole test suite through ctest. Takes no arguments; the
+environment variable TFC_BUILD_DIR sets the build directory (default
+<project>/build).
+USAGE
+    exit 0
+  fi
+  echo "$(basename "$0"): unexpected argument '$1' (see --help)" >&2
+  exit 1
+fi
+
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TFC_BUILD_DIR:-$root/build}"
 

@@ -36,6 +36,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -737,11 +738,17 @@ int compile(int argc, char **argv, const std::string &toolDir) {
       return 1;
     }
     object = temp.str().str();
+    // An interrupted compile leaves no object behind.
+    llvm::sys::RemoveFileOnSignal(object);
   }
   TimingScope llvmTiming = rootTiming.nest("LLVM: translate, optimise, emit");
   std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
                                             stage == Stage::LLVMIR, optLevel);
   llvmTiming.stop();
+  // Writing the object kept it and forgot it on signals: the link is
+  // interruptible too.
+  if (stage == Stage::Exe)
+    llvm::sys::RemoveFileOnSignal(object);
   if (error.empty() && stage == Stage::Exe) {
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
     if (!parent.empty()) {
@@ -752,8 +759,10 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     if (error.empty())
       error = ::tfc::linkExecutable(object, output, toolDir, cuda);
   }
-  if (stage == Stage::Exe)
+  if (stage == Stage::Exe) {
     llvm::sys::fs::remove(object);
+    llvm::sys::DontRemoveFileOnSignal(object);
+  }
   if (!error.empty()) {
     llvm::errs() << "tfc: error: " << error << "\n";
     return 1;

@@ -237,9 +237,11 @@ TEST(TrainState, MetricsLogTruncation) {
                   "{\"step\":4,\"loss\":1.5}\n"
                   "{\"step\":5,\"lo"); // Cut short by a kill.
   ASSERT_TRUE(truncateMetricsLog(path, 3, h, err)) << err;
+  // The event stays (it records how the earlier run went); the test goes.
   EXPECT_EQ(readText(path),
             "{\"step\":1,\"loss\":3}\n"
             "{\"step\":2,\"loss\":2.5,\"val\":{\"loss\":2.75}}\n"
+            "{\"step\":2,\"event\":\"interrupted\"}\n"
             "{\"step\":3,\"loss\":2}\n");
   ASSERT_EQ(h.train.size(), 3u);
   EXPECT_EQ(h.train[2].step, 3);
