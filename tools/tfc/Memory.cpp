@@ -82,7 +82,8 @@ std::string shapeText(ArrayRef<int64_t> shape, Type element) {
 
 } // namespace
 
-TensorSizes measureTensors(ModuleOp module) {
+TensorSizes measureTensors(ModuleOp module, bool blockedAttention,
+                           int64_t block) {
   TensorSizes sizes;
   sizes.largestBytes = 0;
   sizes.totalBytes = 0;
@@ -105,13 +106,20 @@ TensorSizes measureTensors(ModuleOp module) {
     auto attention = dyn_cast<mlir::tfc::AttentionOp>(op);
     if (!attention)
       return;
-    // The lowering materialises one score per (batch, head, query, key) —
-    // per random feature for the Performer.
+    // The dense lowering materialises one score per (batch, head, query,
+    // key), blocked attention one per key of a block, the Performer one per
+    // random feature.
     auto query = cast<RankedTensorType>(attention.getQuery().getType());
     auto key = cast<RankedTensorType>(attention.getKey().getType());
     if (query.getRank() != 3 || key.getRank() != 3)
       return;
     int64_t columns = key.getDimSize(1);
+    bool blocked = blockedAttention &&
+                   isa<mlir::tfc::SoftmaxAttr, mlir::tfc::LongformerAttr>(
+                       attention.getKind()) &&
+                   query.getDimSize(1) == key.getDimSize(1);
+    if (blocked)
+      columns = std::min(columns, block);
     if (Value features = attention.getFeatures())
       columns = cast<RankedTensorType>(features.getType()).getDimSize(0);
     SmallVector<int64_t> scores = {query.getDimSize(0),

@@ -39,10 +39,13 @@ struct TensorSizes {
 };
 
 /// Measures every tensor value of `module` (the tfc forward graph) and, for
-/// every `tfc.attention`, the score matrix its lowering materialises
-/// (`batch x heads x queries x keys`, or random features for the
-/// Performer).
-TensorSizes measureTensors(mlir::ModuleOp module);
+/// every `tfc.attention`, the scores its lowering materialises: `batch x
+/// heads x queries x keys` when it is dense, `batch x heads x queries x
+/// block` when `blockedAttention` (the fusion passes) lowers softmax and
+/// Longformer attention of equal lengths by blocks of up to `block` keys
+/// (the whole length when shorter), random features for the Performer.
+TensorSizes measureTensors(mlir::ModuleOp module, bool blockedAttention,
+                           int64_t block);
 
 /// The bytes of the zero-initialised arenas that tfc-static-buffers places
 /// every intermediate buffer in (`mlir::tfc::kArenaPrefix`); the executable

@@ -457,7 +457,9 @@ std::string sizeSource(const ::tfc::spec::Spec &spec,
 /// wrap): the sizes come from the spec or from --batch and --seq-len.
 bool checkTensorSizes(ModuleOp module, const ::tfc::spec::Spec &spec,
                       const ::tfc::spec::Overrides &overrides) {
-  ::tfc::TensorSizes sizes = ::tfc::measureTensors(module);
+  // Blocked attention's blocks: --attention-block rows, else up to 128.
+  ::tfc::TensorSizes sizes = ::tfc::measureTensors(
+      module, !noFusion, attentionBlock > 0 ? int64_t(attentionBlock) : 128);
   auto tooLarge = [](std::optional<uint64_t> bytes) {
     return !bytes || *bytes > ::tfc::kMaxAddressableBytes;
   };
