@@ -79,8 +79,13 @@ int runGenerate(const Manifest &m, const Options &o) {
   const uint64_t stream = streamId("generate");
   BatchBuffers io(m);
   std::string context = o.prompt;
-  fwrite(context.data(), 1, context.size(), stdout);
-  fflush(stdout);
+  // The prompt goes out once the model has run (a GPU executable without a
+  // device stops at its first forward, with one line and nothing before).
+  auto showPrompt = [&, shown = false]() mutable {
+    if (!shown)
+      fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+    shown = true;
+  };
   for (int64_t i = 0; i < count; ++i) {
     if (int64_t(context.size()) > 2 * S)
       context.erase(0, context.size() - size_t(S));
@@ -92,6 +97,7 @@ int runGenerate(const Manifest &m, const Options &o) {
     for (int64_t s = 0; s < S; ++s)
       io.targets[size_t(s)] = s + 1 < S ? io.tokens[size_t(s + 1)] : 0;
     io.forward(params.data());
+    showPrompt();
     const float *logits = &io.logits[size_t((length - 1) * V)];
     for (int64_t v = 0; v < 256; ++v) {
       if (!std::isfinite(logits[v])) {
@@ -109,6 +115,7 @@ int runGenerate(const Manifest &m, const Options &o) {
     putchar(next);
     fflush(stdout);
   }
+  showPrompt();
   putchar('\n');
   return 0;
 }
