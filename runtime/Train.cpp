@@ -581,10 +581,10 @@ int runTrain(const Manifest &m, const Options &o) {
     uint64_t settingsHash = hashBytes(settings, sizeof(settings));
     settingsHash = hashBytes(&state.lr, sizeof(state.lr), settingsHash);
     settingsHash = hashBytes(&o.minutes, sizeof(o.minutes), settingsHash);
-    std::string settingsText = format(
-        "step %lld of %lld, lr %g, seed %llu, minutes %g",
-        (long long)state.step, (long long)steps, state.lr,
-        (unsigned long long)seed, o.minutes);
+    std::string settingsText =
+        format("step %lld of %lld, lr %g, seed %llu, minutes %g",
+               (long long)state.step, (long long)steps, state.lr,
+               (unsigned long long)seed, o.minutes);
     if (!ranksAgree("training data", dataHash, data.trainPath, err) ||
         !ranksAgree("run configuration", settingsHash, settingsText, err)) {
       world.agreed = true;
@@ -637,9 +637,9 @@ int runTrain(const Manifest &m, const Options &o) {
     if (writer) {
       SafetensorsFile best;
       std::string ignored;
-      const std::string *step =
-          best.open(bestPath, ignored) ? best.metadataValue("tfc.best_step")
-                                       : nullptr;
+      const std::string *step = best.open(bestPath, ignored)
+                                    ? best.metadataValue("tfc.best_step")
+                                    : nullptr;
       found = step && *step == std::to_string(state.bestStep);
       if (!found)
         printf("note: %s %s, not the best weights of step %lld that the "
