@@ -359,6 +359,9 @@ void *tfc_gpu_arena(int32_t number, int64_t bytes) {
 /// Keeps the host buffer `host` of `bytes` bytes on the device from its
 /// next use on (see KeptBuffer).
 void tfc_device_keep(const void *host, int64_t bytes) {
+  // `train` keeps its state before it writes anything: a missing device
+  // stops it there.
+  initialize();
   if (!findKept(host))
     kept.push_back({host, bytes});
 }
