@@ -83,6 +83,10 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcBuildOptimizer());
   if (options.fusion && options.rowAttention)
     pm.addPass(mlir::tfc::createTfcRowAttention());
+  // Each Performer attention a loop over (batch, head) pairs on the CPU,
+  // lowered in place; the GPU maps the batch-wide ops instead.
+  if (options.fusion && options.parallelHeads)
+    pm.addPass(mlir::tfc::createTfcPerformerHeads());
   if (options.fusion) {
     mlir::tfc::TfcBlockedAttentionOptions blocked;
     blocked.blockSize = options.attentionBlock;

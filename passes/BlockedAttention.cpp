@@ -1031,23 +1031,6 @@ AttentionOp findForward(AttentionGradOp grad) {
   return nullptr;
 }
 
-/// A reshape of a `tensor.empty` of static shape is an empty of its
-/// result's shape.
-template <typename ReshapeOp>
-struct EmptyReshapeFolding : OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReshapeOp reshape,
-                                PatternRewriter &rewriter) const override {
-    auto type = dyn_cast<RankedTensorType>(reshape.getType());
-    if (!reshape.getSrc().template getDefiningOp<tensor::EmptyOp>() ||
-        !type || !type.hasStaticShape())
-      return failure();
-    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(reshape, type.getShape(),
-                                                 type.getElementType());
-    return success();
-  }
-};
-
 struct TfcBlockedAttentionPass
     : public tfc::impl::TfcBlockedAttentionBase<TfcBlockedAttentionPass> {
   using TfcBlockedAttentionBase::TfcBlockedAttentionBase;
@@ -1098,31 +1081,18 @@ struct TfcBlockedAttentionPass
       if (std::optional<BlockPlan> plan =
               planFor(grad, blockSize, parallelHeads))
         rewriteAttentionGrad(grad, *plan, std::nullopt);
-    if (parallelHeads)
-      dropPairDims(earlierLoops);
-  }
-
-  /// Inside the per-pair loops, the batch and head dimensions have one
-  /// element: the ops drop them, so that each works on `[T, T]` and
-  /// `[T, Dh]` blocks (whose rows tfc-fuse-rows can then fuse).
-  void dropPairDims(const llvm::DenseSet<Operation *> &earlierLoops) {
+    if (!parallelHeads)
+      return;
+    // Inside the per-pair loops, the batch and head dimensions have one
+    // element: the ops drop them, so that each works on `[T, T]` and
+    // `[T, Dh]` blocks (whose rows tfc-fuse-rows can then fuse).
     SmallVector<scf::ForallOp> loops;
     getOperation().walk([&](scf::ForallOp loop) {
       if (!earlierLoops.contains(loop))
         loops.push_back(loop);
     });
-    linalg::ControlDropUnitDims options;
-    RewritePatternSet patterns(&getContext());
-    linalg::populateFoldUnitExtentDimsPatterns(patterns, options);
-    // Reshapes of tensor.empty become empties of the new shape: a fill into
-    // a collapsed empty would escape tfc-unshare-fills once CSE merges it,
-    // and cost a fill and a copy per block.
-    patterns.add<EmptyReshapeFolding<tensor::CollapseShapeOp>,
-                 EmptyReshapeFolding<tensor::ExpandShapeOp>>(&getContext());
-    FrozenRewritePatternSet frozen(std::move(patterns));
-    for (scf::ForallOp loop : loops)
-      if (failed(applyPatternsAndFoldGreedily(loop, frozen)))
-        return signalPassFailure();
+    if (failed(dropPairDims(loops)))
+      signalPassFailure();
   }
 };
 

@@ -8,8 +8,10 @@
 
 #include "dialect/TfcDialect.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -153,4 +155,39 @@ Value mlir::tfc::reduceLastDim(
         nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args[1], args[0]));
       });
   return generic.getResult(0);
+}
+
+namespace {
+/// A reshape of a `tensor.empty` of static shape is an empty of its
+/// result's shape.
+template <typename ReshapeOp>
+struct EmptyReshapeFolding : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(reshape.getType());
+    if (!reshape.getSrc().template getDefiningOp<tensor::EmptyOp>() || !type ||
+        !type.hasStaticShape())
+      return failure();
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(reshape, type.getShape(),
+                                                 type.getElementType());
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult mlir::tfc::dropPairDims(ArrayRef<scf::ForallOp> loops) {
+  if (loops.empty())
+    return success();
+  MLIRContext *context = loops.front()->getContext();
+  linalg::ControlDropUnitDims options;
+  RewritePatternSet patterns(context);
+  linalg::populateFoldUnitExtentDimsPatterns(patterns, options);
+  patterns.add<EmptyReshapeFolding<tensor::CollapseShapeOp>,
+               EmptyReshapeFolding<tensor::ExpandShapeOp>>(context);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (scf::ForallOp loop : loops)
+    if (failed(applyPatternsAndFoldGreedily(loop, frozen)))
+      return failure();
+  return success();
 }

@@ -103,6 +103,14 @@ void populateSequenceGradLoweringPatterns(RewritePatternSet &patterns);
 /// Gradient building blocks and seeded dropout (LowerGradOps.cpp).
 void populateGradLoweringPatterns(RewritePatternSet &patterns);
 
+/// Inside each of `loops` (the loops over (batch, head) pairs of
+/// tfc-blocked-attention and tfc-performer-heads), drops the unit batch and
+/// head dimensions of the linalg ops, so that each works on the pair's own
+/// `[S, ...]` tensors, and folds reshapes of `tensor.empty` into empties of
+/// the new shape (a fill into a collapsed empty would escape
+/// tfc-unshare-fills once CSE merges it).
+LogicalResult dropPairDims(ArrayRef<scf::ForallOp> loops);
+
 } // namespace mlir::tfc
 
 #endif // TFC_PASSES_LOWERINGUTILS_H

@@ -126,6 +126,32 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcPerformerHeads : Pass<"tfc-performer-heads", "mlir::ModuleOp"> {
+  let summary = "Performer attention and its gradient as one loop over (batch, head) pairs";
+  let description = [{
+    Replaces each `tfc.attention` and `tfc.attention_grad` of the
+    `#tfc.performer` kind (static shapes, more than one (batch, head) pair)
+    by an `scf.forall` over its (batch, head) pairs, whose body is the same
+    op on the pair's `[1, S, Dh]` slices of the query, key, value and output
+    gradient (`heads 1`, the mask's row of the batch, the features whole),
+    lowered in place by tfc-lower-to-linalg's patterns, with the unit batch
+    and head dimensions of its linalg ops dropped. Each thread then runs the
+    whole FAVOR+ chain of a pair (features, stabilisers, chunk scores,
+    chunk states and their prefix scans, numerator and denominator) on
+    tensors that stay in its cache, where each op over `[B, S, H, M]` would
+    stream the batch's features through memory. The gradient's loop
+    recomputes the pair's features and chunk states, so the training step
+    keeps no `[B, S, H, M]` tensor between its forward and its gradient.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
 def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
   let summary = "Softmax attention as loops over rows, with no score matrix";
   let description = [{

@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <string>
 #include <vector>
 
@@ -712,6 +713,14 @@ struct CommandLine {
 int main(int argc, char **argv) {
   if (argc > 0 && argv[0] && argv[0][0])
     programName = argv[0];
+  // The generated code allocates the buffers of a parallel iteration that
+  // do not fit its stack (a Performer head's features) on the heap and
+  // frees them when the iteration ends. glibc would map such blocks
+  // afresh every time and unmap them on free, so each iteration would
+  // fault in and zero its pages again: keep them in the heap instead, and
+  // keep the heap's freed top for the next step.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   Options options;
   std::string command, err;
   CommandLine commandLine(options);

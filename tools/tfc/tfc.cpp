@@ -184,7 +184,9 @@ cl::opt<bool> recomputeAttention(
     "recompute-attention",
     cl::desc("Recompute Performer attention (features, chunk states, "
              "scores) in the backward pass instead of keeping the forward's: "
-             "less memory for long sequences, more time"),
+             "less memory for long sequences, more time (with --no-fusion "
+             "and the GPU target; a fused CPU build recomputes them per "
+             "head anyway)"),
     cl::init(false), cl::cat(compileCategory));
 
 cl::opt<bool> recomputeElementwise(
@@ -719,9 +721,11 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  bool attentionHint = withTraining && !recomputeAttention &&
-                       spec->attention.kind ==
-                           ::tfc::spec::AttentionKind::Performer;
+  // A fused CPU build runs Performer attention by (batch, head) pairs,
+  // whose gradient recomputes its features anyway (tfc-performer-heads).
+  bool attentionHint =
+      withTraining && !recomputeAttention && (noFusion || cuda || gpuEmulate) &&
+      spec->attention.kind == ::tfc::spec::AttentionKind::Performer;
   bool elementwiseHint = withTraining && !recomputeElementwise;
   // A GPU executable's arenas are device memory, checked when it starts.
   if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
