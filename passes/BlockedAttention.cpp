@@ -642,15 +642,9 @@ SmallVector<Value> forEachHead(OpBuilder &b, Location loc,
   SmallVector<Value> inits;
   for (HeadTensor output : outputs)
     inits.push_back(output.value);
-  auto loop = b.create<scf::ForallOp>(
-      loc, ArrayRef<OpFoldResult>{b.getIndexAttr(plan.batch * plan.heads)},
-      inits, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getTerminator());
-  Value pair = loop.getInductionVar(0);
-  Value heads = indexConstant(b, loc, plan.heads);
-  Value batch = b.create<arith::DivUIOp>(loc, pair, heads);
-  Value head = b.create<arith::RemUIOp>(loc, pair, heads);
+  auto [loop, batch, head] =
+      buildPairLoop(b, loc, plan.batch, plan.heads, inits);
   SmallVector<Value> sliced;
   for (HeadTensor input : inputs) {
     if (!input.value) {

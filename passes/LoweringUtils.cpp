@@ -157,6 +157,18 @@ Value mlir::tfc::reduceLastDim(
   return generic.getResult(0);
 }
 
+PairLoop mlir::tfc::buildPairLoop(OpBuilder &b, Location loc, int64_t batch,
+                                  int64_t heads, ValueRange inits) {
+  auto loop = b.create<scf::ForallOp>(
+      loc, ArrayRef<OpFoldResult>{b.getIndexAttr(batch * heads)}, inits,
+      std::nullopt);
+  b.setInsertionPoint(loop.getTerminator());
+  Value pair = loop.getInductionVar(0);
+  Value headCount = indexConstant(b, loc, heads);
+  return {loop, b.create<arith::DivUIOp>(loc, pair, headCount),
+          b.create<arith::RemUIOp>(loc, pair, headCount)};
+}
+
 namespace {
 /// A reshape of a `tensor.empty` of static shape is an empty of its
 /// result's shape.

@@ -103,6 +103,17 @@ void populateSequenceGradLoweringPatterns(RewritePatternSet &patterns);
 /// Gradient building blocks and seeded dropout (LowerGradOps.cpp).
 void populateGradLoweringPatterns(RewritePatternSet &patterns);
 
+/// An `scf.forall` over the `batch * heads` (batch, head) pairs of an
+/// attention, with `inits` as its shared outputs, and the pair's batch and
+/// head indices (`pair / heads`, `pair % heads`), built at the start of its
+/// body; `b` is left inserting before the body's terminator.
+struct PairLoop {
+  scf::ForallOp loop;
+  Value batch, head;
+};
+PairLoop buildPairLoop(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
+                       ValueRange inits);
+
 /// Inside each of `loops` (the loops over (batch, head) pairs of
 /// tfc-blocked-attention and tfc-performer-heads), drops the unit batch and
 /// head dimensions of the linalg ops, so that each works on the pair's own

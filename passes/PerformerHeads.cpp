@@ -90,17 +90,11 @@ splitPairs(Operation *op, const Pairs &pairs, ArrayRef<Value> inputs,
   SmallVector<Value> inits;
   for (Value result : op->getResults())
     inits.push_back(emptyTensor(b, loc, shapeOf(result), elementOf(result)));
-  auto loop = b.create<scf::ForallOp>(
-      loc, ArrayRef<OpFoldResult>{b.getIndexAttr(pairs.batch * pairs.heads)},
-      inits, std::nullopt);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getTerminator());
-  Value pair = loop.getInductionVar(0);
-  Value heads = indexConstant(b, loc, pairs.heads);
-  Value batch = b.create<arith::DivUIOp>(loc, pair, heads);
-  Value head = b.create<arith::RemUIOp>(loc, pair, heads);
-  Value column =
-      b.create<arith::MulIOp>(loc, head, indexConstant(b, loc, pairs.headDim));
+  PairLoop pairLoop = buildPairLoop(b, loc, pairs.batch, pairs.heads, inits);
+  scf::ForallOp loop = pairLoop.loop;
+  Value batch = pairLoop.batch;
+  Value column = b.create<arith::MulIOp>(loc, pairLoop.head,
+                                         indexConstant(b, loc, pairs.headDim));
   auto sliceOf = [&](Value x, int64_t headDim) -> Value {
     PairSlice slice = pairSlice(b, x, batch, column, headDim);
     return b.create<tensor::ExtractSliceOp>(loc, x, slice.offsets, slice.sizes,
