@@ -75,10 +75,10 @@ struct Pairs {
 
 /// Replaces `op` (a tfc.attention or tfc.attention_grad of `pairs`) by an
 /// `scf.forall` over its (batch, head) pairs whose body builds the op of
-/// one pair with `build` from the pair's slices of `inputs` (null inputs
-/// stay null; the mask, `[B, S]`, is sliced by batch only, every other input
-/// by batch and head, and `features` is passed whole) and writes each of its
-/// results at the pair's place in a `[B, S, D]` tensor. Returns the loop.
+/// one pair with `build` from the pair's slices of `inputs` (`[B, S, D]`,
+/// sliced by batch and head) and of `mask` (`[B, S]`, sliced by batch; null
+/// when the op has none), and writes each of its results at the pair's
+/// place in a `[B, S, D]` tensor. Returns the loop.
 scf::ForallOp
 splitPairs(Operation *op, const Pairs &pairs, ArrayRef<Value> inputs,
            Value mask,
@@ -117,16 +117,18 @@ splitPairs(Operation *op, const Pairs &pairs, ArrayRef<Value> inputs,
   return loop;
 }
 
-/// The pairs of an attention over `query` in `heads`, or nothing when the
-/// pass leaves it alone: another kind, dynamic shapes, one pair only.
-std::optional<Pairs> pairsOf(Attribute kind, int64_t heads, Value query,
-                             Operation *op) {
-  if (!isa<PerformerAttr>(kind))
+/// The pairs of `op` (a tfc.attention or tfc.attention_grad), or nothing
+/// when the pass leaves it alone: another kind, dynamic shapes, one pair
+/// only.
+template <typename AttentionLikeOp>
+std::optional<Pairs> pairsOf(AttentionLikeOp op) {
+  if (!isa<PerformerAttr>(op.getKind()))
     return std::nullopt;
   for (Value value : op->getOperands())
     if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
       return std::nullopt;
-  ArrayRef<int64_t> shape = shapeOf(query);
+  ArrayRef<int64_t> shape = shapeOf(op.getQuery());
+  int64_t heads = op.getHeads();
   Pairs pairs{shape[0], heads, shape[2] / heads};
   if (pairs.batch * pairs.heads == 1)
     return std::nullopt;
@@ -175,13 +177,10 @@ struct TfcPerformerHeadsPass
     SmallVector<scf::ForallOp> loops;
     for (Operation *op : ops) {
       if (auto forward = dyn_cast<AttentionOp>(op)) {
-        if (std::optional<Pairs> pairs = pairsOf(
-                forward.getKind(), forward.getHeads(), forward.getQuery(), op))
+        if (std::optional<Pairs> pairs = pairsOf(forward))
           loops.push_back(splitForward(forward, *pairs));
-      } else {
-        auto grad = cast<AttentionGradOp>(op);
-        if (std::optional<Pairs> pairs =
-                pairsOf(grad.getKind(), grad.getHeads(), grad.getQuery(), op))
+      } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+        if (std::optional<Pairs> pairs = pairsOf(grad))
           loops.push_back(splitGradient(grad, *pairs));
       }
     }
