@@ -12,6 +12,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionUtils.h"
 #include "passes/LoweringUtils.h"
 #include "passes/Passes.h"
 
@@ -50,6 +51,14 @@ static int64_t matmulFlops(func::FuncOp func) {
         // Feature maps of q and k, then the two contractions with v.
         int64_t m = performer.getFeatures();
         flops += 2 * 2 * q[0] * q[1] * m * q[2] + 2 * 2 * q[0] * q[1] * m * q[2];
+        // Causal: each chunk's scores over its own keys and their product
+        // with the values, `[C, M] x [M, C]` and `[C, C] x [C, Dh]` per
+        // chunk and head, over the padded length.
+        if (performer.getCausal()) {
+          attention::Chunking chunks = attention::performerChunking(q[1]);
+          flops += 2 * q[0] * chunks.padded() * chunks.size *
+                   (m * static_cast<int64_t>(attention.getHeads()) + q[2]);
+        }
       } else {
         flops += 2 * 2 * q[0] * q[1] * keys * q[2];
       }

@@ -66,3 +66,40 @@ module {
     return %loss, %a : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// tfc.flops counts the forward's matmuls. Non-causal FAVOR+ (q [2, 8, 8],
+// 2 heads, 6 features): the feature maps of q and k, 2 * 2 * 16 * 8 * 6
+// = 3072, and the two contractions with v, as much again: 6144.
+
+// CHECK: module attributes {tfc.flops = 6144 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<6x4xf32>
+    %a = tfc.attention #tfc.performer<features = 6, redraw = 0> heads 2 %q, %k, %v
+        features(%f : tensor<6x4xf32>)
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Causal FAVOR+ adds each chunk's scores over its own keys and their
+// product with the values: 8 positions in 2 chunks of 4, per position
+// 2 * 4 * (6 features * 2 heads + 8 value columns), times 2 sequences:
+// 6144 + 2560.
+
+// CHECK: module attributes {tfc.flops = 8704 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<6x4xf32>
+    %a = tfc.attention #tfc.performer<features = 6, redraw = 0, causal> heads 2 %q, %k, %v
+        features(%f : tensor<6x4xf32>)
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
