@@ -124,7 +124,7 @@ int64_t reachableArenaBytes(func::FuncOp func,
 /// entry points share theirs) as `arena_bytes`.
 void recordArenaSizes(ModuleOp module,
                       const llvm::DenseMap<Operation *, int64_t> &arenas,
-                      int64_t totalArenaBytes) {
+                      int64_t totalArenaBytes, int64_t threadHeapBytes) {
   if (!module.lookupSymbol("tfc_model_manifest"))
     return;
   // The working memory of entry points that run one after the other: the
@@ -146,6 +146,11 @@ void recordArenaSizes(ModuleOp module,
         module, "train_activation_bytes",
         std::to_string(entryBytes({"tfc_train_step", "tfc_optimizer_step"})));
   setManifestRecord(module, "arena_bytes", std::to_string(totalArenaBytes));
+  // The heap buffers of one iteration of a parallel loop, which each thread
+  // holds while it runs one, besides the arenas.
+  if (threadHeapBytes > 0)
+    setManifestRecord(module, "thread_heap_bytes",
+                      std::to_string(threadHeapBytes));
 }
 
 /// The stack bytes one iteration of a parallel loop may take for its
@@ -182,6 +187,7 @@ struct TfcStaticBuffersPass
     ModuleOp module = getOperation();
     OpBuilder builder(&getContext());
     unsigned counter = 0;
+    threadHeapBytes = 0;
     llvm::DenseMap<Operation *, int64_t> arenas;
     SmallVector<FunctionPlan> shared;
     int64_t totalBytes = 0;
@@ -214,8 +220,12 @@ struct TfcStaticBuffersPass
         placeBuffers(plan, builder, name, sharedBytes);
       totalBytes += sharedBytes;
     }
-    recordArenaSizes(module, arenas, totalBytes);
+    recordArenaSizes(module, arenas, totalBytes, threadHeapBytes);
   }
+
+  /// The most bytes that one iteration of a parallel loop allocates on the
+  /// heap (see privatizeLoopBuffers).
+  int64_t threadHeapBytes = 0;
 
   /// Makes the allocations in the body of each `scf.forall` of `func`
   /// private to an iteration: on the stack of the thread that runs it
@@ -232,7 +242,7 @@ struct TfcStaticBuffersPass
       llvm::stable_sort(allocs, [](memref::AllocOp a, memref::AllocOp b) {
         return bufferBytes(a.getType()) < bufferBytes(b.getType());
       });
-      int64_t stackBytes = 0;
+      int64_t stackBytes = 0, heapBytes = 0;
       for (memref::AllocOp alloc : allocs) {
         stackBytes += bufferBytes(alloc.getType());
         if (stackBytes <= kPrivateStackBytes) {
@@ -245,7 +255,9 @@ struct TfcStaticBuffersPass
         }
         OpBuilder atEnd(loop.getTerminator());
         atEnd.create<memref::DeallocOp>(alloc.getLoc(), alloc);
+        heapBytes += bufferBytes(alloc.getType());
       }
+      threadHeapBytes = std::max(threadHeapBytes, heapBytes);
     });
   }
 

@@ -55,6 +55,7 @@ using namespace tfc::rt;
 // The OpenMP runtime of the generated code, when the model links one; the
 // runtime itself does not depend on it.
 extern "C" void omp_set_num_threads(int) __attribute__((weak));
+extern "C" int omp_get_max_threads() __attribute__((weak));
 
 namespace {
 
@@ -248,7 +249,17 @@ int runInfo(const Manifest &m) {
          humanBytes(activationBytes).c_str());
   printf("  batch i/o    %14.0f bytes  %s (tokens, targets, mask, logits)\n",
          ioBytes, humanBytes(ioBytes).c_str());
-  double allBytes = paramBytes + activationBytes + ioBytes;
+  // Each worker thread holds one parallel iteration's heap buffers; with
+  // the default --threads (one per core, or OMP_NUM_THREADS).
+  int threads = omp_get_max_threads ? std::max(1, omp_get_max_threads()) : 1;
+  double threadBytes = double(m.threadHeapBytes) * threads;
+  if (m.threadHeapBytes > 0)
+    printf("  per thread   %14.0f bytes  %s (heap buffers of a parallel "
+           "iteration; x %d threads by default here: %s)\n",
+           double(m.threadHeapBytes),
+           humanBytes(double(m.threadHeapBytes)).c_str(), threads,
+           humanBytes(threadBytes).c_str());
+  double allBytes = paramBytes + activationBytes + ioBytes + threadBytes;
   printf("  total        %14.0f bytes  %s (eval, generate)\n", allBytes,
          humanBytes(allBytes).c_str());
   if (trainBytes > 0) {
@@ -267,7 +278,8 @@ int runInfo(const Manifest &m) {
       printf("  arenas       %14.0f bytes  %s (shared by forward, train step "
              "and optimizer)\n",
              arenaBytes, humanBytes(arenaBytes).c_str());
-    double trainTotal = paramBytes + ioBytes + arenaBytes + stateBytes;
+    double trainTotal =
+        paramBytes + ioBytes + arenaBytes + stateBytes + threadBytes;
     printf("  total        %14.0f bytes  %s (train, validation included)\n",
            trainTotal,
            humanBytes(trainTotal).c_str());

@@ -264,6 +264,9 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
     } else if (key == "arena_bytes") {
       if (!intValue(manifest.arenaBytes, 0))
         return false;
+    } else if (key == "thread_heap_bytes") {
+      if (!intValue(manifest.threadHeapBytes, 0))
+        return false;
     } else if (key == "kernels_per_step") {
       if (!intValue(manifest.kernelsPerStep, 0))
         return false;

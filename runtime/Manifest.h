@@ -61,6 +61,9 @@ struct Manifest {
   /// Of all entry points together (they share one arena); 0 when the
   /// manifest does not say, then the sum of the two above bounds it.
   int64_t arenaBytes = 0;
+  /// Heap buffers of one iteration of a parallel loop, held by each worker
+  /// thread while it runs one, besides the arenas; 0 when there are none.
+  int64_t threadHeapBytes = 0;
   /// Loop nests (kernels) one training step runs; 0 when not recorded.
   int64_t kernelsPerStep = 0;
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.

@@ -28,6 +28,9 @@
 ///   arena_bytes <bytes of all working memory together>   optional: the
 ///                  entry points share one arena, so this is about the
 ///                  larger of the two above, not their sum
+///   thread_heap_bytes <bytes>      optional: the heap buffers of one
+///                  iteration of a parallel loop, which each worker thread
+///                  holds while it runs one (besides the arenas)
 ///   kernels_per_step <n>           optional: the loop nests (kernels) that
 ///                  tfc_train_step and tfc_optimizer_step run
 ///   min_freq <n>                   optional, classify: word vocabulary

@@ -172,6 +172,36 @@ func.func @forall_heap() {
 
 // -----
 
+// Buffers of an iteration that come from the heap are held by each worker
+// thread besides the arenas: the manifest records the most that one
+// iteration takes, here @tfc_train_step's (four 512 KiB buffers, two on
+// the heap: 1048576 bytes), more than @tfc_forward's (one on the heap).
+
+// CHECK-LABEL: llvm.mlir.global external constant @tfc_model_manifest
+// CHECK-SAME: "tfc-manifest 1\0Aparams 16\0Aactivation_bytes 0\0Atrain_activation_bytes 0\0Aarena_bytes 0\0Athread_heap_bytes 1048576\0Aend\0A\00"
+llvm.mlir.global external constant @tfc_model_manifest("tfc-manifest 1\0Aparams 16\0Aend\0A\00") {addr_space = 0 : i32}
+func.func @tfc_forward() {
+  scf.forall (%i) in (64) {
+    %a = memref.alloc() : memref<512x256xf32>
+    %b = memref.alloc() : memref<512x256xf32>
+    %c = memref.alloc() : memref<512x256xf32>
+    "test.use"(%a, %b, %c) : (memref<512x256xf32>, memref<512x256xf32>, memref<512x256xf32>) -> ()
+  }
+  return
+}
+func.func @tfc_train_step() {
+  scf.forall (%i) in (64) {
+    %a = memref.alloc() : memref<512x256xf32>
+    %b = memref.alloc() : memref<512x256xf32>
+    %c = memref.alloc() : memref<512x256xf32>
+    %d = memref.alloc() : memref<512x256xf32>
+    "test.use"(%a, %b, %c, %d) : (memref<512x256xf32>, memref<512x256xf32>, memref<512x256xf32>, memref<512x256xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
 // Any other allocation left inside a loop escapes an iteration: an error.
 
 func.func @loop_alloc(%n: index) {

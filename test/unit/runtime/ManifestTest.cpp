@@ -155,11 +155,18 @@ TEST(Manifest, TrainingWorkingMemory) {
   ASSERT_TRUE(parseManifest(edited("activation_bytes 4096\n",
                                    "activation_bytes 4096\n"
                                    "train_activation_bytes 12288\n"
-                                   "arena_bytes 12288\n")
+                                   "arena_bytes 12288\n"
+                                   "thread_heap_bytes 2048\n")
                                 .c_str(),
                             shared, err))
       << err;
   EXPECT_EQ(shared.arenaBytes, 12288);
+  EXPECT_EQ(shared.threadHeapBytes, 2048);
+  EXPECT_EQ(m.threadHeapBytes, 0);
+  EXPECT_EQ(
+      parseError(edited("activation_bytes 4096\n", "thread_heap_bytes many\n")),
+      "manifest:12: record 'thread_heap_bytes': expected an "
+      "integer >= 0, got 'many'");
   EXPECT_EQ(parseError(edited("activation_bytes 4096\n",
                               "train_activation_bytes -1\n")),
             "manifest:12: record 'train_activation_bytes': expected an "
