@@ -490,7 +490,9 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     of `tfc_forward` (and of the functions it calls), and a
     `train_activation_bytes` record gives those of `tfc_train_step` and
     `tfc_optimizer_step`, and an `arena_bytes` record the bytes of all
-    arenas together.
+    arenas together; a `thread_heap_bytes` record, when some iteration has
+    heap buffers, the most that one iteration takes (each worker thread
+    holds that much besides the arenas).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::LLVM::LLVMDialect",
