@@ -85,7 +85,7 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(mlir::tfc::createTfcRowAttention());
   // Each Performer attention a loop over (batch, head) pairs on the CPU,
   // lowered in place; the GPU maps the batch-wide ops instead.
-  if (options.fusion && options.parallelHeads)
+  if (options.performerByPairs())
     pm.addPass(mlir::tfc::createTfcPerformerHeads());
   if (options.fusion) {
     mlir::tfc::TfcBlockedAttentionOptions blocked;

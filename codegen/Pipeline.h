@@ -35,9 +35,9 @@ struct PipelineOptions {
   /// pass choose per attention (128 for softmax, a band's best for
   /// Longformer).
   int64_t attentionBlock = 0;
-  /// Run blocked attention's (batch, head) pairs as the parallel
-  /// iterations of an `scf.forall` (the CPU target; the GPU target maps
-  /// the block ops to kernels instead).
+  /// Run blocked attention's and Performer attention's (batch, head) pairs
+  /// as the parallel iterations of an `scf.forall` (the CPU target; the GPU
+  /// target maps the block ops and the batch-wide ops to kernels instead).
   bool parallelHeads = true;
   /// Lower softmax attention to loops over rows (tfc-row-attention) instead
   /// of blocks (`tfc compile --target=cuda --gpu-attention=rows`).
@@ -46,6 +46,10 @@ struct PipelineOptions {
   /// forward's features, chunk states and scores (`tfc compile
   /// --recompute-attention`; tfc-lower-to-linalg's `recompute-attention`).
   bool recomputeAttention = false;
+  /// Performer attention runs by (batch, head) pairs (tfc-performer-heads),
+  /// whose gradient recomputes each pair's features whatever
+  /// recomputeAttention says.
+  bool performerByPairs() const { return fusion && parallelHeads; }
   /// Recompute cheap element-wise forward results (GELU and LayerNorm
   /// outputs) where the backward reads them instead of keeping them
   /// (tfc-recompute-elementwise; `tfc compile --recompute-elementwise`).

@@ -690,6 +690,15 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   pm.enableTiming(rootTiming);
+  ::tfc::PipelineOptions pipeline;
+  pipeline.train = withTraining;
+  pipeline.fusion = !noFusion;
+  pipeline.attentionBlock = attentionBlock;
+  pipeline.recomputeAttention = recomputeAttention;
+  pipeline.recomputeElementwise = recomputeElementwise;
+  pipeline.parallelHeads = !cuda && !gpuEmulate;
+  pipeline.rowAttention =
+      (cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
   if (stage == Stage::Tfc) {
     if (evalOnly)
       pm.addPass(mlir::tfc::createTfcStripDropout());
@@ -697,15 +706,6 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     pm.addPass(createCSEPass());
   } else {
     pm.addPass(createCanonicalizerPass());
-    ::tfc::PipelineOptions pipeline;
-    pipeline.train = withTraining;
-    pipeline.fusion = !noFusion;
-    pipeline.attentionBlock = attentionBlock;
-    pipeline.recomputeAttention = recomputeAttention;
-    pipeline.recomputeElementwise = recomputeElementwise;
-    pipeline.parallelHeads = !cuda && !gpuEmulate;
-    pipeline.rowAttention =
-        (cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
@@ -721,10 +721,9 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   if (stage == Stage::Tfc || stage == Stage::Linalg ||
       stage == Stage::LLVMDialect)
     return printModule(*module, output);
-  // A fused CPU build runs Performer attention by (batch, head) pairs,
-  // whose gradient recomputes its features anyway (tfc-performer-heads).
+  // By pairs, Performer's gradient recomputes its features anyway.
   bool attentionHint =
-      withTraining && !recomputeAttention && (noFusion || cuda || gpuEmulate) &&
+      withTraining && !recomputeAttention && !pipeline.performerByPairs() &&
       spec->attention.kind == ::tfc::spec::AttentionKind::Performer;
   bool elementwiseHint = withTraining && !recomputeElementwise;
   // A GPU executable's arenas are device memory, checked when it starts.
