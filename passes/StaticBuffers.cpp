@@ -169,6 +169,8 @@ struct FunctionPlan {
   func::FuncOp func;
   SmallVector<Allocation> allocations;
   int64_t bytes = 0;
+  /// The most that one iteration of its parallel loops takes on the heap.
+  int64_t threadHeapBytes = 0;
 };
 
 /// True when no other function calls `func` and `func` calls none: an entry
@@ -187,7 +189,7 @@ struct TfcStaticBuffersPass
     ModuleOp module = getOperation();
     OpBuilder builder(&getContext());
     unsigned counter = 0;
-    threadHeapBytes = 0;
+    int64_t threadHeapBytes = 0;
     llvm::DenseMap<Operation *, int64_t> arenas;
     SmallVector<FunctionPlan> shared;
     int64_t totalBytes = 0;
@@ -198,6 +200,7 @@ struct TfcStaticBuffersPass
       if (failed(planBuffers(func, plan)))
         return signalPassFailure();
       arenas[func] = plan.bytes;
+      threadHeapBytes = std::max(threadHeapBytes, plan.threadHeapBytes);
       if (plan.allocations.empty())
         continue;
       if (isLeafEntryPoint(func, module)) {
@@ -223,16 +226,14 @@ struct TfcStaticBuffersPass
     recordArenaSizes(module, arenas, totalBytes, threadHeapBytes);
   }
 
-  /// The most bytes that one iteration of a parallel loop allocates on the
-  /// heap (see privatizeLoopBuffers).
-  int64_t threadHeapBytes = 0;
-
   /// Makes the allocations in the body of each `scf.forall` of `func`
   /// private to an iteration: on the stack of the thread that runs it
   /// (`memref.alloca`; the forall is an allocation scope), smallest first,
   /// while they take at most kPrivateStackBytes together; the larger rest
-  /// on the heap, freed at the end of the iteration.
-  void privatizeLoopBuffers(func::FuncOp func) {
+  /// on the heap, freed at the end of the iteration. Returns the most heap
+  /// bytes that one iteration takes.
+  int64_t privatizeLoopBuffers(func::FuncOp func) {
+    int64_t threadHeapBytes = 0;
     func.walk([&](scf::ForallOp loop) {
       Block &body = *loop.getBody();
       SmallVector<memref::AllocOp> allocs;
@@ -259,11 +260,12 @@ struct TfcStaticBuffersPass
       }
       threadHeapBytes = std::max(threadHeapBytes, heapBytes);
     });
+    return threadHeapBytes;
   }
 
   /// Collects the allocations of `func` and their offsets in its arena.
   LogicalResult planBuffers(func::FuncOp func, FunctionPlan &plan) {
-    privatizeLoopBuffers(func);
+    plan.threadHeapBytes = privatizeLoopBuffers(func);
     Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> positions;
     int64_t position = 0;
