@@ -37,6 +37,53 @@ static int64_t elementCount(ArrayRef<int64_t> shape) {
   return count;
 }
 
+/// The (query, key) pairs of one sequence and head that softmax or
+/// Longformer attention of `kind` computes a score for: every pair, the
+/// pairs `j <= i` when causal, and for Longformer each local row's sliding
+/// window plus the global columns (LowerAttention.cpp's filters) and each
+/// global row's keys. Padding is data, not counted.
+static int64_t attendedPairs(Attribute kind, int64_t queries, int64_t keys) {
+  auto causalKeys = [&](int64_t i) { return std::min(i + 1, keys); };
+  auto longformer = dyn_cast<LongformerAttr>(kind);
+  if (!longformer) {
+    if (!cast<SoftmaxAttr>(kind).getCausal())
+      return queries * keys;
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < queries; ++i)
+      pairs += causalKeys(i);
+    return pairs;
+  }
+  bool causal = longformer.getCausal();
+  int64_t window = longformer.getWindow(), dilation = longformer.getDilation();
+  SmallVector<int64_t> globals = attention::globalPositions(longformer);
+  // Window offsets `t * dilation` from the query, t in [first, last].
+  int64_t first = causal ? -(window - 1) : -(window / 2);
+  int64_t last = causal ? 0 : window / 2;
+  auto floorDiv = [](int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  };
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < queries; ++i) {
+    if (llvm::is_contained(globals, i)) {
+      pairs += causal ? causalKeys(i) : keys;
+      continue;
+    }
+    // Keys 0 <= i + t * dilation < keys.
+    int64_t lo = std::max(first, -floorDiv(i, dilation));
+    int64_t hi = std::min(last, floorDiv(keys - 1 - i, dilation));
+    pairs += std::max<int64_t>(0, hi - lo + 1);
+    for (int64_t g : globals) {
+      if (g >= keys || (causal && g > i))
+        continue;
+      int64_t offset = g - i;
+      bool inWindow = offset % dilation == 0 && offset / dilation >= first &&
+                      offset / dilation <= last;
+      pairs += inWindow ? 0 : 1;
+    }
+  }
+  return pairs;
+}
+
 /// Multiply-add FLOPs (2 per MAC) of the matmuls of the forward graph.
 static int64_t matmulFlops(func::FuncOp func) {
   int64_t flops = 0;
@@ -60,7 +107,10 @@ static int64_t matmulFlops(func::FuncOp func) {
                    (m * static_cast<int64_t>(attention.getHeads()) + q[2]);
         }
       } else {
-        flops += 2 * 2 * q[0] * q[1] * keys * q[2];
+        // The scores and their product with the values, over the (query,
+        // key) pairs that the mask lets through.
+        flops += 2 * 2 * q[0] * attendedPairs(attention.getKind(), q[1], keys) *
+                 q[2];
       }
     }
   });

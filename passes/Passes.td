@@ -41,7 +41,12 @@ def TfcFlattenParams : Pass<"tfc-flatten-params", "mlir::ModuleOp"> {
     reshaped. Offsets follow the order of first appearance, each aligned to
     16 elements (64 bytes). The manifest (names, offsets, shapes, init
     schemes, kinds) is recorded as the module attribute `tfc.manifest`, an
-    array of dictionaries, and `tfc.param_count`.
+    array of dictionaries, and `tfc.param_count`. `tfc.flops` records the
+    multiply-add FLOPs of `@forward`'s matmuls: the linear layers, Performer's
+    feature maps and contractions (with causal FAVOR+'s per-chunk scores),
+    and softmax and Longformer attention over the (query, key) pairs their
+    masks keep (the causal triangle; the window band, dilation included,
+    plus the global rows and columns).
   }];
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }

@@ -103,3 +103,80 @@ module {
     return %a : tensor<2x8x8xf32>
   }
 }
+
+// -----
+
+// Softmax attention counts the scores and their product with the values
+// over every (query, key) pair (the unused parameter makes the pass record
+// the count): q [2, 8, 8], 2 * 2 * 2 sequences * 64
+// pairs * 8 columns = 4096.
+
+// CHECK: module attributes {tfc.flops = 4096 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<4xf32>
+    %a = tfc.attention #tfc.softmax<> heads 2 %q, %k, %v
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Causal: only the pairs j <= i, 1 + 2 + ... + 8 = 36 of the 64: 2304.
+
+// CHECK: module attributes {tfc.flops = 2304 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<4xf32>
+    %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Longformer, window 4, global [0], 8 positions (the picture in
+// LowerAttention.cpp): the global row sees 8 keys, the local rows their
+// band |j - i| <= 2 plus column 0: 8 + 4 + 5 + 6 + 6 + 6 + 5 + 4 = 44
+// pairs, 2 * 2 * 2 * 44 * 8 = 2816.
+
+// CHECK: module attributes {tfc.flops = 2816 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>, %gq: tensor<2x8x8xf32>,
+                     %gk: tensor<2x8x8xf32>, %gv: tensor<2x8x8xf32>)
+      -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<4xf32>
+    %a = tfc.attention #tfc.longformer<window = 4, dilation = 1, global = [0]> heads 2
+        %q, %k, %v
+        global(%gq, %gk, %gv : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>)
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Causal Longformer, window 3, dilation 2, global [5]: local row i sees
+// i, i - 2, i - 4 (those >= 0) and column 5 when 5 <= i and not already in
+// its window; the global row 5 sees keys 0..5. Rows 0..7: 1 + 1 + 2 + 2 +
+// 3 + 6 + (3 + 1) + 3 = 22 pairs, 2 * 2 * 2 * 22 * 8 = 1408.
+
+// CHECK: module attributes {tfc.flops = 1408 : i64
+module {
+  func.func @forward(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>,
+                     %v: tensor<2x8x8xf32>, %gq: tensor<2x8x8xf32>,
+                     %gk: tensor<2x8x8xf32>, %gv: tensor<2x8x8xf32>)
+      -> tensor<2x8x8xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<4xf32>
+    %a = tfc.attention #tfc.longformer<window = 3, dilation = 2, global = [5], causal> heads 2
+        %q, %k, %v
+        global(%gq, %gk, %gv : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>)
+        : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    return %a : tensor<2x8x8xf32>
+  }
+}
