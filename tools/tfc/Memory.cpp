@@ -144,6 +144,23 @@ std::optional<uint64_t> staticArenaBytes(ModuleOp module) {
   return bytes;
 }
 
+uint64_t threadHeapBytes(ModuleOp module) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
+  auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
+                     : StringAttr();
+  if (!text)
+    return 0;
+  SmallVector<StringRef> lines;
+  text.getValue().split(lines, '\n');
+  for (StringRef line : lines) {
+    uint64_t bytes;
+    if (line.consume_front("thread_heap_bytes ") &&
+        !line.getAsInteger(10, bytes))
+      return bytes;
+  }
+  return 0;
+}
+
 uint64_t physicalMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || pageSize <= 0)

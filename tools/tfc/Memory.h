@@ -52,6 +52,11 @@ TensorSizes measureTensors(mlir::ModuleOp module, bool blockedAttention,
 /// maps all of them when it starts. std::nullopt past 64 bits.
 std::optional<uint64_t> staticArenaBytes(mlir::ModuleOp module);
 
+/// The heap bytes that one iteration of a parallel loop allocates (the
+/// manifest's `thread_heap_bytes` record, from tfc-static-buffers): each
+/// worker thread holds that much while it runs one. 0 when not recorded.
+uint64_t threadHeapBytes(mlir::ModuleOp module);
+
 /// This machine's physical memory in bytes, 0 when unknown.
 uint64_t physicalMemoryBytes();
 

@@ -34,10 +34,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -487,6 +489,36 @@ bool checkTensorSizes(ModuleOp module, const ::tfc::spec::Spec &spec,
   return false;
 }
 
+/// Warns when the arenas (`arenaBytes`) fit in this machine's `memory` but
+/// not together with the heap buffers that each worker thread allocates
+/// for one parallel iteration, with the default --threads (one per core
+/// here): the executable starts, and a training run with that many threads
+/// would run out of memory.
+void warnThreadHeap(ModuleOp module, llvm::StringRef output,
+                    uint64_t arenaBytes, uint64_t memory) {
+  uint64_t perThread = ::tfc::threadHeapBytes(module);
+  uint64_t threads = llvm::hardware_concurrency().compute_thread_count();
+  if (memory == 0 || perThread == 0 || threads == 0)
+    return;
+  // Past 64 bits is past any memory too.
+  uint64_t heap = llvm::SaturatingMultiply(perThread, threads);
+  uint64_t total = llvm::SaturatingAdd(arenaBytes, heap);
+  if (total <= memory)
+    return;
+  llvm::errs() << "tfc: warning: " << output << ": the model's arenas ("
+               << ::tfc::formatBytes(arenaBytes)
+               << ") and the heap buffers of one parallel iteration per "
+                  "thread ("
+               << ::tfc::formatBytes(perThread) << " x " << threads
+               << " threads, the default --threads here) need "
+               << ::tfc::formatBytes(total) << ", more than this machine's "
+               << ::tfc::formatBytes(memory) << " ("
+               << (llvm::SaturatingAdd(arenaBytes, perThread) <= memory
+                       ? "fewer --threads, or "
+                       : "")
+               << "a smaller --batch or --seq-len needs less)\n";
+}
+
 /// Refuses (or, with --allow-oversize, warns about) an executable whose
 /// arenas exceed this machine's memory: the loader cannot map them, and the
 /// executable would die before `main`. Beyond what any x86-64 process can
@@ -499,8 +531,10 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output,
   std::optional<uint64_t> bytes = ::tfc::staticArenaBytes(module);
   uint64_t memory = ::tfc::physicalMemoryBytes();
   bool beyondAny = !bytes || *bytes > ::tfc::kMaxAddressableBytes;
-  if (!beyondAny && (memory == 0 || *bytes <= memory))
+  if (!beyondAny && (memory == 0 || *bytes <= memory)) {
+    warnThreadHeap(module, output, *bytes, memory);
     return true;
+  }
   bool refuse = beyondAny || !allowOversize;
   llvm::errs() << "tfc: " << (refuse ? "error" : "warning") << ": " << output
                << ": the model's working memory (the arenas of its entry "
