@@ -10,11 +10,30 @@
 
 using namespace mlir;
 
-void mlir::tfc::setManifestRecord(ModuleOp module, StringRef key,
-                                  StringRef value) {
+/// The manifest's global and its text, or a null text when there is none.
+static std::pair<LLVM::GlobalOp, StringAttr> manifestText(ModuleOp module) {
   auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
   auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
                      : StringAttr();
+  return {global, text};
+}
+
+std::optional<StringRef> mlir::tfc::getManifestRecord(ModuleOp module,
+                                                      StringRef key) {
+  auto [global, text] = manifestText(module);
+  if (!text)
+    return std::nullopt;
+  SmallVector<StringRef> lines;
+  text.getValue().split(lines, '\n');
+  for (StringRef line : lines)
+    if (line.consume_front((key + " ").str()))
+      return line;
+  return std::nullopt;
+}
+
+void mlir::tfc::setManifestRecord(ModuleOp module, StringRef key,
+                                  StringRef value) {
+  auto [global, text] = manifestText(module);
   if (!text)
     return;
   // The text is NUL-terminated; every piece but the last ends a line.

@@ -15,6 +15,7 @@
 #include "tools/tfc/Memory.h"
 
 #include "dialect/TfcDialect.h"
+#include "passes/ManifestText.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -145,20 +146,12 @@ std::optional<uint64_t> staticArenaBytes(ModuleOp module) {
 }
 
 uint64_t threadHeapBytes(ModuleOp module) {
-  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
-  auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
-                     : StringAttr();
-  if (!text)
+  std::optional<StringRef> record =
+      mlir::tfc::getManifestRecord(module, "thread_heap_bytes");
+  uint64_t bytes;
+  if (!record || record->getAsInteger(10, bytes))
     return 0;
-  SmallVector<StringRef> lines;
-  text.getValue().split(lines, '\n');
-  for (StringRef line : lines) {
-    uint64_t bytes;
-    if (line.consume_front("thread_heap_bytes ") &&
-        !line.getAsInteger(10, bytes))
-      return bytes;
-  }
-  return 0;
+  return bytes;
 }
 
 uint64_t physicalMemoryBytes() {
