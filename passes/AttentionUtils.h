@@ -158,6 +158,15 @@ Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j);
 Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
                     Value j);
 
+/// How far the sliding window of `kind` reaches from its query, in dilated
+/// steps (`dilation` keys each): `back` before it and `ahead` after it, as
+/// slidingWindow decides (w - 1 and 0 when causal, w / 2 on each side
+/// otherwise).
+struct WindowSteps {
+  int64_t back, ahead;
+};
+WindowSteps windowSteps(LongformerAttr kind);
+
 /// The global token positions of `kind`, sorted and without duplicates.
 SmallVector<int64_t> globalPositions(LongformerAttr kind);
 

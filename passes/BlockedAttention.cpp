@@ -835,11 +835,9 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   if (!longformer)
     return std::nullopt;
   plan.causal = longformer.getCausal();
-  int64_t window = longformer.getWindow(),
-          dilation = longformer.getDilation();
-  int64_t reachBack = plan.causal ? (window - 1) * dilation
-                                  : (window / 2) * dilation;
-  int64_t reachAhead = plan.causal ? 0 : (window / 2) * dilation;
+  WindowSteps steps = windowSteps(longformer);
+  int64_t reachBack = steps.back * longformer.getDilation();
+  int64_t reachAhead = steps.ahead * longformer.getDilation();
   plan.block = blockSize ? chooseBlock(plan.length, blockSize)
                          : chooseBandBlock(plan.length, kDefaultBlock,
                                            reachBack, reachAhead);

@@ -54,11 +54,11 @@ static int64_t attendedPairs(Attribute kind, int64_t queries, int64_t keys) {
     return pairs;
   }
   bool causal = longformer.getCausal();
-  int64_t window = longformer.getWindow(), dilation = longformer.getDilation();
+  int64_t dilation = longformer.getDilation();
   SmallVector<int64_t> globals = attention::globalPositions(longformer);
   // Window offsets `t * dilation` from the query, t in [first, last].
-  int64_t first = causal ? -(window - 1) : -(window / 2);
-  int64_t last = causal ? 0 : window / 2;
+  attention::WindowSteps steps = attention::windowSteps(longformer);
+  int64_t first = -steps.back, last = steps.ahead;
   auto floorDiv = [](int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
   };

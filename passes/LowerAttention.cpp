@@ -380,6 +380,12 @@ Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
   return b.create<arith::AndIOp>(loc, band, onGrid);
 }
 
+attention::WindowSteps attention::windowSteps(LongformerAttr kind) {
+  if (kind.getCausal())
+    return {kind.getWindow() - 1, 0};
+  return {kind.getWindow() / 2, kind.getWindow() / 2};
+}
+
 SmallVector<int64_t> attention::globalPositions(LongformerAttr kind) {
   SmallVector<int64_t> globals(kind.getGlobalTokens());
   llvm::sort(globals);
