@@ -65,6 +65,10 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
   // Long sums with few outputs (the gradient's norm, bias and LayerNorm
   // gradients) run as many threads' partial sums, not one thread or block.
+  // Contractions of bf16 operands: tensor-core kernels, before any is
+  // split or tiled for the SIMT cores.
+  if (!emulated)
+    pm.addPass(mlir::tfc::createTfcGpuTensorCoreContractions());
   pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
   // Contractions: a register tile of outputs per thread.
   mlir::tfc::TfcGpuTileContractionsOptions tiling;
@@ -96,6 +100,11 @@ void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
   buildKernelMappingPipeline(pm, /*emulated=*/false);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
+  buildKernelsToNVVMPipeline(pm, options);
+}
+
+void ::tfc::buildKernelsToNVVMPipeline(OpPassManager &pm,
+                                       const GpuTargetOptions &options) {
   pm.addPass(mlir::tfc::createTfcGpuOutlineKernels());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -103,10 +112,15 @@ void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
   std::vector<std::string> libs;
   pm.addPass(createGpuNVVMAttachTarget(attachTargetOptions(options, libs)));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // The cp.async copies and ldmatrix loads of the tensor-core kernels.
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertSCFToCFPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // NVVM ops without a direct LLVM translation of all their operands (the
+  // source size of a cp.async is dropped silently without it).
+  kernels.addPass(createConvertNVVMToLLVMPass());
   // The registers of tfc-row-attention's rows (`vector` values), which
   // convert-gpu-to-nvvm leaves.
   kernels.addPass(createConvertVectorToLLVMPass());
@@ -132,12 +146,30 @@ void ::tfc::buildLinalgToGpuPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcGpuDeviceBuffers());
 }
 
+namespace {
+/// The options of the tfc-gpu-kernels-to-nvvm pipeline.
+struct KernelsToNVVMOptions : public PassPipelineOptions<KernelsToNVVMOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The GPU architecture, sm_<n>"),
+                           llvm::cl::init("sm_90")};
+};
+} // namespace
+
 void ::tfc::registerGpuCodegenPipelines() {
   mlir::tfc::registerTfcGpuPasses();
   PassPipelineRegistration<>(
       "tfc-linalg-to-nvvm",
       "linalg on tensors to kernels in the NVVM dialect (sm_90, no toolkit)",
       [](OpPassManager &pm) { ::tfc::buildLinalgToNVVMPipeline(pm, {}); });
+  PassPipelineRegistration<KernelsToNVVMOptions>(
+      "tfc-gpu-kernels-to-nvvm",
+      "gpu.launch ops on buffers to kernels in the NVVM dialect (no "
+      "toolkit): the part of tfc-linalg-to-nvvm after the mapping",
+      [](OpPassManager &pm, const KernelsToNVVMOptions &options) {
+        ::tfc::GpuTargetOptions target;
+        target.arch = options.chip;
+        ::tfc::buildKernelsToNVVMPipeline(pm, target);
+      });
 }
 
 namespace tfc {

@@ -47,6 +47,12 @@ void buildLinalgToGpuPipeline(mlir::OpPassManager &pm,
 void buildLinalgToNVVMPipeline(mlir::OpPassManager &pm,
                                const GpuTargetOptions &options);
 
+/// The kernels of a module on buffers (`gpu.launch` ops) → the gpu.module
+/// of the kernels in the NVVM dialect: outlining, then the lowering of each
+/// kernel; the second half of buildLinalgToNVVMPipeline.
+void buildKernelsToNVVMPipeline(mlir::OpPassManager &pm,
+                                const GpuTargetOptions &options);
+
 /// linalg on tensors → LLVM dialect for the CPU, with the loops mapped to
 /// kernels as for the GPU and each kernel run by loops over its blocks and
 /// threads: a check of the mapping without a GPU

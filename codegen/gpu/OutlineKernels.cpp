@@ -63,6 +63,12 @@ struct OutlineKernels
       SmallVector<Value> operands;
       std::string name = kKernelPrefix.str() + std::to_string(distinct.size());
       gpu::GPUFuncOp kernel = outlineKernelFunc(launch, name, operands);
+      // Shared buffers aligned to 16 bytes, as cp.async and ldmatrix need
+      // (the attribution would otherwise get its element's alignment).
+      for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+        kernel.setWorkgroupAttributionAttr(
+            i, LLVM::LLVMDialect::getAlignAttrName(),
+            OpBuilder(kernel).getI64IntegerAttr(16));
       auto [it, inserted] = distinct.try_emplace(kernelKey(kernel), kernel);
       if (inserted) {
         kernelSymbols.insert(kernel);

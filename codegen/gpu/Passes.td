@@ -161,6 +161,68 @@ def TfcGpuTileContractions
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcGpuTensorCoreContractions
+    : Pass<"tfc-gpu-tensor-core-contractions", "mlir::ModuleOp"> {
+  let summary = "Maps a bf16 contraction to a kernel of tensor-core mma tiles";
+  let description = [{
+    A linalg op on buffers at the top level of a function, with two static
+    bf16 inputs and a static float32 output (identity layouts), one
+    reduction dimension k, projected-permutation maps, an output whose two
+    innermost dimensions are m then n (the others batch dimensions), a row
+    input whose two innermost dimensions are m and k in either order and a
+    column input likewise with n and k, a body `acc + a * b` (inputs
+    widened by `arith.extf` or not), m and n multiples of 64 and k of 32,
+    becomes a `gpu.launch` of blocks of 128 threads (4 warps, 2 x 2) on the
+    tensor cores:
+
+    - a block computes BM x BN outputs, the largest of 128 x 128, 128 x
+      64 and 64 x 128 that m and n divide and that gives at least 264
+      blocks (two per multiprocessor of an H100 or H200), else 64 x 64;
+      the launch states it as `tfc.tensor_core_tile = [BM, BN, 32]`;
+    - a warp computes (BM / 2) x (BN / 2) of them as 16 x 8 tiles of
+      `mma.sync.m16n8k16` with bf16 operands and float32 accumulators,
+      written as `llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"`
+      (nvgpu and nvvm reject bf16 mma operands in MLIR 19);
+    - the k loop steps by 32 through two stages of shared memory: while
+      the warps multiply the tiles of one stage, `cp.async` copies (16
+      bytes, `nvgpu.device_async_copy`) fill the other with the next k
+      step's BM x 32 tile of the row input and 32 x BN tile of the column
+      input, each in the input's own orientation with 8 elements of
+      padding per row (the rows an `ldmatrix` reads then fall in distinct
+      banks);
+    - the fragments are read by `nvgpu.ldmatrix` x4, with `.trans` for an
+      input whose innermost dimension is not k (an activation used
+      transposed, as in a weight gradient, or a weight stored [in, out]);
+    - the accumulators start from the output's elements, or from zero when
+      a `linalg.fill` of zeros into the same buffer comes just before the
+      op (the fill is then erased), stay in registers through the k loop
+      and are stored once after it.
+
+    The products are summed in another order than on the CPU and with
+    bf16 operands; `--gpu-emulate` cannot run this kernel (it uses
+    shared memory, barriers and warp-wide instructions) and does not run
+    this pass.
+  }];
+  let options = [
+    Option<"maxStages", "stages", "int64_t", /*default=*/"4",
+           "The most stages of shared memory (at least 2; fewer where they "
+           "do not fit in 48 KiB)">,
+    Option<"splitK", "split-k", "bool", /*default=*/"true",
+           "Split contractions with too few blocks along k">
+  ];
+  let statistics = [
+    Statistic<"mappedOps", "mapped-ops", "Contractions mapped to tensor cores">,
+    Statistic<"splitOps", "split-ops", "Contractions split along k">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::nvgpu::NVGPUDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TfcGpuParallelScatter
     : Pass<"tfc-gpu-parallel-scatter", "mlir::ModuleOp"> {
   let summary = "Runs a scatter-add loop nest as one thread per channel";
@@ -209,7 +271,9 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
   let description = [{
     Each `gpu.launch` becomes a `gpu.func` of the single module
     `@tfc_kernels` and a `gpu.launch_func` of it; the constants it uses
-    are moved into it first (immediates rather than arguments). Kernels equal to an
+    are moved into it first (immediates rather than arguments), and its
+    shared-memory buffers are aligned to 16 bytes (`llvm.align`), as the
+    16-byte copies and `ldmatrix` loads of tensor-core kernels need. Kernels equal to an
     earlier one (the same operations on the same argument types: the layers
     of one shape) are not repeated: their launches call the first one.
     Constant globals the kernels read are copied into the module. The

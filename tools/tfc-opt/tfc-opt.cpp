@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
   mlir::registerGpuModuleToBinaryPass();
   mlir::registerGpuNVVMAttachTarget();
   mlir::registerConvertGpuOpsToNVVMOps();
+  // linalg on buffers to loops, which tfc-gpu-map-kernels maps.
+  mlir::registerConvertLinalgToParallelLoopsPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tfc optimizer driver\n", registry));
 }

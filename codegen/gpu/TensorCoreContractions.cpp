@@ -1,0 +1,676 @@
+//===- TensorCoreContractions.cpp - tfc-gpu-tensor-core-contractions ------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// A contraction of two bf16 operands into a float32 output becomes a
+/// kernel on the tensor cores: `mma.sync.m16n8k16` with bf16 operands and
+/// float32 accumulators, its operand fragments read from shared memory by
+/// `ldmatrix`, the shared tiles filled by `cp.async` up to three k steps
+/// ahead of their use.
+///
+/// A block of 4 warps (2 x 2) computes BM x BN outputs, a warp (BM / 2) x
+/// (BN / 2) of them as (BM / 32) x (BN / 16) mma tiles of 16 x 8. The k
+/// loop steps by 32 through a ring of shared-memory stages: at each step
+/// the block waits for the copies of the stage it multiplies, then issues
+/// those of the step `stages - 1` ahead into the stage the previous step
+/// used, 16 bytes per copy. Each tile keeps the operand's orientation (its
+/// innermost dimension contiguous), its 16-byte chunks permuted within
+/// each row by an XOR with the row (a swizzle), so that the 8 rows an
+/// `ldmatrix` reads fall in distinct banks without padding;
+/// `ldmatrix.trans` reads the orientations that the mma fragments do not
+/// have (an activation used transposed, as in a weight gradient, or a
+/// weight [in, out]). The mma of bf16 goes through `llvm.call_intrinsic`,
+/// since nvgpu and nvvm reject bf16 operands in MLIR 19.
+///
+/// The accumulators start from the output, or from zero when a fill of
+/// zeros writes the output just before the contraction (the fill is then
+/// dropped), and are stored once, after the k loop.
+///
+/// A contraction with too few output tiles to fill the GPU and a long k
+/// (a weight gradient, k the batch's tokens) is split along k first: S
+/// contractions of k / S each into a buffer of S partial outputs, the
+/// tensor-core kernel's batch dimension, then their sum into the output,
+/// in order (a linalg op that the rest of the pipeline maps).
+///
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCGPUTENSORCORECONTRACTIONS
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// The threads of a block: 4 warps, 2 along the rows and 2 along the
+/// columns.
+constexpr int64_t kWarp = 32, kWarpsAcross = 2,
+                  kBlockThreads = kWarp * kWarpsAcross * kWarpsAcross;
+/// The k step of the block's loop, and of one mma.
+constexpr int64_t kDepth = 32, kMmaDepth = 16;
+/// The mma tile: 16 rows x 8 columns.
+constexpr int64_t kMmaRows = 16, kMmaCols = 8;
+/// Elements of one 16-byte copy.
+constexpr int64_t kCopyElements = 8;
+/// The static shared memory of a block.
+constexpr int64_t kSharedBytes = 48 * 1024;
+/// Blocks enough to keep every multiprocessor of an H100 or H200 (132)
+/// busy twice over: smaller tiles are chosen below it, and k is split.
+constexpr int64_t kEnoughBlocks = 264;
+/// The shortest k of one part of a split contraction, and the most parts.
+constexpr int64_t kMinSplitDepth = 256, kMaxSplits = 64;
+
+/// How a contraction runs on tensor cores.
+struct TensorCorePlan {
+  unsigned m, n, k;
+  SmallVector<unsigned> batch; ///< the other parallel dims, outer first
+  SmallVector<int64_t> extents;
+  unsigned rowInput, colInput;
+  /// Whether the row (column) operand's innermost dimension is k.
+  bool rowKInner, colKInner;
+  int64_t blockRows, blockCols;
+  /// The stages of shared memory.
+  int64_t stages;
+  /// The fill of zeros the accumulators replace, if any.
+  linalg::FillOp zeroFill;
+
+  int64_t batchCount() const {
+    int64_t count = 1;
+    for (unsigned d : batch)
+      count *= extents[d];
+    return count;
+  }
+  int64_t blocks() const {
+    return extents[m] / blockRows * (extents[n] / blockCols) * batchCount();
+  }
+};
+
+bool usesDim(AffineMap map, unsigned dim) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); });
+}
+
+/// Whether `value` is block argument `arg` of `body`, read as float32
+/// (itself, or widened by arith.extf).
+bool isOperand(Value value, Block &body, unsigned arg) {
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    value = ext.getIn();
+  return value == body.getArgument(arg);
+}
+
+/// Whether the body of `op` is `acc + a * b` on its inputs a, b.
+bool isMultiplyAdd(linalg::LinalgOp op) {
+  Block &body = op->getRegion(0).front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2), product = add.getRhs();
+  if (add.getLhs() != acc)
+    product = add.getLhs() == product ? Value() : add.getLhs();
+  if (!product || (add.getLhs() != acc && add.getRhs() != acc))
+    return false;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  return (isOperand(mul.getLhs(), body, 0) &&
+          isOperand(mul.getRhs(), body, 1)) ||
+         (isOperand(mul.getLhs(), body, 1) && isOperand(mul.getRhs(), body, 0));
+}
+
+/// Whether `map` reads dimensions `a` and `b`, one of them innermost.
+bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
+  unsigned inner = map.getDimPosition(map.getNumResults() - 1);
+  return usesDim(map, a) && usesDim(map, b) && (inner == a || inner == b);
+}
+
+/// The plan of `op`, or nullopt when it is no contraction this pass maps:
+/// a linalg op on static bf16 inputs (two) and a float32 output, all with
+/// the identity layout, one reduction dimension k, projected-permutation
+/// maps, an output whose two innermost dimensions are m then n, a row
+/// input that reads m and k, one of them innermost, and not n, a column
+/// input likewise with n and k, the other dimensions batch dimensions read
+/// by the output; a body `acc + a * b`; m and n multiples of 64 and k of
+/// 32. At most `maxStages` stages of shared memory, as many as fit.
+std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    bool output = op.isDpsInit(&operand);
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        (output ? !type.getElementType().isF32()
+                : !type.getElementType().isBF16()))
+      return std::nullopt;
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> reductions;
+  for (auto [i, kind] : llvm::enumerate(iterators))
+    if (kind == utils::IteratorType::reduction)
+      reductions.push_back(i);
+  if (reductions.size() != 1)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return std::nullopt;
+  AffineMap outMap = maps[2];
+  unsigned parallel = iterators.size() - 1;
+  if (outMap.getNumResults() != parallel || parallel < 2 ||
+      usesDim(outMap, reductions[0]))
+    return std::nullopt;
+  TensorCorePlan plan;
+  plan.k = reductions[0];
+  plan.m = outMap.getDimPosition(parallel - 2);
+  plan.n = outMap.getDimPosition(parallel - 1);
+  for (unsigned r = 0; r + 2 < parallel; ++r)
+    plan.batch.push_back(outMap.getDimPosition(r));
+  plan.rowInput = usesDim(maps[0], plan.m) ? 0 : 1;
+  plan.colInput = 1 - plan.rowInput;
+  AffineMap rowMap = maps[plan.rowInput], colMap = maps[plan.colInput];
+  if (!readsWithInnermost(rowMap, plan.m, plan.k) || usesDim(rowMap, plan.n) ||
+      !readsWithInnermost(colMap, plan.n, plan.k) || usesDim(colMap, plan.m))
+    return std::nullopt;
+  plan.rowKInner =
+      rowMap.getDimPosition(rowMap.getNumResults() - 1) == plan.k;
+  plan.colKInner =
+      colMap.getDimPosition(colMap.getNumResults() - 1) == plan.k;
+  if (!isMultiplyAdd(op))
+    return std::nullopt;
+  plan.extents = op.getStaticLoopRanges();
+  int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
+  if (rows % 64 || cols % 64 || plan.extents[plan.k] % kDepth)
+    return std::nullopt;
+  // The largest tile that still gives enough blocks, else the smallest.
+  plan.blockRows = plan.blockCols = 64;
+  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{128, 128},
+                        {128, 64},
+                        {64, 128}}) {
+    if (rows % bm || cols % bn ||
+        rows / bm * (cols / bn) * plan.batchCount() < kEnoughBlocks)
+      continue;
+    plan.blockRows = bm;
+    plan.blockCols = bn;
+    break;
+  }
+  int64_t stageBytes = (plan.blockRows + plan.blockCols) * kDepth * 2;
+  plan.stages = std::min(maxStages, kSharedBytes / stageBytes);
+  // A fill of zeros just before, into the same buffer.
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
+    FloatAttr value;
+    if (fill.getOutputs()[0] == op.getDpsInits()[0] &&
+        matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
+        value.getValue().isZero())
+      plan.zeroFill = fill;
+  }
+  return plan;
+}
+
+/// Builds the kernel of one contraction in place of it.
+class KernelBuilder {
+public:
+  KernelBuilder(linalg::LinalgOp op, const TensorCorePlan &plan)
+      : op(op), plan(plan), loc(op.getLoc()), b(op) {}
+
+  void build();
+
+private:
+  linalg::LinalgOp op;
+  const TensorCorePlan &plan;
+  Location loc;
+  OpBuilder b;
+  gpu::LaunchOp launch;
+  Value tid, lane, firstRow, firstCol, warpRow, warpCol;
+  /// Per loop dimension, the block's index (batch dimensions only).
+  SmallVector<Value> dims;
+  Value rowTiles, colTiles; ///< the shared tiles, [stage][..][..]
+
+  int64_t warpRows() const { return plan.blockRows / kWarpsAcross; }
+  int64_t warpCols() const { return plan.blockCols / kWarpsAcross; }
+  int64_t mmaRows() const { return warpRows() / kMmaRows; }
+  int64_t mmaCols() const { return warpCols() / kMmaCols; }
+  int64_t kTiles() const { return plan.extents[plan.k] / kDepth; }
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return b.create<arith::MulIOp>(loc, x, index(y));
+  }
+  Value div(Value x, int64_t y) {
+    return b.create<arith::DivUIOp>(loc, x, index(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return b.create<arith::RemUIOp>(loc, x, index(y));
+  }
+  Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
+
+  /// The indices of `map` with m at `row`, n at `col`, k at `kv` and the
+  /// batch dimensions at the block's.
+  SmallVector<Value> indices(AffineMap map, Value row, Value col, Value kv) {
+    SmallVector<Value> result;
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      unsigned d = map.getDimPosition(r);
+      result.push_back(d == plan.m   ? row
+                       : d == plan.n ? col
+                       : d == plan.k ? kv
+                                     : dims[d]);
+    }
+    return result;
+  }
+
+  /// The shared tiles of one operand: [stage][rows or k][k or rows],
+  /// innermost as in the operand.
+  Value addTile(int64_t extent, bool kInner) {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    SmallVector<int64_t> shape =
+        kInner ? SmallVector<int64_t>{plan.stages, extent, kDepth}
+               : SmallVector<int64_t>{plan.stages, kDepth, extent};
+    auto type = MemRefType::get(shape, b.getBF16Type(),
+                                MemRefLayoutAttrInterface(), workgroup);
+    return launch.addWorkgroupAttribution(type, loc);
+  }
+
+  /// The column in a shared tile of rows `inner` elements long where the
+  /// 16-byte chunk `chunk` of row `row` is kept: the chunk's number XOR the
+  /// row, so that 8 consecutive rows put one chunk in 8 distinct 16-byte
+  /// bank groups (two rows share a 128-byte line when they are 64 bytes).
+  Value swizzled(Value row, Value chunk, int64_t inner) {
+    int64_t chunks = inner / kCopyElements;
+    int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
+    Value pattern = rem(div(row, rowsPerLine), std::min<int64_t>(chunks, 8));
+    return mul(b.create<arith::XOrIOp>(loc, chunk, pattern), kCopyElements);
+  }
+
+  /// Issues the copies of k tile `kt` of both operands into `stage`, 16
+  /// bytes per copy, consecutive threads along the operand's innermost
+  /// dimension; returns their group.
+  Value copyTiles(Value kt, Value stage);
+  /// The copies of k tile `kt` into its stage when it is a tile, an empty
+  /// group otherwise.
+  Value copyTilesIfAny(Value kt);
+  /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
+  void multiply(Value stage, SmallVector<Value> &accs);
+  /// One mma: `acc` (4 values) plus the product of fragments `a`, `b`.
+  void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, MutableArrayRef<Value> acc);
+  /// The 4 registers (i32) of an `ldmatrix` x4 of `tile` at `stage`, row
+  /// `row`, 16-byte chunk `chunk` (before the swizzle).
+  SmallVector<Value> loadMatrix(Value tile, Value stage, Value row, Value chunk,
+                                int64_t inner, bool transpose);
+  /// Row and column of accumulator q of mma tile (i, j) of the thread.
+  std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
+};
+
+void KernelBuilder::build() {
+  Value one = index(1);
+  launch = b.create<gpu::LaunchOp>(loc, index(plan.blocks()), one, one,
+                                   index(kBlockThreads), one, one);
+  launch->setAttr("tfc.tensor_core_tile",
+                  b.getDenseI64ArrayAttr(
+                      {plan.blockRows, plan.blockCols, kDepth, plan.stages}));
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  b.create<gpu::TerminatorOp>(loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  rowTiles = addTile(plan.blockRows, plan.rowKInner);
+  colTiles = addTile(plan.blockCols, plan.colKInner);
+
+  // The block's tile: column tiles fastest (the blocks that run together
+  // share their rows of the row operand), then row tiles, then batch.
+  int64_t colBlocks = plan.extents[plan.n] / plan.blockCols;
+  int64_t rowBlocks = plan.extents[plan.m] / plan.blockRows;
+  Value block = launch.getBlockIds().x;
+  firstCol = mul(rem(block, colBlocks), plan.blockCols);
+  Value rest = div(block, colBlocks);
+  firstRow = mul(rem(rest, rowBlocks), plan.blockRows);
+  rest = div(rest, rowBlocks);
+  dims.assign(plan.extents.size(), Value());
+  for (unsigned d : llvm::reverse(plan.batch)) {
+    dims[d] = rem(rest, plan.extents[d]);
+    rest = div(rest, plan.extents[d]);
+  }
+  tid = launch.getThreadIds().x;
+  lane = rem(tid, kWarp);
+  Value warp = div(tid, kWarp);
+  warpRow = div(warp, kWarpsAcross);
+  warpCol = rem(warp, kWarpsAcross);
+
+  // The accumulators: zero, or the output's elements.
+  SmallVector<Value> init;
+  Value output = op.getDpsInits()[0];
+  AffineMap outMap = op.getIndexingMapsArray()[2];
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
+  for (int64_t i = 0; i < mmaRows(); ++i)
+    for (int64_t j = 0; j < mmaCols(); ++j)
+      for (int64_t q = 0; q < 4; ++q) {
+        if (plan.zeroFill) {
+          init.push_back(zero);
+          continue;
+        }
+        auto [row, col] = accumulatorPosition(i, j, q);
+        init.push_back(b.create<memref::LoadOp>(
+            loc, output, indices(outMap, row, col, {})));
+      }
+
+  // The first stages - 1 tiles, one group each; then at step kt: wait for
+  // tile kt (at most stages - 2 groups still pending), a barrier (every
+  // warp is done with tile kt - 1, whose stage the next copies reuse), the
+  // copies of tile kt + stages - 1, the mma of tile kt.
+  Value group;
+  for (int64_t t = 0; t + 1 < plan.stages; ++t)
+    group = copyTilesIfAny(index(t));
+  init.push_back(group);
+  auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles()), one, init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    b.create<nvgpu::DeviceAsyncWaitOp>(
+        loc, loop.getRegionIterArgs().back(),
+        b.getI32IntegerAttr(plan.stages - 2));
+    b.create<gpu::BarrierOp>(loc);
+    Value next = copyTilesIfAny(add(kt, plan.stages - 1));
+    SmallVector<Value> accs(loop.getRegionIterArgs().drop_back());
+    multiply(rem(kt, plan.stages), accs);
+    accs.push_back(next);
+    b.create<scf::YieldOp>(loc, accs);
+  }
+  ValueRange accs = loop.getResults().drop_back();
+  for (int64_t i = 0; i < mmaRows(); ++i)
+    for (int64_t j = 0; j < mmaCols(); ++j)
+      for (int64_t q = 0; q < 4; ++q) {
+        auto [row, col] = accumulatorPosition(i, j, q);
+        b.create<memref::StoreOp>(loc, accs[(i * mmaCols() + j) * 4 + q],
+                                  output, indices(outMap, row, col, {}));
+      }
+  if (plan.zeroFill)
+    plan.zeroFill->erase();
+  op->erase();
+}
+
+std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,
+                                                           int64_t q) {
+  // Accumulator q of a thread: row lane / 4 (+ 8 for q >= 2), column
+  // 2 (lane % 4) (+ 1 for odd q) of the 16 x 8 tile.
+  Value row = add(add(firstRow, mul(warpRow, warpRows())),
+                  i * kMmaRows + (q / 2) * 8);
+  row = add(row, div(lane, 4));
+  Value col = add(add(firstCol, mul(warpCol, warpCols())),
+                  j * kMmaCols + q % 2);
+  col = add(col, mul(rem(lane, 4), 2));
+  return {row, col};
+}
+
+Value KernelBuilder::copyTilesIfAny(Value kt) {
+  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, kt,
+                                          index(kTiles()));
+  auto ifOp = b.create<scf::IfOp>(loc, TypeRange{tokenType()}, inRange,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  b.create<scf::YieldOp>(loc, copyTiles(kt, rem(kt, plan.stages)));
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  b.create<scf::YieldOp>(loc, b.create<nvgpu::DeviceAsyncCreateGroupOp>(
+                                  loc, tokenType(), ValueRange{})
+                                  .getResult());
+  return ifOp.getResult(0);
+}
+
+Value KernelBuilder::copyTiles(Value kt, Value stage) {
+  SmallVector<Value> tokens;
+  Value k0 = mul(kt, kDepth);
+  auto copy = [&](unsigned input, bool kInner, int64_t extent, Value first,
+                  Value tile, bool rows) {
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
+    int64_t inner = kInner ? kDepth : extent;
+    int64_t chunksPerRow = inner / kCopyElements;
+    int64_t chunks = extent * kDepth / kCopyElements;
+    for (int64_t r = 0; r < chunks / kBlockThreads; ++r) {
+      Value c = add(tid, r * kBlockThreads);
+      Value across = div(c, chunksPerRow);
+      Value chunk = rem(c, chunksPerRow);
+      Value along = mul(chunk, kCopyElements);
+      Value kk = kInner ? along : across;
+      Value slot = kInner ? across : along;
+      Value position = add(first, slot);
+      Value kv = add(k0, kk);
+      SmallVector<Value> src = indices(map, rows ? position : Value(),
+                                       rows ? Value() : position, kv);
+      tokens.push_back(b.create<nvgpu::DeviceAsyncCopyOp>(
+          loc, tokenType(), tile,
+          ValueRange{stage, across, swizzled(across, chunk, inner)},
+          op.getDpsInputs()[input], src, b.getIndexAttr(kCopyElements),
+          /*srcElements=*/Value(), b.getUnitAttr()));
+    }
+  };
+  copy(plan.rowInput, plan.rowKInner, plan.blockRows, firstRow, rowTiles,
+       /*rows=*/true);
+  copy(plan.colInput, plan.colKInner, plan.blockCols, firstCol, colTiles,
+       /*rows=*/false);
+  return b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
+}
+
+SmallVector<Value> KernelBuilder::loadMatrix(Value tile, Value stage, Value row,
+                                             Value chunk, int64_t inner,
+                                             bool transpose) {
+  auto type = VectorType::get({4, 2}, b.getBF16Type());
+  Value matrix = b.create<nvgpu::LdMatrixOp>(
+      loc, type, tile, ValueRange{stage, row, swizzled(row, chunk, inner)},
+      transpose, /*numTiles=*/4);
+  SmallVector<Value> regs;
+  for (int64_t r = 0; r < 4; ++r) {
+    Value pair = b.create<vector::ExtractOp>(loc, matrix, r);
+    Value word = b.create<vector::BitCastOp>(
+        loc, VectorType::get({1}, b.getI32Type()), pair);
+    regs.push_back(b.create<vector::ExtractOp>(loc, word, 0));
+  }
+  return regs;
+}
+
+void KernelBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                        MutableArrayRef<Value> acc) {
+  Type f32 = b.getF32Type();
+  auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 {f32, f32, f32, f32});
+  SmallVector<Value> args(a);
+  llvm::append_range(args, bFrag);
+  llvm::append_range(args, acc);
+  Value d = b.create<LLVM::CallIntrinsicOp>(
+                 loc, result,
+                 b.getStringAttr("llvm.nvvm.mma.m16n8k16.row.col.bf16"), args)
+                .getResult(0);
+  for (int64_t q = 0; q < 4; ++q)
+    acc[q] = b.create<LLVM::ExtractValueOp>(loc, d, q);
+}
+
+void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
+  // ldmatrix x4 addresses, lane l giving row l % 8 of matrix l / 8. The
+  // row operand's matrices are (rows 0-7, k 0-7), (8-15, 0-7), (0-7,
+  // 8-15), (8-15, 8-15): the A fragment. The column operand's are (k
+  // 0-7, columns 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15): the B
+  // fragments of two 16 x 8 tiles. `half` is ((l / 8) % 2) 8 and
+  // `quarter` (l / 16) 8, in elements; chunks are 8 elements.
+  Value l8 = rem(lane, 8), halfChunk = rem(div(lane, 8), 2),
+        quarterChunk = div(lane, 16);
+  Value half = mul(halfChunk, 8), quarter = mul(quarterChunk, 8);
+  Value warpFirstRow = mul(warpRow, warpRows());
+  Value warpFirstCol = mul(warpCol, warpCols());
+  for (int64_t ks = 0; ks < kDepth; ks += kMmaDepth) {
+    int64_t ksChunk = ks / kCopyElements;
+    SmallVector<SmallVector<Value>> aFrags, bFrags;
+    for (int64_t i = 0; i < mmaRows(); ++i) {
+      Value base = add(warpFirstRow, i * kMmaRows);
+      // [rows][k]: row l % 16, k (l / 16) 8; [k][rows], transposed:
+      // k (l / 16) 8 + l % 8, row ((l / 8) % 2) 8.
+      aFrags.push_back(
+          plan.rowKInner
+              ? loadMatrix(rowTiles, stage, add(add(base, half), l8),
+                           add(quarterChunk, ksChunk), kDepth, false)
+              : loadMatrix(rowTiles, stage, add(add(quarter, l8), ks),
+                           add(div(base, kCopyElements), halfChunk),
+                           plan.blockRows, true));
+    }
+    for (int64_t j = 0; j < mmaCols(); j += 2) {
+      Value base = add(warpFirstCol, j * kMmaCols);
+      // [cols][k]: column (l / 16) 8 + l % 8, k ((l / 8) % 2) 8;
+      // [k][cols], transposed: k ((l / 8) % 2) 8 + l % 8, column (l / 16) 8.
+      bFrags.push_back(
+          plan.colKInner
+              ? loadMatrix(colTiles, stage, add(add(base, quarter), l8),
+                           add(halfChunk, ksChunk), kDepth, false)
+              : loadMatrix(colTiles, stage, add(add(half, l8), ks),
+                           add(div(base, kCopyElements), quarterChunk),
+                           plan.blockCols, true));
+    }
+    for (int64_t i = 0; i < mmaRows(); ++i)
+      for (int64_t j = 0; j < mmaCols(); ++j) {
+        ArrayRef<Value> pair = bFrags[j / 2];
+        mma(aFrags[i], pair.slice((j % 2) * 2, 2),
+            MutableArrayRef<Value>(accs).slice((i * mmaCols() + j) * 4, 4));
+      }
+  }
+}
+
+/// Splits `op` (with `plan`) along k into `splits` contractions into a
+/// buffer of partial outputs [splits, m, n], filled with zeros first, and
+/// an element-wise sum of them into the output (which a fill of zeros just
+/// before `op` need not clear); returns the contraction of the parts.
+linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
+                             int64_t splits) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  int64_t depth = plan.extents[plan.k] / splits;
+  // Loop dimensions of the parts: (s, m, n, kc).
+  AffineExpr s = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx),
+             n = getAffineDimExpr(2, ctx), kc = getAffineDimExpr(3, ctx);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (unsigned t = 0; t < 2; ++t) {
+    Value input = op.getDpsInputs()[t];
+    auto type = cast<MemRefType>(input.getType());
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(t));
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<AffineExpr> results;
+    for (unsigned r = 0; r < 2; ++r) {
+      unsigned d = map.getDimPosition(r);
+      if (d == plan.k) {
+        groups.push_back({int64_t(shape.size()), int64_t(shape.size()) + 1});
+        shape.append({splits, depth});
+        results.append({s, kc});
+      } else {
+        groups.push_back({int64_t(shape.size())});
+        shape.push_back(type.getDimSize(r));
+        results.push_back(d == plan.m ? m : n);
+      }
+    }
+    inputs.push_back(
+        b.create<memref::ExpandShapeOp>(loc, shape, input, groups));
+    maps.push_back(AffineMap::get(4, 0, results, ctx));
+  }
+  maps.push_back(AffineMap::get(4, 0, {s, m, n}, ctx));
+  int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
+  Value partial = b.create<memref::AllocOp>(
+      loc, MemRefType::get({splits, rows, cols}, b.getF32Type()));
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
+  b.create<linalg::FillOp>(loc, zero, partial);
+  auto parallel = utils::IteratorType::parallel;
+  auto reduction = utils::IteratorType::reduction;
+  auto parts = b.create<linalg::GenericOp>(
+      loc, TypeRange{}, inputs, ValueRange{partial}, maps,
+      SmallVector<utils::IteratorType>{parallel, parallel, parallel,
+                                       reduction});
+  IRMapping mapping;
+  op->getRegion(0).cloneInto(&parts.getRegion(), mapping);
+  // The output (unless it is a fill of zeros, then dropped) plus the parts,
+  // in order: one element-wise op over [m, n].
+  SmallVector<Value> slices;
+  auto partialType = cast<MemRefType>(partial.getType());
+  for (int64_t part = 0; part < splits; ++part) {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(part), b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(rows),
+                                       b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto sliceType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+        {rows, cols}, partialType, offsets, sizes, strides));
+    slices.push_back(b.create<memref::SubViewOp>(loc, sliceType, partial,
+                                                 offsets, sizes, strides));
+  }
+  bool overwrite = bool(plan.zeroFill);
+  if (overwrite)
+    plan.zeroFill->erase();
+  AffineMap identity = b.getMultiDimIdentityMap(2);
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, slices, op.getDpsInits(),
+      SmallVector<AffineMap>(splits + 1, identity),
+      SmallVector<utils::IteratorType>{parallel, parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value sum = overwrite ? args[0] : args.back();
+        for (int64_t part = overwrite ? 1 : 0; part < splits; ++part)
+          sum = nb.create<arith::AddFOp>(nloc, sum, args[part]);
+        nb.create<linalg::YieldOp>(nloc, sum);
+      });
+  op->erase();
+  return cast<linalg::LinalgOp>(parts.getOperation());
+}
+
+/// The parts to split `plan`'s contraction into along k: none (1) when it
+/// has enough blocks, batch dimensions or too short a k; else the fewest
+/// (a power of two) that give enough blocks, each at least 256 long and a
+/// multiple of 32.
+int64_t splitsFor(const TensorCorePlan &plan) {
+  if (plan.blocks() >= kEnoughBlocks || !plan.batch.empty() ||
+      plan.extents.size() != 3)
+    return 1;
+  int64_t depth = plan.extents[plan.k];
+  int64_t tiles = plan.extents[plan.m] / 64 * (plan.extents[plan.n] / 64);
+  int64_t splits = 1;
+  while (tiles * splits < kEnoughBlocks && splits < kMaxSplits &&
+         depth % (2 * splits * kDepth) == 0 &&
+         depth / (2 * splits) >= kMinSplitDepth)
+    splits *= 2;
+  return splits;
+}
+
+struct TensorCoreContractions
+    : public mlir::tfc::impl::TfcGpuTensorCoreContractionsBase<
+          TensorCoreContractions> {
+  using TfcGpuTensorCoreContractionsBase::TfcGpuTensorCoreContractionsBase;
+
+  void runOnOperation() override {
+    if (maxStages < 2)
+      return signalPassFailure();
+    SmallVector<linalg::LinalgOp> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!op->getParentOfType<gpu::LaunchOp>() && planFor(op, maxStages))
+        work.push_back(op);
+    });
+    for (linalg::LinalgOp op : work) {
+      TensorCorePlan plan = *planFor(op, maxStages);
+      if (int64_t splits = splitsFor(plan); splits > 1 && splitK) {
+        op = splitAlongK(op, plan, splits);
+        plan = *planFor(op, maxStages);
+        ++splitOps;
+      }
+      KernelBuilder(op, plan).build();
+      ++mappedOps;
+    }
+  }
+};
+
+} // namespace

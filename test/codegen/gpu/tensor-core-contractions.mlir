@@ -1,0 +1,178 @@
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-tensor-core-contractions | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-tensor-core-contractions="stages=2 split-k=0" | FileCheck %s --check-prefix=TWO
+
+// A projection X W^T, [4096, 256] x [768, 256]^T, after a fill of zeros:
+// 128 x 128 tiles would give 192 blocks, fewer than 264, so 128 x 64
+// (384 blocks of 4 warps, each warp 64 x 32 outputs: 4 x 4 mma tiles).
+// Four stages of 128 x 32 and 64 x 32 bf16 tiles fit in 48 KiB. Both
+// operands have k innermost, as the mma fragments want them: ldmatrix
+// without .trans. The fill is dropped and the accumulators start at zero.
+// Three tiles are copied ahead (6 copies of 16 bytes per thread each);
+// each of the 8 k steps waits until at most 2 groups are pending, meets
+// the barrier, issues the next tile's copies (when there is one) and
+// makes 2 x (4 + 2) ldmatrix and 2 x 16 mma. The 64 accumulators of a
+// thread are stored once.
+// CHECK-LABEL: func.func @projection
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c384, %{{.*}} = %c1, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[A:.*]] : memref<4x128x32xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x64x32xbf16, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.load
+// CHECK: scf.if %{{.*}} -> (!nvgpu.device.async.token)
+// CHECK-COUNT-4: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[A]][%{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1}
+// CHECK-COUNT-2: nvgpu.device_async_copy %arg1[%{{.*}}, %{{.*}}], %[[B]][%{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: } else {
+// CHECK: nvgpu.device_async_create_group{{ *$}}
+// CHECK: scf.if
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-6: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix %[[A]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<4x128x32xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK-COUNT-3: nvgpu.ldmatrix %[[A]]
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[B]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%{{.*}}) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-15: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-COUNT-6: nvgpu.ldmatrix
+// CHECK-COUNT-16: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: scf.yield
+// CHECK-COUNT-64: memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<4096x768xf32>
+// CHECK-NOT: memref.store
+// CHECK: gpu.terminator
+// CHECK-NEXT: } {tfc.tensor_core_tile = array<i64: 128, 64, 32, 4>}
+// CHECK-NOT: linalg.generic
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: memref<4096x768xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<4096x768xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4096x256xbf16>, memref<768x256xbf16>) outs(%y : memref<4096x768xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A weight gradient dY^T X, k the 512 tokens: [512, 256]^T x [512, 128],
+// accumulated into the output. Its 8 tiles of 64 x 64 are too few blocks,
+// so k is split in 2 parts of 256 (a part is at least 256 long): the
+// operands are viewed as [2, 256, ...], the parts go to a buffer of
+// partial outputs filled with zeros (the fill folded into the kernel, 16
+// blocks), then one element-wise op adds both parts to the output, in
+// order. Both operands have their rows innermost, not k: [k][rows] tiles
+// read by ldmatrix.trans.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK: %[[DY:.*]] = memref.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [2, 256, 256] : memref<512x256xbf16> into memref<2x256x256xbf16>
+// CHECK: %[[X:.*]] = memref.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [2, 256, 128] : memref<512x128xbf16> into memref<2x256x128xbf16>
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<2x256x128xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16, {{.*}} workgroup(%[[A:.*]] : memref<4x32x64xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x32x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %[[DY]][%{{.*}}, %{{.*}}, %{{.*}}], %[[A]]
+// CHECK: nvgpu.device_async_copy %[[X]][%{{.*}}, %{{.*}}, %{{.*}}], %[[B]]
+// CHECK: scf.for
+// CHECK: nvgpu.ldmatrix %[[A]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.ldmatrix %[[B]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: memref.store %{{.*}}, %[[PARTS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x256x128xf32>
+// CHECK: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 4>}
+// CHECK: %[[P0:.*]] = memref.subview %[[PARTS]][0, 0, 0] [1, 256, 128] [1, 1, 1]
+// CHECK: %[[P1:.*]] = memref.subview %[[PARTS]][1, 0, 0] [1, 256, 128] [1, 1, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[P0]], %[[P1]] : {{.*}}) outs(%arg2 : memref<256x128xf32>)
+// CHECK-NEXT: ^bb0(%[[IN0:.*]]: f32, %[[IN1:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[S0:.*]] = arith.addf %[[OUT]], %[[IN0]] : f32
+// CHECK-NEXT: %[[S1:.*]] = arith.addf %[[S0]], %[[IN1]] : f32
+// CHECK-NEXT: linalg.yield %[[S1]] : f32
+//
+// Two stages, without the split: 8 blocks that each load their 32
+// accumulators (a warp's 32 x 32 outputs) from the output.
+// TWO-LABEL: func.func @weight_gradient
+// TWO-NOT: memref.expand_shape
+// TWO: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c8, {{.*}} workgroup(%{{.*}} : memref<2x32x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x64xbf16, #gpu.address_space<workgroup>>)
+// TWO-COUNT-32: memref.load %arg2
+// TWO: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
+// TWO: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// TWO-COUNT-32: memref.store %{{.*}}, %arg2
+// TWO: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 2>}
+#km = affine_map<(m, n, k) -> (k, m)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @weight_gradient(%dy: memref<512x256xbf16>, %x: memref<512x128xbf16>, %dw: memref<256x128xf32>) {
+  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %x : memref<512x256xbf16>, memref<512x128xbf16>) outs(%dw : memref<256x128xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Attention-like scores with a batch dimension (batch, m, n, k): 4 x 4 x 2
+// tiles of 64 x 64, one block each; the block's batch index is its number
+// divided by the 8 tiles of one batch element. A batch dimension is never
+// split along k.
+// CHECK-LABEL: func.func @batched
+// CHECK: gpu.launch blocks(%[[BLOCK:[^,]*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32,
+// CHECK: %[[REST:.*]] = arith.divui %[[BLOCK]], %c2
+// CHECK: %[[BATCH:.*]] = arith.divui %[[REST]], %c4
+// CHECK: %[[BI:.*]] = arith.remui %[[BATCH]], %c4
+// CHECK: nvgpu.device_async_copy %arg0[%[[BI]], %{{.*}}, %{{.*}}]
+// CHECK: tfc.tensor_core_tile = array<i64: 64, 64, 32, 4>
+func.func @batched(%q: memref<4x256x64xbf16>, %k: memref<4x128x64xbf16>, %s: memref<4x256x128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<4x256x64xbf16>, memref<4x128x64xbf16>) outs(%s : memref<4x256x128xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left to the SIMT kernels: float32 operands (an f32 build's contractions),
+// a k that 32 does not divide, rows that 64 does not divide, and a body
+// other than a multiply-add.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.matmul ins(%arg0, %arg1 : memref<128x64xf32>, memref<64x128xf32>)
+// CHECK: linalg.matmul ins(%arg3, %arg4 : memref<128x48xbf16>, memref<48x128xbf16>)
+// CHECK: linalg.matmul ins(%arg5, %arg6 : memref<96x64xbf16>, memref<64x128xbf16>)
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+func.func @left_alone(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>,
+                      %d: memref<128x48xbf16>, %e: memref<48x128xbf16>,
+                      %f: memref<96x64xbf16>, %g: memref<64x128xbf16>, %h: memref<96x128xf32>,
+                      %x: memref<128x64xbf16>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
+  linalg.matmul ins(%d, %e : memref<128x48xbf16>, memref<48x128xbf16>) outs(%c : memref<128x128xf32>)
+  linalg.matmul ins(%f, %g : memref<96x64xbf16>, memref<64x128xbf16>) outs(%h : memref<96x128xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %g : memref<128x64xbf16>, memref<64x128xbf16>) outs(%c : memref<128x128xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pf = arith.extf %p : bf16 to f32
+    %qf = arith.extf %q : bf16 to f32
+    %m = arith.maximumf %pf, %qf : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
