@@ -176,9 +176,11 @@ def TfcGpuTensorCoreContractions
     tensor cores:
 
     - a block computes BM x BN outputs, the largest of 128 x 128, 128 x
-      64 and 64 x 128 that m and n divide and that gives at least 264
-      blocks (two per multiprocessor of an H100 or H200), else 64 x 64;
-      the launch states it as `tfc.tensor_core_tile = [BM, BN, 32]`;
+      64 and 64 x 128 that m and n divide and that gives at least
+      `min-blocks` blocks (264 by default: two per multiprocessor of an
+      H100 or H200), else 64 x 64; as many stages of shared memory as fit
+      in 48 KiB, at most `stages`; the launch states its plan as
+      `tfc.tensor_core_tile = [BM, BN, 32, stages]`;
     - a warp computes (BM / 2) x (BN / 2) of them as 16 x 8 tiles of
       `mma.sync.m16n8k16` with bf16 operands and float32 accumulators,
       written as `llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"`
@@ -196,7 +198,23 @@ def TfcGpuTensorCoreContractions
     - the accumulators start from the output's elements, or from zero when
       a `linalg.fill` of zeros into the same buffer comes just before the
       op (the fill is then erased), stay in registers through the k loop
-      and are stored once after it.
+      and are stored once after it, two adjacent columns per store;
+    - when the output is a `memref.alloc` that the fill of zeros, the op,
+      the next op and deallocations alone use, and the next op is an
+      element-wise `arith.truncf` of it into a bf16 buffer of the same
+      shape (identity maps and layout), the kernel stores the accumulators
+      rounded to bf16 (round to nearest even) into that buffer, and the
+      float32 buffer, the fill and the `truncf` op are erased.
+
+    A contraction whose 64 x 64 tiles give fewer than `min-blocks` blocks,
+    without batch dimensions, is first split along k into S parts (the
+    fewest, a power of two up to 64, that give `min-blocks` blocks, each
+    part a multiple of 32 and at least 256 long): its operands are viewed with k as [S, k / S]
+    (`memref.expand_shape`), the parts are a contraction with S as its
+    batch dimension into a new buffer of [S, m, n] partial outputs filled
+    with zeros, and one element-wise op then adds the S parts, in order, to
+    the output (or writes their sum, when a fill of zeros came before).
+    Weight gradients, whose k is the batch's tokens, are the case.
 
     The products are summed in another order than on the CPU and with
     bf16 operands; `--gpu-emulate` cannot run this kernel (it uses
@@ -208,7 +226,10 @@ def TfcGpuTensorCoreContractions
            "The most stages of shared memory (at least 2; fewer where they "
            "do not fit in 48 KiB)">,
     Option<"splitK", "split-k", "bool", /*default=*/"true",
-           "Split contractions with too few blocks along k">
+           "Split contractions with too few blocks along k">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
+           "The blocks that a tile must give to be chosen, and below which "
+           "k is split (264: two per multiprocessor of an H100 or H200)">
   ];
   let statistics = [
     Statistic<"mappedOps", "mapped-ops", "Contractions mapped to tensor cores">,

@@ -27,7 +27,10 @@
 ///
 /// The accumulators start from the output, or from zero when a fill of
 /// zeros writes the output just before the contraction (the fill is then
-/// dropped), and are stored once, after the k loop.
+/// dropped), and are stored once, after the k loop, two adjacent columns
+/// per store. When the output is a buffer of its own that the next op only
+/// rounds to bf16, the kernel stores the rounded values instead and the
+/// float32 buffer disappears.
 ///
 /// A contraction with too few output tiles to fill the GPU and a long k
 /// (a weight gradient, k the batch's tokens) is split along k first: S
@@ -66,9 +69,6 @@ constexpr int64_t kMmaRows = 16, kMmaCols = 8;
 constexpr int64_t kCopyElements = 8;
 /// The static shared memory of a block.
 constexpr int64_t kSharedBytes = 48 * 1024;
-/// Blocks enough to keep every multiprocessor of an H100 or H200 (132)
-/// busy twice over: smaller tiles are chosen below it, and k is split.
-constexpr int64_t kEnoughBlocks = 264;
 /// The shortest k of one part of a split contraction, and the most parts.
 constexpr int64_t kMinSplitDepth = 256, kMaxSplits = 64;
 
@@ -85,6 +85,8 @@ struct TensorCorePlan {
   int64_t stages;
   /// The fill of zeros the accumulators replace, if any.
   linalg::FillOp zeroFill;
+  /// The rounding to bf16 that the kernel's stores do instead, if any.
+  linalg::GenericOp downCast;
 
   int64_t batchCount() const {
     int64_t count = 1;
@@ -136,6 +138,39 @@ bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
   return usesDim(map, a) && usesDim(map, b) && (inner == a || inner == b);
 }
 
+/// The op that rounds the output of `op` to bf16 when the kernel can store
+/// it rounded instead: `op` writes a buffer of its own (an allocation that
+/// `zeroFill` fills with zeros first, read by nothing else and at most
+/// deallocated), and the next op is an element-wise `arith.truncf` of that
+/// buffer into a bf16 buffer of the same shape with the identity layout.
+linalg::GenericOp downCastOf(linalg::LinalgOp op, linalg::FillOp zeroFill) {
+  Value output = op.getDpsInits()[0];
+  auto trunc = dyn_cast_or_null<linalg::GenericOp>(op->getNextNode());
+  if (!zeroFill || !output.getDefiningOp<memref::AllocOp>() || !trunc ||
+      trunc.getNumDpsInputs() != 1 || trunc.getNumDpsInits() != 1 ||
+      trunc.getDpsInputs()[0] != output ||
+      trunc.getNumParallelLoops() != trunc.getNumLoops() ||
+      !llvm::all_of(trunc.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  auto type = dyn_cast<MemRefType>(trunc.getDpsInits()[0].getType());
+  if (!type || !type.getElementType().isBF16() ||
+      !type.getLayout().isIdentity() ||
+      type.getShape() != cast<MemRefType>(output.getType()).getShape())
+    return {};
+  Block &body = trunc.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto cast = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
+  if (!cast || cast.getIn() != body.getArgument(0) ||
+      body.getOperations().size() != 2)
+    return {};
+  for (Operation *user : output.getUsers())
+    if (user != op && user != zeroFill && user != trunc &&
+        !isa<memref::DeallocOp>(user))
+      return {};
+  return trunc;
+}
+
 /// The plan of `op`, or nullopt when it is no contraction this pass maps:
 /// a linalg op on static bf16 inputs (two) and a float32 output, all with
 /// the identity layout, one reduction dimension k, projected-permutation
@@ -143,8 +178,10 @@ bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
 /// input that reads m and k, one of them innermost, and not n, a column
 /// input likewise with n and k, the other dimensions batch dimensions read
 /// by the output; a body `acc + a * b`; m and n multiples of 64 and k of
-/// 32. At most `maxStages` stages of shared memory, as many as fit.
-std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages) {
+/// 32. At most `maxStages` stages of shared memory, as many as fit; the
+/// largest tile that gives `enoughBlocks` blocks.
+std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
+                                      int64_t enoughBlocks) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumDpsInputs() != 2)
     return std::nullopt;
@@ -200,7 +237,7 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages) {
                         {128, 64},
                         {64, 128}}) {
     if (rows % bm || cols % bn ||
-        rows / bm * (cols / bn) * plan.batchCount() < kEnoughBlocks)
+        rows / bm * (cols / bn) * plan.batchCount() < enoughBlocks)
       continue;
     plan.blockRows = bm;
     plan.blockCols = bn;
@@ -216,6 +253,7 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages) {
         value.getValue().isZero())
       plan.zeroFill = fill;
   }
+  plan.downCast = downCastOf(op, plan.zeroFill);
   return plan;
 }
 
@@ -311,6 +349,28 @@ private:
   /// `row`, 16-byte chunk `chunk` (before the swizzle).
   SmallVector<Value> loadMatrix(Value tile, Value stage, Value row, Value chunk,
                                 int64_t inner, bool transpose);
+  /// Stores `pair` (2 elements) at `at` of `buffer` (identity layout) with
+  /// the alignment of the pair, as one 8-byte (float32) or 4-byte (bf16)
+  /// store: `vector.store` would take the element's alignment, and the
+  /// NVPTX back end would split it.
+  void storePair(Value pair, Value buffer, ArrayRef<Value> at) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    Value linear = index(0);
+    int64_t stride = bytes;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      linear = add(linear, mul(at[d], stride));
+      stride *= type.getDimSize(d);
+    }
+    Value base =
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    Value address = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                                 add(base, linear));
+    // Global memory's generic addresses are its global addresses.
+    Value pointer = b.create<LLVM::IntToPtrOp>(
+        loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
+    b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
+  }
   /// Row and column of accumulator q of mma tile (i, j) of the thread.
   std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
 };
@@ -388,14 +448,35 @@ void KernelBuilder::build() {
     accs.push_back(next);
     b.create<scf::YieldOp>(loc, accs);
   }
+  // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
+  // as one vector of 2 (rounded to bf16 when the output's down-cast is
+  // folded in).
   ValueRange accs = loop.getResults().drop_back();
+  linalg::GenericOp downCast = plan.downCast;
+  Value target = downCast ? downCast.getDpsInits()[0] : output;
+  Type f32 = b.getF32Type();
   for (int64_t i = 0; i < mmaRows(); ++i)
     for (int64_t j = 0; j < mmaCols(); ++j)
-      for (int64_t q = 0; q < 4; ++q) {
+      for (int64_t q = 0; q < 4; q += 2) {
         auto [row, col] = accumulatorPosition(i, j, q);
-        b.create<memref::StoreOp>(loc, accs[(i * mmaCols() + j) * 4 + q],
-                                  output, indices(outMap, row, col, {}));
+        int64_t a = (i * mmaCols() + j) * 4 + q;
+        Value pair = b.create<vector::FromElementsOp>(
+            loc, VectorType::get({2}, f32), ValueRange{accs[a], accs[a + 1]});
+        if (downCast)
+          pair = b.create<arith::TruncFOp>(
+              loc, VectorType::get({2}, b.getBF16Type()), pair);
+        storePair(pair, target, indices(outMap, row, col, {}));
       }
+  if (downCast) {
+    Value buffer = output;
+    downCast->erase();
+    op->erase();
+    plan.zeroFill->erase();
+    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+      user->erase();
+    buffer.getDefiningOp()->erase();
+    return;
+  }
   if (plan.zeroFill)
     plan.zeroFill->erase();
   op->erase();
@@ -630,17 +711,17 @@ linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
 }
 
 /// The parts to split `plan`'s contraction into along k: none (1) when it
-/// has enough blocks, batch dimensions or too short a k; else the fewest
-/// (a power of two) that give enough blocks, each at least 256 long and a
-/// multiple of 32.
-int64_t splitsFor(const TensorCorePlan &plan) {
-  if (plan.blocks() >= kEnoughBlocks || !plan.batch.empty() ||
+/// has `enoughBlocks` blocks, batch dimensions or too short a k; else the
+/// fewest (a power of two) that give enough blocks, each at least 256 long
+/// and a multiple of 32.
+int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks) {
+  if (plan.blocks() >= enoughBlocks || !plan.batch.empty() ||
       plan.extents.size() != 3)
     return 1;
   int64_t depth = plan.extents[plan.k];
   int64_t tiles = plan.extents[plan.m] / 64 * (plan.extents[plan.n] / 64);
   int64_t splits = 1;
-  while (tiles * splits < kEnoughBlocks && splits < kMaxSplits &&
+  while (tiles * splits < enoughBlocks && splits < kMaxSplits &&
          depth % (2 * splits * kDepth) == 0 &&
          depth / (2 * splits) >= kMinSplitDepth)
     splits *= 2;
@@ -657,14 +738,15 @@ struct TensorCoreContractions
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> work;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op->getParentOfType<gpu::LaunchOp>() && planFor(op, maxStages))
+      if (!op->getParentOfType<gpu::LaunchOp>() &&
+          planFor(op, maxStages, minBlocks))
         work.push_back(op);
     });
     for (linalg::LinalgOp op : work) {
-      TensorCorePlan plan = *planFor(op, maxStages);
-      if (int64_t splits = splitsFor(plan); splits > 1 && splitK) {
+      TensorCorePlan plan = *planFor(op, maxStages, minBlocks);
+      if (int64_t splits = splitsFor(plan, minBlocks); splits > 1 && splitK) {
         op = splitAlongK(op, plan, splits);
-        plan = *planFor(op, maxStages);
+        plan = *planFor(op, maxStages, minBlocks);
         ++splitOps;
       }
       KernelBuilder(op, plan).build();

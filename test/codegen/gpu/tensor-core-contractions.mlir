@@ -11,7 +11,8 @@
 // each of the 8 k steps waits until at most 2 groups are pending, meets
 // the barrier, issues the next tile's copies (when there is one) and
 // makes 2 x (4 + 2) ldmatrix and 2 x 16 mma. The 64 accumulators of a
-// thread are stored once.
+// thread are stored once, two adjacent columns per store (an 8-byte
+// store to the output's address: vector.store would be split in two).
 // CHECK-LABEL: func.func @projection
 // CHECK-NOT: linalg.fill
 // CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c384, %{{.*}} = %c1, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[A:.*]] : memref<4x128x32xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x64x32xbf16, #gpu.address_space<workgroup>>)
@@ -38,8 +39,11 @@
 // CHECK-COUNT-16: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: scf.yield
-// CHECK-COUNT-64: memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<4096x768xf32>
-// CHECK-NOT: memref.store
+// CHECK: memref.extract_aligned_pointer_as_index %arg2 : memref<4096x768xf32> -> index
+// CHECK: llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-COUNT-31: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
 // CHECK: gpu.terminator
 // CHECK-NEXT: } {tfc.tensor_core_tile = array<i64: 128, 64, 32, 4>}
 // CHECK-NOT: linalg.generic
@@ -82,7 +86,8 @@ func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: m
 // CHECK: scf.for
 // CHECK: nvgpu.ldmatrix %[[A]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK: nvgpu.ldmatrix %[[B]][{{.*}}] {numTiles = 4 : i32, transpose = true}
-// CHECK: memref.store %{{.*}}, %[[PARTS]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x256x128xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[PARTS]] : memref<2x256x128xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // CHECK: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 4>}
 // CHECK: %[[P0:.*]] = memref.subview %[[PARTS]][0, 0, 0] [1, 256, 128] [1, 1, 1]
 // CHECK: %[[P1:.*]] = memref.subview %[[PARTS]][1, 0, 0] [1, 256, 128] [1, 1, 1]
@@ -100,7 +105,8 @@ func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: m
 // TWO-COUNT-32: memref.load %arg2
 // TWO: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step
 // TWO: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
-// TWO-COUNT-32: memref.store %{{.*}}, %arg2
+// TWO: memref.extract_aligned_pointer_as_index %arg2
+// TWO-COUNT-16: llvm.store
 // TWO: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 2>}
 #km = affine_map<(m, n, k) -> (k, m)>
 #kn = affine_map<(m, n, k) -> (k, n)>
@@ -115,6 +121,51 @@ func.func @weight_gradient(%dy: memref<512x256xbf16>, %x: memref<512x128xbf16>, 
     %s = arith.addf %p, %acc : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// A projection whose float32 output, a buffer of its own, the next op only
+// rounds to bf16 (a bf16 build's activation): the kernel stores the
+// accumulators rounded, two bf16 per 4-byte store, into the bf16 buffer; the
+// float32 buffer, its fill, the rounding op and the deallocation are gone.
+// CHECK-LABEL: func.func @rounded_projection
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: %[[PAIR:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: %[[ROUNDED:.*]] = arith.truncf %[[PAIR]] : vector<2xf32> to vector<2xbf16>
+// CHECK: memref.extract_aligned_pointer_as_index %arg2 : memref<1024x256xbf16>
+// CHECK: llvm.store %[[ROUNDED]], %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-COUNT-15: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @rounded_projection(%x: memref<1024x256xbf16>, %w: memref<256x256xbf16>, %y: memref<1024x256xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1024x256xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1024x256xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xbf16>, memref<256x256xbf16>) outs(%t : memref<1024x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<1024x256xf32>) outs(%y : memref<1024x256xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %t : memref<1024x256xf32>
   return
 }
 
