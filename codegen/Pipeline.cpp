@@ -107,6 +107,10 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
     pm.addPass(mlir::tfc::createTfcRecomputeElementwise());
   }
+  // Last of the passes on tensors, so that the fusion passes see the
+  // float32 graph and the rounding ops stand alone before each contraction.
+  if (options.bf16)
+    pm.addPass(mlir::tfc::createTfcPrecision());
   pm.addPass(mlir::tfc::createTfcExportAbi());
 }
 

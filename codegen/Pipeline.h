@@ -54,6 +54,9 @@ struct PipelineOptions {
   /// outputs) where the backward reads them instead of keeping them
   /// (tfc-recompute-elementwise; `tfc compile --recompute-elementwise`).
   bool recomputeElementwise = false;
+  /// `--precision=bf16`: contraction operands rounded to bf16
+  /// (tfc-precision).
+  bool bf16 = false;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when

@@ -176,6 +176,16 @@ const char *toString(Schedule schedule) {
   return "?";
 }
 
+const char *toString(Precision precision) {
+  switch (precision) {
+  case Precision::F32:
+    return "f32";
+  case Precision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
 const char *toString(DataFormat format) {
   switch (format) {
   case DataFormat::Bytes:

@@ -36,6 +36,8 @@ enum class UpsampleKind { Naive, Linear, Attention };
 enum class ClassifyLoss { CrossEntropy, BinaryCrossEntropy };
 enum class Optimizer { Adam, AdamW };
 enum class Schedule { Constant, Linear, Cosine, InverseSqrt };
+/// The arithmetic of the generated step (docs/precision.md).
+enum class Precision { F32, BF16 };
 enum class DataFormat { Bytes, Jsonl };
 
 struct Model {
@@ -101,6 +103,8 @@ struct Training {
   Schedule schedule = Schedule::Constant;
   int64_t warmup = 0;
   double clip = 0.0;        ///< Global-norm clip; 0 = off.
+  /// f32, or bf16 contraction operands (`tfc compile --precision` wins).
+  Precision precision = Precision::F32;
   int64_t batch = 16;
   int64_t seqLen = 256;
   /// Where training.batch and training.seq_len are written (the section
@@ -192,6 +196,7 @@ const char *toString(UpsampleKind);
 const char *toString(ClassifyLoss);
 const char *toString(Optimizer);
 const char *toString(Schedule);
+const char *toString(Precision);
 const char *toString(DataFormat);
 
 /// Renders hourglass levels in the paper's notation, e.g. "2@1 4@3 2@1".

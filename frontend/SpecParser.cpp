@@ -306,8 +306,9 @@ const std::vector<SectionSchema> &schema() {
         "upsampling"}},
       {"training",
        {"optimizer", "lr", "beta1", "beta2", "eps", "weight_decay", "schedule",
-        "warmup", "clip", "batch", "seq_len", "steps", "eval_every",
-        "eval_batches", "checkpoint_every", "patience", "seed"}},
+        "warmup", "clip", "precision", "batch", "seq_len", "steps",
+        "eval_every", "eval_batches", "checkpoint_every", "patience",
+        "seed"}},
       {"data",
        {"format", "train", "val", "test", "train_fraction", "val_fraction",
         "min_freq"}},
@@ -346,6 +347,8 @@ const EnumName<UpsampleKind> kUpsampleKinds[] = {
     {"naive", UpsampleKind::Naive},
     {"linear", UpsampleKind::Linear},
     {"attention", UpsampleKind::Attention}};
+const EnumName<Precision> kPrecisions[] = {{"f32", Precision::F32},
+                                           {"bf16", Precision::BF16}};
 const EnumName<Optimizer> kOptimizers[] = {{"adam", Optimizer::Adam},
                                            {"adamw", Optimizer::AdamW}};
 const EnumName<Schedule> kSchedules[] = {
@@ -1466,6 +1469,7 @@ bool SpecReader::readTraining(const Section &sec, const Section &hourglassSec,
       !readEnum(sec, "schedule", kSchedules, t.schedule) ||
       !readInt(sec, "warmup", t.warmup, 0, kMaxSteps) ||
       !readFloat(sec, "clip", t.clip, kFloat32NonNegative) ||
+      !readEnum(sec, "precision", kPrecisions, t.precision) ||
       !readInt(sec, "batch", t.batch, 1, kMaxBatch) ||
       !readInt(sec, "seq_len", t.seqLen, 1, kMaxSeqLen) ||
       !readInt(sec, "steps", t.steps, 1, kMaxSteps) ||

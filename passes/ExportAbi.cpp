@@ -85,6 +85,8 @@ static FailureOr<std::string> manifestText(ModuleOp module,
   }
   if (auto flops = module->getAttrOfType<IntegerAttr>("tfc.flops"))
     os << "flops_per_token " << flops.getInt() / *positions << "\n";
+  if (auto precision = module->getAttrOfType<StringAttr>("tfc.precision"))
+    os << "precision " << precision.getValue() << "\n";
   // Upper bound of the working memory: every intermediate tensor, before
   // bufferization reuses any of them.
   std::optional<int64_t> activationBytes = 0;

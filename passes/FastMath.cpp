@@ -38,7 +38,11 @@ struct TfcFastMathPass : public tfc::impl::TfcFastMathBase<TfcFastMathPass> {
                                             std::move(patterns))))
       return signalPassFailure();
     // Flags an op already carries (a softmax offset's nnan and nsz) stay.
+    // Conversions whose flags are optional and absent (the bf16 rounding's
+    // arith.truncf and arith.extf) have no arithmetic to contract.
     getOperation().walk([&](arith::ArithFastMathInterface op) {
+      if (!op.getFastMathFlagsAttr())
+        return;
       auto flags = arith::FastMathFlagsAttr::get(
           &getContext(), op.getFastMathFlagsAttr().getValue() |
                              arith::FastMathFlags::reassoc |

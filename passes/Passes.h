@@ -9,6 +9,7 @@
 
 #include "dialect/TfcDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,6 +27,15 @@ namespace mlir::tfc {
 /// Name prefix of the zero-initialised arena globals that
 /// tfc-static-buffers creates, `__tfc_arena_<n>`, one per function.
 inline constexpr llvm::StringLiteral kArenaPrefix = "__tfc_arena_";
+
+/// Whether `op` is a contraction `acc + a * b`: two inputs (read as they
+/// are or widened by `arith.extf`), one output, one reduction loop.
+bool isMultiplyAddContraction(linalg::LinalgOp op);
+
+/// `op` as a linalg.generic: itself, or its generalization, which replaces
+/// it (a named op such as linalg.matmul); failure when it has none.
+FailureOr<linalg::GenericOp> asGenericOp(RewriterBase &rewriter,
+                                         linalg::LinalgOp op);
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

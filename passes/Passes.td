@@ -332,6 +332,31 @@ def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
+  let summary = "Rounds the operands of float32 contractions to bf16 (--precision=bf16)";
+  let description = [{
+    The rule of `--precision=bf16` (docs/precision.md), as far as it goes
+    today: every linalg op on tensors that is a contraction `acc + a * b`
+    (two inputs, one output, one reduction loop) with float32 operands
+    and output gets each input rounded to bf16 by an element-wise
+    `arith.truncf` op (round to nearest even) just before it, and reads
+    them widened back by `arith.extf`, summing in float32 into its float32
+    output. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    become `linalg.generic` first; the contraction keeps its discardable
+    attributes (the fusion passes' marks). Everything else stays float32:
+    master weights, gradients as they accumulate, Adam moments,
+    normalisation and softmax statistics, the loss. The GPU target runs
+    such contractions on tensor cores (tfc-gpu-tensor-core-contractions);
+    the CPU target computes them in float32 from the rounded operands.
+  }];
+  let statistics = [
+    Statistic<"roundedOps", "rounded-ops", "Contractions given bf16 operands">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TfcRecomputeElementwise : Pass<"tfc-recompute-elementwise", "mlir::ModuleOp"> {
   let summary = "Recomputes cheap element-wise forward results in the backward";
   let description = [{

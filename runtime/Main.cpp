@@ -235,6 +235,11 @@ int runInfo(const Manifest &m) {
            humanFlops(m.flopsPerToken).c_str());
   else
     printf("flops per token (forward): not recorded in the manifest\n");
+  printf("precision: %s\n",
+         m.precision == "bf16"
+             ? "bf16 (contraction operands rounded to bf16; float32 sums, "
+               "weights and optimizer state)"
+             : "f32");
   double paramBytes = double(m.params) * sizeof(float);
   double ioBytes = double(m.batch * m.seqLen) * sizeof(int32_t) +
                    double(m.targetsCount()) * sizeof(int32_t) +

@@ -270,6 +270,13 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
     } else if (key == "kernels_per_step") {
       if (!intValue(manifest.kernelsPerStep, 0))
         return false;
+    } else if (key == "precision") {
+      if (!needArgs(1))
+        return false;
+      if (f[1] != "f32" && f[1] != "bf16")
+        return fail("record 'precision': expected f32 or bf16, got '" + f[1] +
+                    "'");
+      manifest.precision = f[1];
     } else if (key == "min_freq") {
       if (!intValue(manifest.minFreq, 1))
         return false;

@@ -66,6 +66,9 @@ struct Manifest {
   int64_t threadHeapBytes = 0;
   /// Loop nests (kernels) one training step runs; 0 when not recorded.
   int64_t kernelsPerStep = 0;
+  /// The arithmetic of the step: "f32", or "bf16" (contraction operands
+  /// rounded to bf16; docs/precision.md).
+  std::string precision = "f32";
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;

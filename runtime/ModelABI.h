@@ -33,6 +33,9 @@
 ///                  holds while it runs one (besides the arenas)
 ///   kernels_per_step <n>           optional: the loop nests (kernels) that
 ///                  tfc_train_step and tfc_optimizer_step run
+///   precision f32|bf16             optional (default f32): bf16, the
+///                  contractions' operands are rounded to bf16
+///                  (docs/precision.md)
 ///   min_freq <n>                   optional, classify: word vocabulary
 ///                                  keeps words seen >= n times (default 1)
 ///   split <train> <val>            optional, lm: byte split fractions of

@@ -35,7 +35,8 @@
 ///                        {"step", "loss", "lr", "grad_norm", "tokens_per_s",
 ///                         "elapsed_s"[, "val": {eval metrics}]}
 ///                      and per event: {"step", "event": "early_stop" |
-///                      "time_limit" | "interrupted", ...}; at the end
+///                      "time_limit" | "interrupted" | "precision" (at the
+///                      start of a bf16 build's run), ...}; at the end
 ///                      {"step", "test": {...},
 ///                      "weights": "best" | "last", "weights_step"}
 ///   curves.svg         training and validation loss, redrawn at each
@@ -683,6 +684,11 @@ int runTrain(const Manifest &m, const Options &o) {
          "%lld\n",
          m.model.c_str(), toString(m.task), (long long)m.params,
          (long long)m.trainableCount(), (long long)B, (long long)S);
+  // The precision, when not float32 (absent: f32).
+  if (m.precision != "f32")
+    logLine({{"step", state.step},
+             {"event", "precision"},
+             {"precision", m.precision}});
   if (N > 1) {
     printf("data parallel: %lld ranks x batch %lld = global batch %lld; base "
            "lr %g, %lld steps, warmup %lld (not scaled by the rank count)\n",

@@ -7,6 +7,7 @@
 #
 # usage: scripts/gpu-check.sh build DIR    (where tfc is built)
 #        scripts/gpu-check.sh run DIR      (on the GPU machine)
+#        scripts/gpu-check.sh build-bf16 DIR, run-bf16 DIR: check 4 alone
 #
 # The lit tests that need a GPU (test/codegen/gpu/device-*.test) compile
 # as they go, so they run only on a machine that has both a GPU and tfc's
@@ -29,7 +30,12 @@
 #      every 3 steps (the host rewrites parameters that the GPU keeps in
 #      its memory between steps): after 20 GPU steps, every tensor of the
 #      checkpoint agrees with the CPU's to 1e-3 of its largest element (a
-#      feature matrix the GPU missed would differ by its whole size).
+#      feature matrix the GPU missed would differ by its whole size);
+#   4. --precision=bf16 (its tensor-core contractions): the tiny LM at
+#      d_model 64 trains 20 steps on the GPU to the CPU bf16 build's test
+#      loss, and evaluates the CPU's float32-trained weights to the CPU
+#      float32 build's loss, each within 1e-2 relative (run_bf16 says
+#      why).
 #
 # Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
 #
@@ -39,7 +45,7 @@ set -euo pipefail
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-  echo "usage: $0 build|run|resume DIR" >&2
+  echo "usage: $0 build|run|resume|build-bf16|run-bf16 DIR" >&2
   exit 1
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -93,6 +99,7 @@ build() {
       "$inputs/tiny_lm.toml" > "$dir/tiny/performer.toml"
   "$tfc" compile "$dir/tiny/performer.toml" --target=cuda -o "$dir/tiny/pgpu"
   "$tfc" compile "$dir/tiny/performer.toml" -o "$dir/tiny/pcpu"
+  build_bf16
   # The CPU's side of the training checks, run here: the GPU machine need
   # not run the CPU executable (it links Open MPI's library).
   (cd "$dir/tiny" && rm -rf c r &&
@@ -101,6 +108,65 @@ build() {
    ./cpu eval --weights c/last.safetensors --data tiny.txt > ce.log &&
    rm -rf pc && ./pcpu train --out pc --steps 20 --data tiny.txt > pc.log)
   echo "built tiny_lm; now: $0 run $dir (on the GPU machine)"
+}
+
+# The bf16 checks' models: the tiny LM at d_model 64 (d_ff 256, 2 x 64
+# positions), whose projections and weight gradients are shapes that
+# tfc-gpu-tensor-core-contractions maps, in bf16 for the GPU and the CPU,
+# and its CPU runs (float32 and bf16), made here.
+build_bf16() {
+  local build=${TFC_BUILD_DIR:-$root/build}
+  local tfc=$build/bin/tfc t=$dir/bf16
+  mkdir -p "$t"
+  cp "$root/test/e2e/Inputs/tiny.txt" "$t/"
+  sed -e 's/^name = "tiny_lm"/name = "tiny_lm64"/' -e 's/^d_model = 32/d_model = 64/' \
+      -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 64/' \
+      -e 's/^dropout = 0.1/dropout = 0.0/' -e 's/^batch = 4/batch = 2/' \
+      "$root/test/e2e/Inputs/tiny_lm.toml" > "$t/lm.toml"
+  "$tfc" compile "$t/lm.toml" --target=cuda --precision=bf16 -o "$t/gpu"
+  "$tfc" compile "$t/lm.toml" --precision=bf16 -o "$t/cpu"
+  "$tfc" compile "$t/lm.toml" -o "$t/cpu32"
+  (cd "$t" && rm -rf c c32 &&
+   ./cpu train --out c --steps 20 --data tiny.txt > c.log &&
+   ./cpu32 train --out c32 --steps 20 --data tiny.txt > c32.log &&
+   ./cpu32 eval --weights c32/last.safetensors --data tiny.txt > ce32.log)
+  echo "built tiny_lm64 (bf16)"
+}
+
+# The bf16 checks, on the GPU machine. Tolerances: the float32 builds of
+# the GPU and the CPU agree to 1e-3 after 20 steps (above); in bf16 both
+# round the same float32 values to bf16, but where the float32 values
+# differ in their last bits (sums in another order) one may round to the
+# neighbouring bf16 number, 2^-8 (0.4%) of that operand, so 20 steps are
+# held to 1e-2. The GPU's bf16 evaluation of float32-trained weights
+# differs from the float32 CPU's by the rounding of every operand (at most
+# 2^-9 each, errors that mostly cancel in the sums): 1e-2 as well. A
+# tensor-core kernel that read a fragment from the wrong place would move
+# either by far more.
+run_bf16() {
+  local failed=0
+  cd "$dir/bf16"
+  rm -rf g
+  if ./gpu train --out g --steps 20 --data tiny.txt > g.log 2>&1 &&
+     within "$(loss_of g.log)" "$(loss_of c.log)" 1e-2; then
+    echo "tiny_lm64 bf16: 20 GPU steps, test loss $(loss_of g.log) (CPU bf16 $(loss_of c.log), f32 $(loss_of c32.log)): ok"
+  else
+    echo "tiny_lm64 bf16: 20 GPU steps: FAILED ($(loss_of g.log) against $(loss_of c.log))"
+    tail -n 2 g.log; failed=1
+  fi
+  if ./gpu eval --weights c32/last.safetensors --data tiny.txt > ge.log 2>&1 &&
+     within "$(loss_of ge.log)" "$(loss_of ce32.log)" 1e-2; then
+    echo "tiny_lm64 bf16: the GPU's evaluation of the CPU's float32 weights $(loss_of ge.log) (CPU f32 $(loss_of ce32.log)): ok"
+  else
+    echo "tiny_lm64 bf16: evaluation on the GPU: FAILED ($(loss_of ge.log) against $(loss_of ce32.log))"
+    tail -n 2 ge.log; failed=1
+  fi
+  if grep -q '"event":"precision","precision":"bf16"' g/metrics.jsonl; then
+    echo "tiny_lm64 bf16: metrics.jsonl records the precision: ok"
+  else
+    echo "tiny_lm64 bf16: no precision event in metrics.jsonl: FAILED"; failed=1
+  fi
+  return $failed
 }
 
 # same_weights A B TOL: every tensor of safetensors file A within TOL times
@@ -186,6 +252,7 @@ run() {
       echo "$f: FAILED"; tail -n 3 "$d/gpu.log" "$d/cpu.log" 2>/dev/null || true; failed=1
     fi
   done
+  run_bf16 || failed=1
   if ((failed)); then echo "gpu-check: FAILED"; exit 1; fi
   echo "gpu-check: ok"
 }
@@ -203,6 +270,9 @@ resume() {
 case $mode in
   build) build ;;
   run) dir=$(cd "$dir" && pwd); run ;;
+  build-bf16) mkdir -p "$dir"; build_bf16 ;;
+  run-bf16) dir=$(cd "$dir" && pwd)
+            if run_bf16; then echo "gpu-check: ok"; else echo "gpu-check: FAILED"; exit 1; fi ;;
   resume) resume ;;
-  *) echo "usage: $0 build|run|resume DIR" >&2; exit 1 ;;
+  *) echo "usage: $0 build|run|resume|build-bf16|run-bf16 DIR" >&2; exit 1 ;;
 esac

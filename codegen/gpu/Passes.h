@@ -39,6 +39,31 @@ inline Value rootBuffer(Value value) {
   return value;
 }
 
+/// Whether `map` has a result that is loop dimension `dim`.
+inline bool usesDim(AffineMap map, unsigned dim) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); });
+}
+
+/// The reduction dimension of `op` when it has exactly one and every
+/// indexing map of it is a projected permutation (a contraction's k, for
+/// the contraction kernels).
+inline std::optional<unsigned> onlyReductionDim(linalg::LinalgOp op) {
+  std::optional<unsigned> k;
+  for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (kind != utils::IteratorType::reduction)
+      continue;
+    if (k)
+      return std::nullopt;
+    k = i;
+  }
+  if (!k || !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      }))
+    return std::nullopt;
+  return k;
+}
+
 /// The threads of the kernel that tfc-gpu-tile-contractions makes of `op`,
 /// 0 when it leaves `op` alone.
 int64_t tiledContractionThreads(linalg::LinalgOp op);

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/AffineMap.h"
@@ -283,15 +284,11 @@ struct SplitReductions
     });
     IRRewriter rewriter(&getContext());
     for (auto [op, dim, parts] : ops) {
-      rewriter.setInsertionPoint(op);
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!generic) {
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
+      FailureOr<linalg::GenericOp> asGeneric = asGenericOp(rewriter, op);
+      if (failed(asGeneric))
+        continue;
+      linalg::GenericOp generic = *asGeneric;
+      rewriter.setInsertionPoint(generic);
       SmallVector<bool> outFirst = sumsOfTerms(generic);
       if (outFirst.empty())
         continue;

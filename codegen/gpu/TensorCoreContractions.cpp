@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -98,39 +99,6 @@ struct TensorCorePlan {
     return extents[m] / blockRows * (extents[n] / blockCols) * batchCount();
   }
 };
-
-bool usesDim(AffineMap map, unsigned dim) {
-  return llvm::any_of(map.getResults(),
-                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); });
-}
-
-/// Whether `value` is block argument `arg` of `body`, read as float32
-/// (itself, or widened by arith.extf).
-bool isOperand(Value value, Block &body, unsigned arg) {
-  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
-    value = ext.getIn();
-  return value == body.getArgument(arg);
-}
-
-/// Whether the body of `op` is `acc + a * b` on its inputs a, b.
-bool isMultiplyAdd(linalg::LinalgOp op) {
-  Block &body = op->getRegion(0).front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2), product = add.getRhs();
-  if (add.getLhs() != acc)
-    product = add.getLhs() == product ? Value() : add.getLhs();
-  if (!product || (add.getLhs() != acc && add.getRhs() != acc))
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  return (isOperand(mul.getLhs(), body, 0) &&
-          isOperand(mul.getRhs(), body, 1)) ||
-         (isOperand(mul.getLhs(), body, 1) && isOperand(mul.getRhs(), body, 0));
-}
 
 /// Whether `map` reads dimensions `a` and `b`, one of them innermost.
 bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
@@ -193,24 +161,17 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
                 : !type.getElementType().isBF16()))
       return std::nullopt;
   }
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<unsigned> reductions;
-  for (auto [i, kind] : llvm::enumerate(iterators))
-    if (kind == utils::IteratorType::reduction)
-      reductions.push_back(i);
-  if (reductions.size() != 1)
+  std::optional<unsigned> k = onlyReductionDim(op);
+  if (!k)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!llvm::all_of(maps,
-                    [](AffineMap m) { return m.isProjectedPermutation(); }))
-    return std::nullopt;
   AffineMap outMap = maps[2];
-  unsigned parallel = iterators.size() - 1;
+  unsigned parallel = op.getNumLoops() - 1;
   if (outMap.getNumResults() != parallel || parallel < 2 ||
-      usesDim(outMap, reductions[0]))
+      usesDim(outMap, *k))
     return std::nullopt;
   TensorCorePlan plan;
-  plan.k = reductions[0];
+  plan.k = *k;
   plan.m = outMap.getDimPosition(parallel - 2);
   plan.n = outMap.getDimPosition(parallel - 1);
   for (unsigned r = 0; r + 2 < parallel; ++r)
@@ -225,7 +186,7 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
       rowMap.getDimPosition(rowMap.getNumResults() - 1) == plan.k;
   plan.colKInner =
       colMap.getDimPosition(colMap.getNumResults() - 1) == plan.k;
-  if (!isMultiplyAdd(op))
+  if (!isMultiplyAddContraction(op))
     return std::nullopt;
   plan.extents = op.getStaticLoopRanges();
   int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];

@@ -86,12 +86,6 @@ struct ContractionPlan {
   }
 };
 
-/// Whether `map` has a result that is loop dimension `dim`.
-bool usesDim(AffineMap map, unsigned dim) {
-  return llvm::any_of(map.getResults(),
-                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); });
-}
-
 /// The plan of `op`, or nullopt when it is no contraction this pass tiles:
 /// a linalg op on static float buffers with one output, one reduction
 /// dimension k and at least two parallel ones, projected-permutation
@@ -108,24 +102,17 @@ std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
         !isa<FloatType>(type.getElementType()))
       return std::nullopt;
   }
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<unsigned> reductions;
-  for (auto [i, kind] : llvm::enumerate(iterators))
-    if (kind == utils::IteratorType::reduction)
-      reductions.push_back(i);
-  if (reductions.size() != 1)
+  std::optional<unsigned> k = onlyReductionDim(op);
+  if (!k)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!llvm::all_of(maps,
-                    [](AffineMap m) { return m.isProjectedPermutation(); }))
-    return std::nullopt;
   AffineMap outMap = maps.back();
-  unsigned parallel = iterators.size() - 1;
+  unsigned parallel = op.getNumLoops() - 1;
   if (outMap.getNumResults() != parallel || parallel < 2 ||
-      usesDim(outMap, reductions[0]))
+      usesDim(outMap, *k))
     return std::nullopt;
   ContractionPlan plan;
-  plan.k = reductions[0];
+  plan.k = *k;
   plan.n = outMap.getDimPosition(parallel - 1);
   ArrayRef<AffineMap> inputs = ArrayRef(maps).drop_back();
   // m: the innermost output dimension other than n that an input reading
@@ -369,16 +356,19 @@ struct TileContractions
     OpBuilder &b = kernel.b;
     Location loc = kernel.loc;
     auto index = [&](int64_t v) { return kernel.index(v); };
-    // Tiles [k][row or column], one word longer per k to spread the copies'
-    // stores over the banks.
-    Type element =
-        cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
+    // Tiles [k][row or column] of each operand's element type, one element
+    // longer per k to spread the copies' stores over the banks.
     auto workgroup = gpu::AddressSpaceAttr::get(
         b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto tileType = MemRefType::get({depth, kBlockTile + 1}, element,
-                                    MemRefLayoutAttrInterface(), workgroup);
-    Value rowTile = kernel.launch.addWorkgroupAttribution(tileType, loc);
-    Value colTile = kernel.launch.addWorkgroupAttribution(tileType, loc);
+    auto tileOf = [&](unsigned input) {
+      Type element = cast<MemRefType>(op.getDpsInputs()[input].getType())
+                         .getElementType();
+      auto tileType = MemRefType::get({depth, kBlockTile + 1}, element,
+                                      MemRefLayoutAttrInterface(), workgroup);
+      return kernel.launch.addWorkgroupAttribution(tileType, loc);
+    };
+    Value rowTile = tileOf(plan.rowInput);
+    Value colTile = tileOf(plan.colInput);
 
     Value block = kernel.launch.getBlockIds().x;
     Value thread = kernel.launch.getThreadIds().x;

@@ -199,6 +199,17 @@ cl::opt<bool> recomputeElementwise(
              "more time"),
     cl::init(false), cl::cat(compileCategory));
 
+cl::opt<::tfc::spec::Precision> precision(
+    "precision",
+    cl::desc("The arithmetic of the generated step (docs/precision.md); "
+             "default: the spec's training.precision, else f32"),
+    cl::values(clEnumValN(::tfc::spec::Precision::F32, "f32",
+                          "float32 everywhere"),
+               clEnumValN(::tfc::spec::Precision::BF16, "bf16",
+                          "contraction operands rounded to bf16, float32 "
+                          "sums, master weights and optimizer state")),
+    cl::init(::tfc::spec::Precision::F32), cl::cat(compileCategory));
+
 cl::opt<bool> allowOversize(
     "allow-oversize",
     cl::desc("Write the executable even when its working memory exceeds "
@@ -603,6 +614,15 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     llvm::errs() << diag.str() << "\n";
     return 1;
   }
+  // The flag wins over the spec.
+  if (precision.getNumOccurrences())
+    spec->training.precision = precision;
+  bool bf16 = spec->training.precision == ::tfc::spec::Precision::BF16;
+  if (bf16 && useF64) {
+    llvm::errs() << "tfc: error: --precision=bf16: expected a float32 build, "
+                    "not --f64 (the gradient check's float64 build)\n";
+    return 1;
+  }
   if (attentionBlock.getNumOccurrences() && attentionBlock < 1) {
     llvm::errs() << "tfc: error: --attention-block: expected at least 1, got "
                  << attentionBlock << "\n";
@@ -730,6 +750,7 @@ int compile(int argc, char **argv, const std::string &toolDir) {
   pipeline.attentionBlock = attentionBlock;
   pipeline.recomputeAttention = recomputeAttention;
   pipeline.recomputeElementwise = recomputeElementwise;
+  pipeline.bf16 = bf16;
   pipeline.parallelHeads = !cuda && !gpuEmulate;
   pipeline.rowAttention =
       (cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;

@@ -309,6 +309,25 @@ TEST(SpecParser, AcceptsIntegerWhereFloatExpected) {
   EXPECT_EQ(o.spec->training.clip, 5.0);
 }
 
+TEST(SpecParser, ReadsPrecision) {
+  Outcome f32 = parse(std::string(kModel) + kData + "[training]\nlr = 1\n");
+  ASSERT_TRUE(f32.spec) << f32.diag.str();
+  EXPECT_EQ(f32.spec->training.precision, Precision::F32);
+  Outcome bf16 =
+      parse(std::string(kModel) + kData + "[training]\nprecision = \"bf16\"\n");
+  ASSERT_TRUE(bf16.spec) << bf16.diag.str();
+  EXPECT_EQ(bf16.spec->training.precision, Precision::BF16);
+}
+
+TEST(SpecParser, RejectsUnknownPrecision) {
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
+                        "[training]\nprecision = \"fp16\"\n",
+                    9, 13, "training.precision",
+                    "expected one of \"f32\" or \"bf16\", got \"fp16\"");
+  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nprecision = 16\n",
+                    9, 13, "training.precision", "got an integer");
+}
+
 TEST(SpecParser, RejectsStringWhereBooleanExpected) {
   EXPECT_SPEC_ERROR(std::string(kModel) + "tie_embeddings = \"true\"\n" + kData,
                     6, 18, "model.tie_embeddings",
@@ -1004,6 +1023,7 @@ TEST(SpecHelpers, EnumNames) {
   EXPECT_STREQ(toString(ClassifyLoss::BinaryCrossEntropy), "bce");
   EXPECT_STREQ(toString(Optimizer::AdamW), "adamw");
   EXPECT_STREQ(toString(Schedule::InverseSqrt), "inverse_sqrt");
+  EXPECT_STREQ(toString(Precision::BF16), "bf16");
   EXPECT_STREQ(toString(DataFormat::Jsonl), "jsonl");
 }
 

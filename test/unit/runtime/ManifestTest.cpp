@@ -173,6 +173,21 @@ TEST(Manifest, TrainingWorkingMemory) {
             "integer >= 0, got '-1'");
 }
 
+TEST(Manifest, Precision) {
+  // Absent: f32; `precision bf16` from a --precision=bf16 build.
+  Manifest f32;
+  std::string err;
+  std::string text = kLm;
+  ASSERT_TRUE(parseManifest(text.c_str(), f32, err)) << err;
+  EXPECT_EQ(f32.precision, "f32");
+  text = edited("params 1100\n", "params 1100\nprecision bf16\n");
+  Manifest bf16;
+  ASSERT_TRUE(parseManifest(text.c_str(), bf16, err)) << err;
+  EXPECT_EQ(bf16.precision, "bf16");
+  EXPECT_EQ(parseError(edited("params 1100\n", "params 1100\nprecision fp8\n")),
+            "manifest:11: record 'precision': expected f32 or bf16, got 'fp8'");
+}
+
 TEST(Manifest, ErrorsNameTheLine) {
   EXPECT_EQ(parseError("model x\n"),
             "manifest:1: expected 'tfc-manifest 1' as the first record");
