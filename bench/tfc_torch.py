@@ -567,6 +567,11 @@ def _future_mask(length: int, device) -> torch.Tensor:
 #: Causal attention runs by blocks of query rows: at least this many rows,
 #: at most ``CAUSAL_BLOCKS`` blocks.
 CAUSAL_ROWS, CAUSAL_BLOCKS = 64, 8
+#: Softmax attention without a key mask through
+#: ``F.scaled_dot_product_attention`` (PyTorch 2's fused kernels), as
+#: PyTorch's users run it on a GPU (bench/gpu's bf16 and sdpa sides);
+#: off, ``fast_attention``'s matmuls and softmax.
+USE_SDPA = False
 
 
 def fast_attention(q, k, v, causal: bool, key_mask: Optional[torch.Tensor]) -> torch.Tensor:
@@ -835,7 +840,9 @@ class Attention(_FusedProjections):
         q, k, v = parts[0], parts[1], parts[2]
         if self.rotary:
             q, k = rotary(q), rotary(k)
-        if self.kind == "softmax":
+        if self.kind == "softmax" and USE_SDPA and key_mask is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        elif self.kind == "softmax":
             out = fast_attention(q, k, v, self.causal, key_mask)
         elif self.kind == "performer":
             out = self._performer(q, k, v, key_mask)
@@ -1577,14 +1584,17 @@ def evaluate(model: TfcModel, data_path: str, batch: int, split: str = "val",
 # Training
 # ---------------------------------------------------------------------------
 
-def make_optimizer(model: nn.Module, cfg: Optional[ModelConfig] = None) -> torch.optim.Optimizer:
+def make_optimizer(model: nn.Module, cfg: Optional[ModelConfig] = None,
+                   fused: bool = False) -> torch.optim.Optimizer:
     """``torch.optim.Adam`` (weight decay added to the gradient) or ``AdamW``
-    (decoupled), from ``[training]``, over every trainable parameter."""
+    (decoupled), from ``[training]``, over every trainable parameter; with
+    ``fused``, PyTorch's one-kernel implementation (CUDA parameters)."""
     cfg = cfg or model.cfg
     params = [p for p in model.parameters() if p.requires_grad]
     cls = torch.optim.AdamW if cfg.optimizer == "adamw" else torch.optim.Adam
+    extra = {"fused": True} if fused else {}
     return cls(params, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
-               weight_decay=cfg.weight_decay)
+               weight_decay=cfg.weight_decay, **extra)
 
 
 def learning_rate(step: int, cfg: ModelConfig) -> float:
