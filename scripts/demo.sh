@@ -14,6 +14,9 @@
 #                     <project>/data)
 #   TFC_CORPUS        a byte file to use instead of sotu.txt (no fetch)
 #   TFC_DEMO_MINUTES  the training time budget in minutes (default 3)
+#   TFC_DEMO_PRECISION  f32 (default) or bf16: tfc compile --precision
+#                     (docs/precision.md; a run already there continues in
+#                     either, its checkpoints hold float32 weights)
 set -euo pipefail
 
 if (($#)); then
@@ -24,7 +27,8 @@ usage: scripts/demo.sh
 Builds tfc, compiles the hourglass language model, trains it for a few
 minutes and samples from it. Takes no arguments; the comment at the top of
 this script lists the environment variables it reads (TFC_BUILD_DIR,
-TFC_DEMO_DIR, TFC_DATA_DIR, TFC_CORPUS, TFC_DEMO_MINUTES).
+TFC_DEMO_DIR, TFC_DATA_DIR, TFC_CORPUS, TFC_DEMO_MINUTES,
+TFC_DEMO_PRECISION).
 USAGE
     exit 0
   fi
@@ -37,6 +41,7 @@ build="${TFC_BUILD_DIR:-$root/build}"
 out="${TFC_DEMO_DIR:-$root/out/demo}"
 spec="$root/specs/hourglass_lm.toml"
 minutes="${TFC_DEMO_MINUTES:-3}"
+precision="${TFC_DEMO_PRECISION:-f32}"
 threads="$(nproc 2>/dev/null || echo 1)"
 # The spec's model (d_model 256, batches of 8 x 512 bytes) needs hours; the
 # demo trains the same hourglass (factors [2, 2], 2 layers per level) at
@@ -51,6 +56,10 @@ lr=(--lr 3e-3 --warmup 100)
 
 if [[ ! "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] || ! awk "BEGIN { exit !($minutes > 0) }"; then
   echo "demo: TFC_DEMO_MINUTES: expected a positive number of minutes, got '$minutes'" >&2
+  exit 1
+fi
+if [[ $precision != f32 && $precision != bf16 ]]; then
+  echo "demo: TFC_DEMO_PRECISION: expected f32 or bf16, got '$precision'" >&2
   exit 1
 fi
 if [[ ! -x "$build/bin/tfc" ]]; then
@@ -87,8 +96,9 @@ TRAIN="$train" awk '
 echo "== tfc IR of $demo_spec ($spec at d_model 128; first lines, all of it in $model.tfc.mlir)"
 "$build/bin/tfc" compile "$demo_spec" "${shape[@]}" --emit=tfc >"$model.tfc.mlir"
 head -n 40 "$model.tfc.mlir"
-echo "== compiling $demo_spec to $model (${shape[*]})"
-"$build/bin/tfc" compile "$demo_spec" "${shape[@]}" -o "$model"
+echo "== compiling $demo_spec to $model (${shape[*]}, --precision=$precision)"
+"$build/bin/tfc" compile "$demo_spec" "${shape[@]}" --precision="$precision" -o "$model"
+"$model" info | grep '^precision:'
 "$model" info | tail -n 8
 "$model" init --seed 0 -o "$out/hourglass_lm.safetensors"
 echo "== evaluating the untrained model on $corpus (ln 256 = 5.545 nats)"
