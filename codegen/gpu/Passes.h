@@ -64,6 +64,21 @@ inline std::optional<unsigned> onlyReductionDim(linalg::LinalgOp op) {
   return k;
 }
 
+/// The indices of `map` (a projected permutation) with loop dimension `m`
+/// at `row`, `n` at `col`, `k` at `kv` and any other dimension d at
+/// `dims[d]`: where a contraction kernel reads or writes an operand.
+inline SmallVector<Value> contractionIndices(AffineMap map, unsigned m,
+                                             unsigned n, unsigned k, Value row,
+                                             Value col, Value kv,
+                                             ArrayRef<Value> dims) {
+  SmallVector<Value> result;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    unsigned d = map.getDimPosition(r);
+    result.push_back(d == m ? row : d == n ? col : d == k ? kv : dims[d]);
+  }
+  return result;
+}
+
 /// The threads of the kernel that tfc-gpu-tile-contractions makes of `op`,
 /// 0 when it leaves `op` alone.
 int64_t tiledContractionThreads(linalg::LinalgOp op);

@@ -260,15 +260,7 @@ private:
   /// The indices of `map` with m at `row`, n at `col`, k at `kv` and the
   /// batch dimensions at the block's.
   SmallVector<Value> indices(AffineMap map, Value row, Value col, Value kv) {
-    SmallVector<Value> result;
-    for (unsigned r = 0; r < map.getNumResults(); ++r) {
-      unsigned d = map.getDimPosition(r);
-      result.push_back(d == plan.m   ? row
-                       : d == plan.n ? col
-                       : d == plan.k ? kv
-                                     : dims[d]);
-    }
-    return result;
+    return contractionIndices(map, plan.m, plan.n, plan.k, row, col, kv, dims);
   }
 
   /// The shared tiles of one operand: [stage][rows or k][k or rows],
@@ -550,33 +542,33 @@ void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
   Value half = mul(halfChunk, 8), quarter = mul(quarterChunk, 8);
   Value warpFirstRow = mul(warpRow, warpRows());
   Value warpFirstCol = mul(warpCol, warpCols());
+  // The x4 of the 16 x 16 block of `tiles` at `base` along the operand's
+  // rows and `ks` along k: lane l's row is `across` + l % 8 along the rows
+  // and `along` along k ([rows][k]), or, transposed ([k][rows]), `along` +
+  // l % 8 along k and `across` along the rows.
+  auto loadBlock = [&](Value tiles, bool kInner, int64_t extent, Value base,
+                       int64_t ks, Value across, Value acrossChunk,
+                       Value along, Value alongChunk) {
+    return kInner ? loadMatrix(tiles, stage, add(add(base, across), l8),
+                               add(alongChunk, ks / kCopyElements), kDepth,
+                               false)
+                  : loadMatrix(tiles, stage, add(add(along, l8), ks),
+                               add(div(base, kCopyElements), acrossChunk),
+                               extent, true);
+  };
   for (int64_t ks = 0; ks < kDepth; ks += kMmaDepth) {
-    int64_t ksChunk = ks / kCopyElements;
     SmallVector<SmallVector<Value>> aFrags, bFrags;
-    for (int64_t i = 0; i < mmaRows(); ++i) {
-      Value base = add(warpFirstRow, i * kMmaRows);
-      // [rows][k]: row l % 16, k (l / 16) 8; [k][rows], transposed:
-      // k (l / 16) 8 + l % 8, row ((l / 8) % 2) 8.
-      aFrags.push_back(
-          plan.rowKInner
-              ? loadMatrix(rowTiles, stage, add(add(base, half), l8),
-                           add(quarterChunk, ksChunk), kDepth, false)
-              : loadMatrix(rowTiles, stage, add(add(quarter, l8), ks),
-                           add(div(base, kCopyElements), halfChunk),
-                           plan.blockRows, true));
-    }
-    for (int64_t j = 0; j < mmaCols(); j += 2) {
-      Value base = add(warpFirstCol, j * kMmaCols);
-      // [cols][k]: column (l / 16) 8 + l % 8, k ((l / 8) % 2) 8;
-      // [k][cols], transposed: k ((l / 8) % 2) 8 + l % 8, column (l / 16) 8.
-      bFrags.push_back(
-          plan.colKInner
-              ? loadMatrix(colTiles, stage, add(add(base, quarter), l8),
-                           add(halfChunk, ksChunk), kDepth, false)
-              : loadMatrix(colTiles, stage, add(add(half, l8), ks),
-                           add(div(base, kCopyElements), quarterChunk),
-                           plan.blockCols, true));
-    }
+    // The row operand: rows ((l / 8) % 2) 8, k (l / 16) 8.
+    for (int64_t i = 0; i < mmaRows(); ++i)
+      aFrags.push_back(loadBlock(rowTiles, plan.rowKInner, plan.blockRows,
+                                 add(warpFirstRow, i * kMmaRows), ks, half,
+                                 halfChunk, quarter, quarterChunk));
+    // The column operand, two 16 x 8 tiles: columns (l / 16) 8, k
+    // ((l / 8) % 2) 8.
+    for (int64_t j = 0; j < mmaCols(); j += 2)
+      bFrags.push_back(loadBlock(colTiles, plan.colKInner, plan.blockCols,
+                                 add(warpFirstCol, j * kMmaCols), ks, quarter,
+                                 quarterChunk, half, halfChunk));
     for (int64_t i = 0; i < mmaRows(); ++i)
       for (int64_t j = 0; j < mmaCols(); ++j) {
         ArrayRef<Value> pair = bFrags[j / 2];
@@ -697,14 +689,15 @@ struct TensorCoreContractions
   void runOnOperation() override {
     if (maxStages < 2)
       return signalPassFailure();
-    SmallVector<linalg::LinalgOp> work;
+    SmallVector<std::pair<linalg::LinalgOp, TensorCorePlan>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op->getParentOfType<gpu::LaunchOp>() &&
-          planFor(op, maxStages, minBlocks))
-        work.push_back(op);
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (std::optional<TensorCorePlan> plan =
+              planFor(op, maxStages, minBlocks))
+        work.push_back({op, *plan});
     });
-    for (linalg::LinalgOp op : work) {
-      TensorCorePlan plan = *planFor(op, maxStages, minBlocks);
+    for (auto &[op, plan] : work) {
       if (int64_t splits = splitsFor(plan, minBlocks); splits > 1 && splitK) {
         op = splitAlongK(op, plan, splits);
         plan = *planFor(op, maxStages, minBlocks);

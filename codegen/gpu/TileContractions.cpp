@@ -263,15 +263,7 @@ struct TileKernel {
   /// The indices of `map` with m at `row`, n at `col`, k at `kv` and the
   /// batch dimensions at the thread's.
   SmallVector<Value> indices(AffineMap map, Value row, Value col, Value kv) {
-    SmallVector<Value> result;
-    for (unsigned r = 0; r < map.getNumResults(); ++r) {
-      unsigned d = map.getDimPosition(r);
-      result.push_back(d == plan.m   ? row
-                       : d == plan.n ? col
-                       : d == plan.k ? kv
-                                     : dims[d]);
-    }
-    return result;
+    return contractionIndices(map, plan.m, plan.n, plan.k, row, col, kv, dims);
   }
 
   /// The loop indices of the output element (i, j) at k step `kv`.
