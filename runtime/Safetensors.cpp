@@ -130,6 +130,146 @@ static bool readIntArray(const Json &v, std::vector<int64_t> &out) {
   return true;
 }
 
+/// Parses the JSON header of `size` bytes at `text` into an object. The
+/// parser keeps the last of repeated keys; a repeated tensor name is an
+/// error (a repeated __metadata__ keeps its last).
+static bool parseHeader(const unsigned char *text, uint64_t size, Json &header,
+                        std::string &why) {
+  std::set<std::string> names;
+  std::string repeated;
+  auto noteNames = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    if (depth == 1 && event == Json::parse_event_t::key &&
+        parsed != "__metadata__" &&
+        !names.insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  std::string jsonErr;
+  size_t errorByte = 0;
+  if (!parseJson(reinterpret_cast<const char *>(text), size_t(size), header,
+                 jsonErr, errorByte, noteNames)) {
+    why = errorByte ? format("bad header: byte %zu of the JSON: %s",
+                             errorByte - 1, jsonErr.c_str())
+                    : "bad header: " + jsonErr;
+    return false;
+  }
+  if (!header.is_object()) {
+    why = "bad header: the JSON is not an object";
+    return false;
+  }
+  if (!repeated.empty()) {
+    why = "bad header: tensor '" + repeated + "' appears twice";
+    return false;
+  }
+  return true;
+}
+
+/// The header's member `name`, `v`, as a tensor whose bytes lie inside the
+/// `dataSize` bytes of data.
+static bool parseEntry(const std::string &name, const Json &v,
+                       uint64_t dataSize, SafetensorsEntry &e,
+                       std::string &why) {
+  e.name = name;
+  auto dtype = v.is_object() ? v.find("dtype") : v.end();
+  auto shape = v.is_object() ? v.find("shape") : v.end();
+  auto offsets = v.is_object() ? v.find("data_offsets") : v.end();
+  if (!v.is_object() || dtype == v.end() || !dtype->is_string() ||
+      shape == v.end() || offsets == v.end()) {
+    why = "bad header: tensor '" + name +
+          "' needs \"dtype\", \"shape\" and \"data_offsets\"";
+    return false;
+  }
+  e.dtype = dtype->get<std::string>();
+  uint64_t elementSize = dtypeSize(e.dtype);
+  if (elementSize == 0) {
+    why =
+        "bad header: tensor '" + name + "' has unknown dtype '" + e.dtype + "'";
+    return false;
+  }
+  std::vector<int64_t> range;
+  if (!readIntArray(*shape, e.shape)) {
+    why = "bad header: tensor '" + name +
+          "': shape is not an array of non-negative integers";
+    return false;
+  }
+  if (!readIntArray(*offsets, range) || range.size() != 2 ||
+      range[0] > range[1]) {
+    why = "bad header: tensor '" + name +
+          "': data_offsets is not [begin, end] with begin <= end";
+    return false;
+  }
+  e.begin = uint64_t(range[0]);
+  e.end = uint64_t(range[1]);
+  uint64_t count = 1;
+  for (int64_t d : e.shape) {
+    if (d != 0 && count > (uint64_t(1) << 56) / uint64_t(d)) {
+      why = "bad header: tensor '" + name + "' is too large";
+      return false;
+    }
+    count *= uint64_t(d);
+  }
+  if (e.end - e.begin != count * elementSize) {
+    why = format("bad header: tensor '%s' %s %s needs %llu bytes but "
+                 "data_offsets span %llu",
+                 name.c_str(), e.dtype.c_str(), shapeString(e.shape).c_str(),
+                 (unsigned long long)(count * elementSize),
+                 (unsigned long long)(e.end - e.begin));
+    return false;
+  }
+  if (e.end > dataSize) {
+    why = format("truncated: tensor '%s' ends at byte %llu of the data, the "
+                 "file holds %llu",
+                 name.c_str(), (unsigned long long)e.end,
+                 (unsigned long long)dataSize);
+    return false;
+  }
+  return true;
+}
+
+/// The format forbids holes and overlaps: sorted by offset, the tensors
+/// tile the `dataSize` bytes of data exactly.
+static bool checkTiling(const std::vector<SafetensorsEntry> &entries,
+                        uint64_t dataSize, std::string &why) {
+  std::vector<const SafetensorsEntry *> byOffset;
+  for (const SafetensorsEntry &e : entries)
+    byOffset.push_back(&e);
+  std::stable_sort(byOffset.begin(), byOffset.end(),
+                   [](const SafetensorsEntry *a, const SafetensorsEntry *b) {
+                     return a->begin != b->begin ? a->begin < b->begin
+                                                 : a->end < b->end;
+                   });
+  uint64_t covered = 0;
+  const SafetensorsEntry *previous = nullptr;
+  for (const SafetensorsEntry *e : byOffset) {
+    if (e->begin < covered) {
+      why = format("bad header: tensor '%s' (data_offsets [%llu, %llu]) "
+                   "overlaps tensor '%s' (data_offsets [%llu, %llu])",
+                   e->name.c_str(), (unsigned long long)e->begin,
+                   (unsigned long long)e->end, previous->name.c_str(),
+                   (unsigned long long)previous->begin,
+                   (unsigned long long)previous->end);
+      return false;
+    }
+    if (e->begin > covered) {
+      why = format("bad header: bytes %llu to %llu of the data belong to no "
+                   "tensor (tensor '%s' starts at %llu)",
+                   (unsigned long long)covered, (unsigned long long)e->begin,
+                   e->name.c_str(), (unsigned long long)e->begin);
+      return false;
+    }
+    covered = e->end;
+    previous = e;
+  }
+  if (covered != dataSize) {
+    why = format("bad header: bytes %llu to %llu of the data belong to no "
+                 "tensor (the tensors end at %llu)",
+                 (unsigned long long)covered, (unsigned long long)dataSize,
+                 (unsigned long long)covered);
+    return false;
+  }
+  return true;
+}
+
 bool SafetensorsFile::open(const std::string &path, std::string &err) {
   close();
   path_ = path;
@@ -185,29 +325,10 @@ bool SafetensorsFile::open(const std::string &path, std::string &err) {
                        "%llu after the length",
                        (unsigned long long)headerSize,
                        (unsigned long long)(fileSize - 8)));
-  // The parser keeps the last of repeated keys; the first repeated tensor
-  // name is noted on the way (a repeated __metadata__ keeps its last).
-  std::set<std::string> names;
-  std::string repeated;
-  auto noteNames = [&](int depth, Json::parse_event_t event, Json &parsed) {
-    if (depth == 1 && event == Json::parse_event_t::key &&
-        parsed != "__metadata__" &&
-        !names.insert(parsed.get<std::string>()).second && repeated.empty())
-      repeated = parsed.get<std::string>();
-    return true;
-  };
   Json header;
-  std::string jsonErr;
-  size_t errorByte = 0;
-  if (!parseJson(reinterpret_cast<const char *>(bytes + 8), size_t(headerSize),
-                 header, jsonErr, errorByte, noteNames))
-    return fail(errorByte ? format("bad header: byte %zu of the JSON: %s",
-                                   errorByte - 1, jsonErr.c_str())
-                          : "bad header: " + jsonErr);
-  if (!header.is_object())
-    return fail("bad header: the JSON is not an object");
-  if (!repeated.empty())
-    return fail("bad header: tensor '" + repeated + "' appears twice");
+  std::string why;
+  if (!parseHeader(bytes + 8, headerSize, header, why))
+    return fail(why);
   data_ = bytes + 8 + headerSize;
   uint64_t dataSize = fileSize - 8 - headerSize;
   for (const auto &member : header.items()) {
@@ -225,84 +346,12 @@ bool SafetensorsFile::open(const std::string &path, std::string &err) {
       continue;
     }
     SafetensorsEntry e;
-    e.name = name;
-    auto dtype = v.is_object() ? v.find("dtype") : v.end();
-    auto shape = v.is_object() ? v.find("shape") : v.end();
-    auto offsets = v.is_object() ? v.find("data_offsets") : v.end();
-    if (!v.is_object() || dtype == v.end() || !dtype->is_string() ||
-        shape == v.end() || offsets == v.end())
-      return fail("bad header: tensor '" + name +
-                  "' needs \"dtype\", \"shape\" and \"data_offsets\"");
-    e.dtype = dtype->get<std::string>();
-    uint64_t elementSize = dtypeSize(e.dtype);
-    if (elementSize == 0)
-      return fail("bad header: tensor '" + name + "' has unknown dtype '" +
-                  e.dtype + "'");
-    std::vector<int64_t> range;
-    if (!readIntArray(*shape, e.shape))
-      return fail("bad header: tensor '" + name +
-                  "': shape is not an array of non-negative integers");
-    if (!readIntArray(*offsets, range) || range.size() != 2 ||
-        range[0] > range[1])
-      return fail("bad header: tensor '" + name +
-                  "': data_offsets is not [begin, end] with begin <= end");
-    e.begin = uint64_t(range[0]);
-    e.end = uint64_t(range[1]);
-    uint64_t count = 1;
-    for (int64_t d : e.shape) {
-      if (d != 0 && count > (uint64_t(1) << 56) / uint64_t(d))
-        return fail("bad header: tensor '" + name + "' is too large");
-      count *= uint64_t(d);
-    }
-    if (e.end - e.begin != count * elementSize)
-      return fail(format("bad header: tensor '%s' %s %s needs %llu bytes but "
-                         "data_offsets span %llu",
-                         name.c_str(), e.dtype.c_str(),
-                         shapeString(e.shape).c_str(),
-                         (unsigned long long)(count * elementSize),
-                         (unsigned long long)(e.end - e.begin)));
-    if (e.end > dataSize)
-      return fail(format("truncated: tensor '%s' ends at byte %llu of the "
-                         "data, the file holds %llu",
-                         name.c_str(), (unsigned long long)e.end,
-                         (unsigned long long)dataSize));
+    if (!parseEntry(name, v, dataSize, e, why))
+      return fail(why);
     entries_.push_back(std::move(e));
   }
-  // The format forbids holes and overlaps: sorted by offset, the tensors
-  // tile the data exactly.
-  std::vector<const SafetensorsEntry *> byOffset;
-  for (const SafetensorsEntry &e : entries_)
-    byOffset.push_back(&e);
-  std::stable_sort(byOffset.begin(), byOffset.end(),
-                   [](const SafetensorsEntry *a, const SafetensorsEntry *b) {
-                     return a->begin != b->begin ? a->begin < b->begin
-                                                 : a->end < b->end;
-                   });
-  uint64_t covered = 0;
-  const SafetensorsEntry *previous = nullptr;
-  for (const SafetensorsEntry *e : byOffset) {
-    if (e->begin < covered)
-      return fail(format("bad header: tensor '%s' (data_offsets [%llu, %llu]) "
-                         "overlaps tensor '%s' (data_offsets [%llu, %llu])",
-                         e->name.c_str(), (unsigned long long)e->begin,
-                         (unsigned long long)e->end, previous->name.c_str(),
-                         (unsigned long long)previous->begin,
-                         (unsigned long long)previous->end));
-    if (e->begin > covered)
-      return fail(format("bad header: bytes %llu to %llu of the data belong "
-                         "to no tensor (tensor '%s' starts at %llu)",
-                         (unsigned long long)covered,
-                         (unsigned long long)e->begin, e->name.c_str(),
-                         (unsigned long long)e->begin));
-    covered = e->end;
-    previous = e;
-  }
-  if (covered != dataSize)
-    return fail(format("bad header: bytes %llu to %llu of the data belong to "
-                       "no tensor (the tensors end at %llu)",
-                       (unsigned long long)covered,
-                       (unsigned long long)dataSize,
-                       (unsigned long long)covered));
+  if (!checkTiling(entries_, dataSize, why))
+    return fail(why);
   return true;
 }
 
