@@ -6,6 +6,8 @@
 #===------------------------------------------------------------------------===#
 #
 # usage: check-model.sh SPEC MODEL DIR BATCH SEQ_LEN [CAUSAL_FROM [DATA [SCALE]]]
+#        check-model.sh --causal-only SPEC MODEL DIR BATCH SEQ_LEN FROM
+#          [PERTURB_FROM]
 #
 # MODEL is the executable `tfc compile SPEC --batch BATCH --seq-len SEQ_LEN`
 # produced. In DIR (created if needed):
@@ -24,17 +26,37 @@
 # Prints the reports of compare and prefix; exits non-zero on the first
 # failure.
 #
+# With --causal-only, the autoregressive property of a language model alone:
+# step 3 runs `MODEL forward` only (no reference, no compare), step 4 changes
+# the tokens from PERTURB_FROM (default FROM) on and checks that the logits
+# of the positions before FROM are equal bit for bit and that later ones
+# moved (`tfc-reference prefix --atol 0`). Prints the report of prefix.
+#
 #===------------------------------------------------------------------------===#
 
 set -eu
+causal_only=""
+if [ "$1" = --causal-only ]; then
+  causal_only=1
+  shift
+fi
 spec=$1
 model=$2
 dir=$3
 batch=$4
 seqlen=$5
 from=${6:--}
-data=${7:-}
-scale=${8:-}
+if [ -n "$causal_only" ]; then
+  perturb=${7:-$from}
+  data=""
+  scale=""
+  atol="--atol 0"
+else
+  perturb=$from
+  data=${7:-}
+  scale=${8:-}
+  atol=""
+fi
 shape="--batch $batch --seq-len $seqlen"
 
 mkdir -p "$dir"
@@ -55,19 +77,21 @@ tfc-reference inputs --spec "$spec" $shape --seed 3 --tokens "$dir/tokens.bin" \
 "$model" forward --weights "$dir/weights.safetensors" \
   --tokens "$dir/tokens.bin" --targets "$dir/targets.bin" \
   --mask "$dir/mask.bin" --logits "$dir/got.bin" >"$dir/got.json"
-tfc-reference forward --spec "$spec" $shape \
-  --weights "$dir/weights.safetensors" --tokens "$dir/tokens.bin" \
-  --targets "$dir/targets.bin" --mask "$dir/mask.bin" \
-  --logits "$dir/ref.bin" >"$dir/ref.json"
-tfc-reference compare --logits "$dir/got.bin" "$dir/ref.bin" \
-  --loss "$dir/got.json" "$dir/ref.json"
+if [ -z "$causal_only" ]; then
+  tfc-reference forward --spec "$spec" $shape \
+    --weights "$dir/weights.safetensors" --tokens "$dir/tokens.bin" \
+    --targets "$dir/targets.bin" --mask "$dir/mask.bin" \
+    --logits "$dir/ref.bin" >"$dir/ref.json"
+  tfc-reference compare --logits "$dir/got.bin" "$dir/ref.bin" \
+    --loss "$dir/got.json" "$dir/ref.json"
+fi
 
 if [ "$from" != "-" ]; then
-  tfc-reference perturb --spec "$spec" $shape --seed 4 --from "$from" \
+  tfc-reference perturb --spec "$spec" $shape --seed 4 --from "$perturb" \
     --tokens "$dir/tokens.bin" -o "$dir/perturbed.bin"
   "$model" forward --weights "$dir/weights.safetensors" \
     --tokens "$dir/perturbed.bin" --targets "$dir/targets.bin" \
     --mask "$dir/mask.bin" --logits "$dir/perturbed-got.bin" >/dev/null
-  tfc-reference prefix $shape --from "$from" \
+  tfc-reference prefix $shape --from "$from" $atol \
     --logits "$dir/got.bin" "$dir/perturbed-got.bin"
 fi
