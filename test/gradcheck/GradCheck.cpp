@@ -7,8 +7,8 @@
 /// \file
 /// `main` of the gradient check. It is linked with the object file of a model
 /// compiled with `tfc compile --f64 --emit=obj`, so every float buffer of the
-/// ABI (runtime/ModelABI.h) is `double` here: the ABI functions are declared
-/// below with `double *` rather than through ModelABI.h.
+/// ABI (runtime/ModelABI.h) holds `double`s here: the buffers are passed to
+/// the functions of ModelABI.h as its `float *` (see `f64`).
 ///
 /// The check:
 ///   1. reads the model's manifest (`tfc_model_manifest`): the sizes, the
@@ -53,6 +53,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "runtime/ModelABI.h"
+#include "test/common/SplitMix64.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cfloat>
@@ -65,20 +68,11 @@
 #include <utility>
 #include <vector>
 
-extern "C" {
-/// The ABI of runtime/ModelABI.h as a model built with `--f64` defines it.
-extern const char tfc_model_manifest[];
-void tfc_forward(double *params, int32_t *tokens, int32_t *targets,
-                 double *mask, double *logits, double *loss);
-void tfc_train_step(double *params, int32_t *tokens, int32_t *targets,
-                    double *mask, int64_t *seed, double *grads, double *loss);
-void tfc_optimizer_step(double *params, double *grads, double *adam_m,
-                        double *adam_v, int64_t *step, double *schedule,
-                        double *params_out, double *adam_m_out,
-                        double *adam_v_out, double *stats);
-}
-
 namespace {
+
+/// A float buffer of the ABI as a model built with `--f64` reads and writes
+/// it: the doubles at `buffer`, passed as runtime/ModelABI.h's `float *`.
+float *f64(double *buffer) { return reinterpret_cast<float *>(buffer); }
 
 //===----------------------------------------------------------------------===//
 // Manifest
@@ -221,24 +215,13 @@ ModelInfo parseManifest(const char *text) {
 // Random values
 //===----------------------------------------------------------------------===//
 
-/// A small deterministic generator (SplitMix64), so that a seed gives the
-/// same values with every C++ library.
-class Random {
+/// SplitMix64 with Box-Muller normals.
+class Random : public tfc::test::SplitMix64 {
 public:
-  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  using SplitMix64::SplitMix64;
 
   /// Uniform in [0, 1).
   double uniform() { return (next() >> 11) * 0x1.0p-53; }
-
-  /// Uniform integer in [0, n).
-  int64_t below(int64_t n) { return (int64_t)(next() % (uint64_t)n); }
 
   /// Standard normal (Box-Muller).
   double normal() {
@@ -247,9 +230,6 @@ public:
       u1 = 1e-300;
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
-
-private:
-  uint64_t state;
 };
 
 /// Standard deviation of every weight, bias and embedding: large enough that
@@ -398,8 +378,8 @@ public:
 
   double operator()(std::vector<double> &params) {
     double loss = 0;
-    tfc_forward(params.data(), inputs.tokens.data(), inputs.targets.data(),
-                inputs.mask.data(), logits.data(), &loss);
+    tfc_forward(f64(params.data()), inputs.tokens.data(), inputs.targets.data(),
+                f64(inputs.mask.data()), f64(logits.data()), f64(&loss));
     ++calls;
     return loss;
   }
@@ -630,20 +610,21 @@ BuildResults computeResults(const ModelInfo &info, Inputs &inputs,
                                  ? info.batch * info.outputs
                                  : info.batch * info.seqLen * info.outputs);
   double loss = 0;
-  tfc_forward(copy.data(), inputs.tokens.data(), inputs.targets.data(),
-              inputs.mask.data(), logits.data(), &loss);
+  tfc_forward(f64(copy.data()), inputs.tokens.data(), inputs.targets.data(),
+              f64(inputs.mask.data()), f64(logits.data()), f64(&loss));
   std::vector<double> grads(info.params), trainLoss(1);
   int64_t stepSeed = (int64_t)seed;
-  tfc_train_step(copy.data(), inputs.tokens.data(), inputs.targets.data(),
-                 inputs.mask.data(), &stepSeed, grads.data(), trainLoss.data());
+  tfc_train_step(f64(copy.data()), inputs.tokens.data(), inputs.targets.data(),
+                 f64(inputs.mask.data()), &stepSeed, f64(grads.data()),
+                 f64(trainLoss.data()));
   std::vector<double> m(info.params, 0.0), v(info.params, 0.0);
   std::vector<double> paramsOut(info.params), mOut(info.params),
       vOut(info.params), stats(2);
   int64_t step = 1;
   double schedule[3] = {1e-3, 100, 0};
-  tfc_optimizer_step(copy.data(), grads.data(), m.data(), v.data(), &step,
-                     schedule, paramsOut.data(), mOut.data(), vOut.data(),
-                     stats.data());
+  tfc_optimizer_step(f64(copy.data()), f64(grads.data()), f64(m.data()),
+                     f64(v.data()), &step, f64(schedule), f64(paramsOut.data()),
+                     f64(mOut.data()), f64(vOut.data()), f64(stats.data()));
   results.parts = {{loss}, logits, grads, paramsOut, mOut, vOut};
   return results;
 }
@@ -755,8 +736,9 @@ int main(int argc, char **argv) {
   {
     int64_t seed = (int64_t)options.seed;
     std::vector<double> copy = params;
-    tfc_train_step(copy.data(), inputs.tokens.data(), inputs.targets.data(),
-                   inputs.mask.data(), &seed, grads.data(), &trainLoss);
+    tfc_train_step(f64(copy.data()), inputs.tokens.data(),
+                   inputs.targets.data(), f64(inputs.mask.data()), &seed,
+                   f64(grads.data()), f64(&trainLoss));
     if (copy != params) {
       printf("train_step: changed the parameter buffer: FAILED\n");
       ok = false;

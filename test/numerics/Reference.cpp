@@ -54,6 +54,7 @@
 #include "runtime/JsonText.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Support.h"
+#include "test/common/SplitMix64.h"
 
 #include <algorithm>
 #include <cmath>
@@ -215,26 +216,15 @@ int64_t outputsOf(const spec::Spec &s) {
 //===----------------------------------------------------------------------===//
 
 /// SplitMix64 with Box-Muller normals.
-class Random {
+class Random : public tfc::test::SplitMix64 {
 public:
-  explicit Random(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, n).
-  int64_t below(int64_t n) { return int64_t(next() % uint64_t(n)); }
+  using SplitMix64::SplitMix64;
   /// Uniform in (0, 1).
   double uniform() { return (double(next() >> 11) + 0.5) / 9007199254740992.0; }
   double normal() {
     return std::sqrt(-2.0 * std::log(uniform())) *
            std::cos(2.0 * M_PI * uniform());
   }
-
-private:
-  uint64_t state;
 };
 
 //===----------------------------------------------------------------------===//
@@ -958,43 +948,31 @@ bool endsWith(const std::string &name, const std::string &suffix) {
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-int runRandomize(const Options &o) {
-  o.only({"--weights", "--output", "--seed"});
+/// Writes the checkpoint --weights to --output, its metadata kept and each
+/// tensor read as float32. In file order, `keep` decides from a tensor's
+/// name whether it is written at all (before it is read); `edit` may then
+/// change the values and the name of those kept.
+void rewriteCheckpoint(
+    const Options &o, const std::function<bool(const std::string &)> &keep,
+    const std::function<void(const tfc::rt::SafetensorsEntry &, std::string &,
+                             std::vector<float> &)> &edit) {
   tfc::rt::SafetensorsFile file;
   std::string err;
   if (!file.open(o.get("--weights"), err))
     fatal(err);
-  Random rng(uint64_t(o.integer("--seed")));
   std::vector<std::vector<float>> storage;
   std::vector<tfc::rt::TensorView> views;
   for (const tfc::rt::SafetensorsEntry &entry : file.entries()) {
+    std::string name = entry.name;
+    if (!keep(name))
+      continue;
     int64_t count = 1;
     for (int64_t d : entry.shape)
       count *= d;
     std::vector<float> values(static_cast<size_t>(count));
-    if (!file.readF32(entry.name, entry.shape, values.data(), err))
+    if (!file.readF32(name, entry.shape, values.data(), err))
       fatal(err);
-    const std::string &name = entry.name;
-    if (!endsWith(name, ".features")) {
-      // Unit-variance activations through every path: weights [out, in]
-      // with standard deviation 1/sqrt(in), visible biases, norm scales
-      // around 1.
-      double std = 0.2, mean = 0.0;
-      if (endsWith(name, "norm.weight"))
-        mean = 1.0;
-      else if (endsWith(name, ".bias"))
-        std = 0.2;
-      else if (name == "embed.weight")
-        std = 1.0;
-      else if (name == "pos_embed.weight")
-        std = 0.5;
-      else if (endsWith(name, "dconv.weight"))
-        std = 0.5;
-      else if (entry.shape.size() == 2)
-        std = 1.0 / std::sqrt(double(entry.shape[1]));
-      for (float &v : values)
-        v = float(mean + std * rng.normal());
-    }
+    edit(entry, name, values);
     storage.push_back(std::move(values));
     views.push_back({name, entry.shape, nullptr});
   }
@@ -1003,16 +981,42 @@ int runRandomize(const Options &o) {
   if (!tfc::rt::writeSafetensors(o.get("--output"), views, file.metadata(),
                                  err))
     fatal(err);
+}
+
+int runRandomize(const Options &o) {
+  o.only({"--weights", "--output", "--seed"});
+  Random rng(uint64_t(o.integer("--seed")));
+  rewriteCheckpoint(
+      o, [](const std::string &) { return true; },
+      [&](const tfc::rt::SafetensorsEntry &entry, std::string &name,
+          std::vector<float> &values) {
+        if (endsWith(name, ".features"))
+          return;
+        // Unit-variance activations through every path: weights [out, in]
+        // with standard deviation 1/sqrt(in), visible biases, norm scales
+        // around 1.
+        double std = 0.2, mean = 0.0;
+        if (endsWith(name, "norm.weight"))
+          mean = 1.0;
+        else if (endsWith(name, ".bias"))
+          std = 0.2;
+        else if (name == "embed.weight")
+          std = 1.0;
+        else if (name == "pos_embed.weight")
+          std = 0.5;
+        else if (endsWith(name, "dconv.weight"))
+          std = 0.5;
+        else if (entry.shape.size() == 2)
+          std = 1.0 / std::sqrt(double(entry.shape[1]));
+        for (float &v : values)
+          v = float(mean + std * rng.normal());
+      });
   return 0;
 }
 
 int runEdit(const Options &o) {
   o.only({"--weights", "--output", "--rename", "--zero", "--drop",
           "--scale"});
-  tfc::rt::SafetensorsFile file;
-  std::string err;
-  if (!file.open(o.get("--weights"), err))
-    fatal(err);
   auto startsWith = [](const std::string &name, const std::string &prefix) {
     return name.compare(0, prefix.size(), prefix) == 0;
   };
@@ -1036,39 +1040,28 @@ int runEdit(const Options &o) {
     scales.push_back({rule.substr(0, eq), factor});
   }
   std::vector<std::string> zero = o.all("--zero"), drop = o.all("--drop");
-  std::vector<std::vector<float>> storage;
-  std::vector<tfc::rt::TensorView> views;
-  for (const tfc::rt::SafetensorsEntry &entry : file.entries()) {
-    std::string name = entry.name;
-    if (std::any_of(drop.begin(), drop.end(),
-                    [&](const std::string &p) { return startsWith(name, p); }))
-      continue;
-    int64_t count = 1;
-    for (int64_t d : entry.shape)
-      count *= d;
-    std::vector<float> values(static_cast<size_t>(count));
-    if (!file.readF32(name, entry.shape, values.data(), err))
-      fatal(err);
-    if (std::any_of(zero.begin(), zero.end(),
-                    [&](const std::string &p) { return startsWith(name, p); }))
-      std::fill(values.begin(), values.end(), 0.0f);
-    for (const auto &[text, factor] : scales)
-      if (name.find(text) != std::string::npos)
-        for (float &value : values)
-          value = static_cast<float>(value * factor);
-    for (const auto &[from, to] : renames)
-      if (startsWith(name, from)) {
-        name = to + name.substr(from.size());
-        break;
-      }
-    storage.push_back(std::move(values));
-    views.push_back({name, entry.shape, nullptr});
-  }
-  for (size_t i = 0; i < views.size(); ++i)
-    views[i].data = storage[i].data();
-  if (!tfc::rt::writeSafetensors(o.get("--output"), views, file.metadata(),
-                                 err))
-    fatal(err);
+  auto startsWithAny = [&](const std::string &name,
+                           const std::vector<std::string> &prefixes) {
+    return std::any_of(
+        prefixes.begin(), prefixes.end(),
+        [&](const std::string &p) { return startsWith(name, p); });
+  };
+  rewriteCheckpoint(
+      o, [&](const std::string &name) { return !startsWithAny(name, drop); },
+      [&](const tfc::rt::SafetensorsEntry &, std::string &name,
+          std::vector<float> &values) {
+        if (startsWithAny(name, zero))
+          std::fill(values.begin(), values.end(), 0.0f);
+        for (const auto &[text, factor] : scales)
+          if (name.find(text) != std::string::npos)
+            for (float &value : values)
+              value = static_cast<float>(value * factor);
+        for (const auto &[from, to] : renames)
+          if (startsWith(name, from)) {
+            name = to + name.substr(from.size());
+            break;
+          }
+      });
   return 0;
 }
 
