@@ -19,9 +19,8 @@
 #                     either, its checkpoints hold float32 weights)
 set -euo pipefail
 
-if (($#)); then
-  if [[ $1 == -h || $1 == --help ]]; then
-    cat <<'USAGE'
+usage() {
+  cat <<'USAGE'
 usage: scripts/demo.sh
 
 Builds tfc, compiles the hourglass language model, trains it for a few
@@ -30,10 +29,14 @@ this script lists the environment variables it reads (TFC_BUILD_DIR,
 TFC_DEMO_DIR, TFC_DATA_DIR, TFC_CORPUS, TFC_DEMO_MINUTES,
 TFC_DEMO_PRECISION).
 USAGE
-    exit 0
-  fi
-  echo "$(basename "$0"): unexpected argument '$1' (see --help)" >&2
-  exit 1
+}
+
+if (($#)); then
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    *) echo "$(basename "$0"): unexpected argument '$1' (see --help)" >&2
+       exit 1 ;;
+  esac
 fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -146,21 +146,12 @@ build_bf16() {
 run_bf16() {
   local failed=0
   cd "$dir/bf16"
-  rm -rf g
-  if ./gpu train --out g --steps 20 --data tiny.txt > g.log 2>&1 &&
-     within "$(loss_of g.log)" "$(loss_of c.log)" 1e-2; then
-    echo "tiny_lm64 bf16: 20 GPU steps, test loss $(loss_of g.log) (CPU bf16 $(loss_of c.log), f32 $(loss_of c32.log)): ok"
-  else
-    echo "tiny_lm64 bf16: 20 GPU steps: FAILED ($(loss_of g.log) against $(loss_of c.log))"
-    tail -n 2 g.log; failed=1
-  fi
-  if ./gpu eval --weights c32/last.safetensors --data tiny.txt > ge.log 2>&1 &&
-     within "$(loss_of ge.log)" "$(loss_of ce32.log)" 1e-2; then
-    echo "tiny_lm64 bf16: the GPU's evaluation of the CPU's float32 weights $(loss_of ge.log) (CPU f32 $(loss_of ce32.log)): ok"
-  else
-    echo "tiny_lm64 bf16: evaluation on the GPU: FAILED ($(loss_of ge.log) against $(loss_of ce32.log))"
-    tail -n 2 ge.log; failed=1
-  fi
+  gpu_steps 1e-2 \
+    "tiny_lm64 bf16: 20 GPU steps, test loss %s (CPU bf16 %s, f32 $(loss_of c32.log)): ok" \
+    "tiny_lm64 bf16: 20 GPU steps: FAILED (%s against %s)" || failed=1
+  gpu_eval c32/last.safetensors ce32.log 1e-2 \
+    "tiny_lm64 bf16: the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
+    "tiny_lm64 bf16: evaluation on the GPU: FAILED (%s against %s)" || failed=1
   if grep -q '"event":"precision","precision":"bf16"' g/metrics.jsonl; then
     echo "tiny_lm64 bf16: metrics.jsonl records the precision: ok"
   else
@@ -201,29 +192,54 @@ loss_of() { sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$1" | tail -n 1; }
 within() { awk -v a="$1" -v b="$2" -v r="$3" \
              'BEGIN { d = a - b; if (d < 0) d = -d; if (b < 0) b = -b; exit !(d <= r * b) }'; }
 
+# check_loss LOG REF RTOL OK FAILED CMD...: runs CMD, its output in LOG; when
+# it succeeds and LOG's last loss is within RTOL of REF's (another log),
+# prints OK, else FAILED and the last two lines of LOG and returns 1. OK and
+# FAILED are printf formats given the two losses, LOG's then REF's.
+check_loss() {
+  local log=$1 ref=$2 rtol=$3 ok=$4 failed=$5
+  shift 5
+  if "$@" > "$log" 2>&1 &&
+     within "$(loss_of "$log")" "$(loss_of "$ref")" "$rtol"; then
+    printf "$ok\n" "$(loss_of "$log")" "$(loss_of "$ref")"
+  else
+    printf "$failed\n" "$(loss_of "$log")" "$(loss_of "$ref")"
+    tail -n 2 "$log"
+    return 1
+  fi
+}
+
+# gpu_steps RTOL OK FAILED: ./gpu trains 20 steps from scratch into g/ (in
+# the current folder, on tiny.txt); its test loss must be within RTOL of the
+# CPU's in c.log (check_loss, g.log).
+gpu_steps() {
+  rm -rf g
+  check_loss g.log c.log "$1" "$2" "$3" \
+    ./gpu train --out g --steps 20 --data tiny.txt
+}
+
+# gpu_eval WEIGHTS REF RTOL OK FAILED: ./gpu evaluates WEIGHTS on tiny.txt;
+# the loss must be within RTOL of the CPU's in REF (check_loss, ge.log).
+gpu_eval() {
+  check_loss ge.log "$2" "$3" "$4" "$5" \
+    ./gpu eval --weights "$1" --data tiny.txt
+}
+
 run() {
   local failed=0
   export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   cd "$dir/tiny"
-  rm -rf g
-  if ./gpu train --out g --steps 20 --data tiny.txt > g.log 2>&1 &&
-     within "$(loss_of g.log)" "$(loss_of c.log)" 1e-3; then
-    echo "tiny_lm: 20 GPU steps, test loss $(loss_of g.log) (CPU $(loss_of c.log)): ok"
-  else
-    echo "tiny_lm: 20 GPU steps: FAILED"; tail -n 2 g.log; failed=1
-  fi
+  gpu_steps 1e-3 "tiny_lm: 20 GPU steps, test loss %s (CPU %s): ok" \
+    "tiny_lm: 20 GPU steps: FAILED" || failed=1
   if ./gpu train --resume r/last.safetensors --data tiny.txt --steps 20 > r1.log 2>&1 &&
      grep -q 'trained to step 20' r1.log; then
     echo "tiny_lm: the CPU's checkpoint of step 10 resumed on the GPU to step 20: ok"
   else
     echo "tiny_lm: resume on the GPU: FAILED"; tail -n 2 r1.log; failed=1
   fi
-  if ./gpu eval --weights c/last.safetensors --data tiny.txt > ge.log 2>&1 &&
-     within "$(loss_of ge.log)" "$(loss_of ce.log)" 1e-5; then
-    echo "tiny_lm: the GPU's evaluation of the CPU's weights $(loss_of ge.log) (CPU $(loss_of ce.log)): ok"
-  else
-    echo "tiny_lm: evaluation on the GPU: FAILED"; tail -n 2 ge.log; failed=1
-  fi
+  gpu_eval c/last.safetensors ce.log 1e-5 \
+    "tiny_lm: the GPU's evaluation of the CPU's weights %s (CPU %s): ok" \
+    "tiny_lm: evaluation on the GPU: FAILED" || failed=1
   rm -rf pg
   local diff
   if ./pgpu train --out pg --steps 20 --data tiny.txt > pg.log 2>&1 &&
