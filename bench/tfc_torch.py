@@ -243,16 +243,16 @@ class ModelConfig:
     path: str = ""
     name: str = "model"
     task: str = "lm"
-    vocab: int = 256
-    d_model: int = 256
-    heads: int = 8
-    d_ff: int = 1024
-    layers: int = 6
+    vocab: int = 256           # bytes (lm) or words with PAD, UNK, CLS
+    d_model: int = 256         # model width
+    heads: int = 8             # attention heads
+    d_ff: int = 1024           # feed-forward hidden width
+    layers: int = 6            # with [hourglass], the layout's total
     dropout: float = 0.0
-    norm_eps: float = 1e-5
-    positions: str = "sinusoidal"
-    classes: int = 2
-    loss: str = "ce"
+    norm_eps: float = 1e-5     # LayerNorm epsilon
+    positions: str = "sinusoidal"  # none, sinusoidal, learned or rotary
+    classes: int = 2           # classify only
+    loss: str = "ce"           # classify: ce or bce (one logit)
     tie_embeddings: bool = False
     # [attention]
     attention: str = "softmax"
