@@ -45,19 +45,17 @@
 /// The run holds a lock (flock) on DIR while it trains. Every write is
 /// checked; one that fails stops the run, leaving what was saved before.
 ///
+/// The run's state is a Trainer (Trainer.h), set up by TrainSetup.cpp; this
+/// file holds the step loop, validation, checkpoints and the final test.
+///
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Commands.h"
 #include "runtime/Distributed.h"
 #include "runtime/ModelABI.h"
-#include "runtime/Params.h"
-#include "runtime/Plot.h"
 #include "runtime/Safetensors.h"
-#include "runtime/Support.h"
-#include "runtime/TrainState.h"
+#include "runtime/Trainer.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -65,7 +63,6 @@
 #include <cstring>
 #include <ctime>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 // A model compiled without its training functions still links: the runtime
@@ -73,20 +70,25 @@
 #pragma weak tfc_train_step
 #pragma weak tfc_optimizer_step
 
-// A --target=cuda executable keeps the training state in device memory
-// between the train and optimizer steps (runtime/CudaDriver.cpp); the
-// host asks for its copy before it reads one and says when it writes one.
-// Absent from CPU executables.
-extern "C" {
-void tfc_device_keep(const void *host, int64_t bytes);
-void tfc_device_read(const void *host);
-void tfc_device_write(void *host);
-}
-#pragma weak tfc_device_keep
-#pragma weak tfc_device_read
-#pragma weak tfc_device_write
-
 namespace tfc::rt {
+
+double seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 1e8)
+    return "?";
+  long long t = (long long)(s + 0.5);
+  if (t >= 3600)
+    return format("%lldh%02lldm", t / 3600, (t / 60) % 60);
+  if (t >= 60)
+    return format("%lldm%02llds", t / 60, t % 60);
+  return format("%llds", t);
+}
+
 namespace {
 
 /// The host's copy of a buffer kept on the device, current for reading.
@@ -111,24 +113,6 @@ void onStopSignal(int signal) {
       "\nstopping after this step (a second signal quits at once)\n";
   ssize_t ignored = write(STDERR_FILENO, note, sizeof(note) - 1);
   (void)ignored;
-}
-
-double seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-/// "1h02m", "4m05s", "12s".
-std::string duration(double s) {
-  if (!(s >= 0) || s > 1e8)
-    return "?";
-  long long t = (long long)(s + 0.5);
-  if (t >= 3600)
-    return format("%lldh%02lldm", t / 3600, (t / 60) % 60);
-  if (t >= 60)
-    return format("%lldm%02llds", t / 60, t % 60);
-  return format("%llds", t);
 }
 
 /// "12.3k", "1.25M".
@@ -161,180 +145,85 @@ Json jsonRounded(double value, int digits) {
   return jsonNumber(strtod(format("%.*f", digits, value).c_str(), nullptr));
 }
 
-/// Creates `path` and its missing parents.
-bool makeDirs(const std::string &path, std::string &err) {
-  for (size_t i = 1; i <= path.size(); ++i) {
-    if (i < path.size() && path[i] != '/')
-      continue;
-    std::string prefix = path.substr(0, i);
-    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
-      err = prefix + ": cannot create directory: " + strerror(errno);
-      return false;
+} // namespace
+
+void Progress::clearBar() {
+  if (barShown) {
+    printf("\r\033[K");
+    barShown = false;
+  }
+}
+
+void Progress::line(const std::string &text) {
+  clearBar();
+  printf("%s\n", text.c_str());
+  fflush(stdout);
+}
+
+void Progress::step(int64_t t, int64_t total, double loss, double lr,
+                    double gradNorm, double tokensPerSecond, double eta,
+                    double now) {
+  std::string stats =
+      format("loss %.4f | lr %.2e | grad %.3f | %s tok/s | "
+             "ETA %s",
+             loss, lr, gradNorm, shortCount(tokensPerSecond).c_str(),
+             duration(eta).c_str());
+  std::string count = format("%lld/%lld", (long long)t, (long long)total);
+  if (!terminal) {
+    if (t % logEvery == 0 || t == total || t == 1 ||
+        now - lastLine >= logSeconds) {
+      printf("step %s | %s\n", count.c_str(), stats.c_str());
+      lastLine = now;
     }
+    fflush(stdout);
+    return;
   }
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    err = path + ": not a directory";
-    return false;
+  winsize ws;
+  int columns = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0
+                    ? int(ws.ws_col)
+                    : 80;
+  int barWidth = columns - int(count.size() + stats.size()) - 6;
+  std::string bar;
+  if (barWidth >= 10) {
+    barWidth = std::min(barWidth, 40);
+    int filled = int(double(barWidth) * double(t) / double(total));
+    bar = "[" + std::string(size_t(filled), '#') +
+          std::string(size_t(barWidth - filled), '.') + "] ";
   }
-  return true;
+  std::string text = bar + count + " " + stats;
+  if (int(text.size()) >= columns)
+    text.resize(size_t(std::max(columns - 1, 1)));
+  printf("\r\033[K%s", text.c_str());
+  fflush(stdout);
+  barShown = true;
 }
 
-/// `path` made absolute (symbolic links resolved) when it exists.
-std::string absolutePath(const std::string &path) {
-  if (path.empty())
-    return path;
-  char *resolved = realpath(path.c_str(), nullptr);
-  if (!resolved)
-    return path;
-  std::string out = resolved;
-  free(resolved);
-  return out;
+std::string Trainer::checkpointNote() const {
+  return lastSaved >= 0 ? format("%s, step %lld, is kept as it was",
+                                 lastPath.c_str(), (long long)lastSaved)
+                        : std::string("no checkpoint was written");
 }
 
-std::string dirName(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
+std::string Trainer::failedWriteMessage(int64_t step) const {
+  return format("%s; the run stops at step %lld (%s)", err.c_str(),
+                (long long)step, checkpointNote().c_str());
 }
 
-/// The data of a run. lm: spans into `bytes` (and into `valBytes`,
-/// `testBytes` when validation or test data are files of their own).
-/// classify: lines.
-struct RunData {
-  std::string trainPath, valPath, testPath;
-  std::string bytes, valBytes, testBytes;
-  ByteSpan train, val, test;
-  std::vector<Example> trainLines, valLines, testLines;
-  std::string valWhat, testWhat; ///< For the header, e.g. "val split".
+namespace {
+
+/// What the run does after a step.
+enum class StepOutcome {
+  Continue, ///< The next step, if there is one.
+  Finish,   ///< No more steps: the final test follows.
+  Exit,     ///< The run ends now with Trainer::exitStatus.
 };
 
-bool loadLmData(const Manifest &m, RunData &d, std::string &err) {
-  if (m.vocab < 256) {
-    err = format("train: byte-level data needs a vocabulary of 256, the model "
-                 "has %lld",
-                 (long long)m.vocab);
-    return false;
-  }
-  if (!loadBytes(d.trainPath, d.bytes, err))
-    return false;
-  SplitBounds bounds =
-      splitBounds(int64_t(d.bytes.size()), m.trainFraction, m.valFraction);
-  d.train = splitSpan(d.bytes, bounds, Split::Train);
-  d.val = splitSpan(d.bytes, bounds, Split::Val);
-  d.test = splitSpan(d.bytes, bounds, Split::Test);
-  d.valWhat = "val split of " + d.trainPath;
-  d.testWhat = "test split of " + d.trainPath;
-  if (!d.valPath.empty()) {
-    if (!loadBytes(d.valPath, d.valBytes, err))
-      return false;
-    d.val = {reinterpret_cast<const uint8_t *>(d.valBytes.data()),
-             int64_t(d.valBytes.size())};
-    d.valWhat = d.valPath;
-  }
-  if (!d.testPath.empty()) {
-    if (!loadBytes(d.testPath, d.testBytes, err))
-      return false;
-    d.test = {reinterpret_cast<const uint8_t *>(d.testBytes.data()),
-              int64_t(d.testBytes.size())};
-    d.testWhat = d.testPath;
-  }
-  if (d.train.size <= m.seqLen) {
-    err = format("%s: the train split has %lld bytes; a training window needs "
-                 "%lld (seq_len + 1)",
-                 d.trainPath.c_str(), (long long)d.train.size,
-                 (long long)(m.seqLen + 1));
-    return false;
-  }
-  return true;
+/// Ends the run at a step: clears the progress bar and prints `message`.
+StepOutcome failStep(Trainer &t, const std::string &message) {
+  t.progress.clearBar();
+  t.exitStatus = fail(message);
+  return StepOutcome::Exit;
 }
-
-bool loadClassifyData(const Manifest &m, RunData &d, std::string &err) {
-  std::vector<Example> all;
-  if (!loadJsonl(d.trainPath, m.classes, all, err))
-    return false;
-  if (!d.valPath.empty()) {
-    if (!loadJsonl(d.valPath, m.classes, d.valLines, err))
-      return false;
-    d.trainLines = std::move(all);
-    d.valWhat = d.valPath;
-  } else {
-    std::vector<int64_t> trainIdx, valIdx;
-    holdoutSplit(int64_t(all.size()), m.holdoutFraction, trainIdx, valIdx);
-    for (int64_t i : trainIdx)
-      d.trainLines.push_back(all[size_t(i)]);
-    for (int64_t i : valIdx)
-      d.valLines.push_back(all[size_t(i)]);
-    d.valWhat = format("%zu lines held out of %s (%g%%)", d.valLines.size(),
-                       d.trainPath.c_str(), m.holdoutFraction * 100);
-  }
-  if (!d.testPath.empty()) {
-    if (!loadJsonl(d.testPath, m.classes, d.testLines, err))
-      return false;
-    d.testWhat = d.testPath;
-  }
-  return true;
-}
-
-/// One line of progress: a bar on a terminal (redrawn in place), plain log
-/// lines otherwise.
-struct Progress {
-  bool terminal = false;
-  bool barShown = false;
-  int64_t logEvery = 1;
-  double logSeconds = 60; ///< Plain lines: at least one per logSeconds.
-  double lastLine = 0;
-
-  void clearBar() {
-    if (barShown) {
-      printf("\r\033[K");
-      barShown = false;
-    }
-  }
-  /// Prints a line of its own (evaluations, notes).
-  void line(const std::string &text) {
-    clearBar();
-    printf("%s\n", text.c_str());
-    fflush(stdout);
-  }
-  void step(int64_t t, int64_t total, double loss, double lr, double gradNorm,
-            double tokensPerSecond, double eta, double now) {
-    std::string stats =
-        format("loss %.4f | lr %.2e | grad %.3f | %s tok/s | "
-               "ETA %s",
-               loss, lr, gradNorm, shortCount(tokensPerSecond).c_str(),
-               duration(eta).c_str());
-    std::string count = format("%lld/%lld", (long long)t, (long long)total);
-    if (!terminal) {
-      if (t % logEvery == 0 || t == total || t == 1 ||
-          now - lastLine >= logSeconds) {
-        printf("step %s | %s\n", count.c_str(), stats.c_str());
-        lastLine = now;
-      }
-      fflush(stdout);
-      return;
-    }
-    winsize ws;
-    int columns = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0
-                      ? int(ws.ws_col)
-                      : 80;
-    int barWidth = columns - int(count.size() + stats.size()) - 6;
-    std::string bar;
-    if (barWidth >= 10) {
-      barWidth = std::min(barWidth, 40);
-      int filled = int(double(barWidth) * double(t) / double(total));
-      bar = "[" + std::string(size_t(filled), '#') +
-            std::string(size_t(barWidth - filled), '.') + "] ";
-    }
-    std::string text = bar + count + " " + stats;
-    if (int(text.size()) >= columns)
-      text.resize(size_t(std::max(columns - 1, 1)));
-    printf("\r\033[K%s", text.c_str());
-    fflush(stdout);
-    barShown = true;
-  }
-};
 
 /// Saves the training checkpoint (parameters, Adam m and v, run state) and,
 /// for classifiers, the vocabulary beside it.
@@ -348,6 +237,377 @@ bool saveTrainCheckpoint(const std::string &path, const Manifest &m,
   std::vector<TensorView> v = manifestViews(m, adamV, kAdamVPrefix);
   extra.insert(extra.end(), v.begin(), v.end());
   return saveCheckpoint(path, m, params, extra, trainStateMetadata(state), err);
+}
+
+/// Readies the step loop: the progress line, the batch sources, the
+/// checkpoint a failure leaves, and the time the loop starts.
+void startLoop(Trainer &t) {
+  Progress &progress = t.progress;
+  // mpirun gives rank 0 a terminal of its own even when its output goes
+  // to a file: plain lines under mpirun.
+  progress.terminal = isatty(STDOUT_FILENO) && t.N == 1;
+  progress.logEvery = std::max<int64_t>(1, t.steps / 100);
+  if (t.budget > 0)
+    progress.logSeconds = std::max(1.0, t.budget / 20);
+  t.sampler.emplace(int64_t(t.data.trainLines.size()), t.seed);
+  if (t.lm && t.N > 1) {
+    t.globalTokens.resize(size_t(t.G * t.S));
+    t.globalTargets.resize(size_t(t.G * t.S));
+  }
+  t.lastSaved =
+      t.resuming && absolutePath(t.o.resume) == absolutePath(t.lastPath)
+          ? t.state.step
+          : -1;
+  t.stoppedEarly = t.patience > 0 && t.state.badEvals >= t.patience;
+  if (t.stoppedEarly && t.state.step < t.steps)
+    progress.line(format("the run stopped early at step %lld (%lld "
+                         "validations without improvement); nothing to train",
+                         (long long)t.state.step, (long long)t.state.badEvals));
+  t.start = seconds();
+  progress.lastLine = t.start;
+  t.firstStep = t.state.step + 1;
+}
+
+/// Fills the batch of step `step`, after redrawing the random features when
+/// they are due.
+void fillBatch(Trainer &t, int64_t step) {
+  const Manifest &m = t.m;
+  const int64_t B = t.B, S = t.S;
+  if (redrawBefore(step, m.redraw)) {
+    hostWrite(t.params.data());
+    redrawFeatures(m, t.params.data(),
+                   redrawSeed(t.seed, (step - 1) / m.redraw));
+  }
+  BatchBuffers &io = t.io;
+  if (t.lm && t.N > 1) {
+    sampleBatch(t.data.train, t.G, S, t.seed, uint64_t(step - 1),
+                t.globalTokens.data(), t.globalTargets.data());
+    size_t first = size_t(world.rank * B * S);
+    std::copy_n(&t.globalTokens[first], B * S, io.tokens.data());
+    std::copy_n(&t.globalTargets[first], B * S, io.targets.data());
+  } else if (t.lm) {
+    sampleBatch(t.data.train, B, S, t.seed, uint64_t(step - 1),
+                io.tokens.data(), io.targets.data());
+  } else {
+    t.sampler->batch(step, t.G, t.rows);
+    for (int64_t b = 0; b < B; ++b)
+      fillClassifyRow(
+          m, t.vocab,
+          &t.data.trainLines[size_t(t.rows[size_t(world.rank * B + b)])], b,
+          io);
+  }
+}
+
+/// The loss and gradients of step `step` (under mpirun, their means over
+/// the global batch). False when the loss is not finite.
+bool computeGradients(Trainer &t, int64_t step, float &loss) {
+  const Manifest &m = t.m;
+  BatchBuffers &io = t.io;
+  // Each rank draws its own dropout masks (rank 0 those of one process).
+  int64_t stepSeed =
+      dropoutSeed(t.seed + 0x9e3779b97f4a7c15ull * uint64_t(world.rank), step);
+  tfc_train_step(t.params.data(), io.tokens.data(), io.targets.data(),
+                 io.mask.data(), &stepSeed, t.grads.data(), &loss);
+  if (t.N > 1) {
+    // The mean over the global batch: each rank's loss and gradients are
+    // means over B of its G rows. One all-reduce carries both.
+    double r0 = seconds();
+    hostWrite(t.grads.data());
+    t.grads.data()[m.params] = loss;
+    sumAcrossRanks(t.grads.data(), m.params + 1);
+    t.reduceTime = seconds() - r0;
+    const float scale = 1.0f / float(t.N);
+    float *g = t.grads.data();
+    for (int64_t i = 0; i <= m.params; ++i)
+      g[i] *= scale;
+    loss = g[m.params];
+  }
+  if (std::isfinite(loss))
+    return true;
+  world.agreed = true;
+  t.err =
+      format("train: step %lld: the loss is %s; stopping (%s)", (long long)step,
+             std::isnan(loss) ? "nan" : "infinite", t.checkpointNote().c_str());
+  return false;
+}
+
+/// The optimizer update of step `step`; `stats` gets the gradient norm and
+/// the learning rate. False when the gradient norm is not finite.
+bool updateParameters(Trainer &t, int64_t step, float stats[2]) {
+  int64_t update = step;
+  float schedule[3] = {float(t.state.lr), float(t.steps), float(t.warmup)};
+  tfc_optimizer_step(t.params.data(), t.grads.data(), t.adamM.data(),
+                     t.adamV.data(), &update, schedule, t.params.data(),
+                     t.adamM.data(), t.adamV.data(), stats);
+  if (std::isfinite(stats[0]))
+    return true;
+  world.agreed = true;
+  t.err = format("train: step %lld: the gradient norm is %s; stopping (%s)",
+                 (long long)step, std::isnan(stats[0]) ? "nan" : "infinite",
+                 t.checkpointNote().c_str());
+  return false;
+}
+
+/// Books step `step`, which took `stepSeconds` and ended at `now`: the run
+/// state, the loss history and the progress line. Returns its record for
+/// the metrics log.
+Json bookStep(Trainer &t, int64_t step, float loss, const float stats[2],
+              double stepSeconds, double now) {
+  const int64_t tokens = t.G * t.S;
+  t.state.step = step;
+  t.state.tokens += tokens;
+  t.history.train.push_back({step, double(loss)});
+  double tokensPerSecond = stepSeconds > 0 ? double(tokens) / stepSeconds : 0;
+  Json record = {{"step", step},
+                 {"loss", jsonFloat(loss)},
+                 {"lr", jsonFloat(stats[1])},
+                 {"grad_norm", jsonFloat(stats[0])},
+                 {"tokens_per_s", jsonRounded(tokensPerSecond, 1)},
+                 {"elapsed_s", jsonRounded(now - t.start, 3)}};
+  if (t.N > 1) {
+    record["allreduce_s"] = jsonRounded(t.reduceTime, 6);
+    record["step_s"] = jsonRounded(stepSeconds, 6);
+  }
+  // Throughput over the steps' own time; the ETA over the wall clock
+  // (evaluations and checkpoints included).
+  t.stepTime += stepSeconds;
+  double done = double(step - t.firstStep + 1);
+  double eta = (now - t.start) / done * double(t.steps - step);
+  if (t.budget > 0)
+    eta = std::min(eta, std::max(0.0, t.budget - (now - t.start)));
+  t.progress.step(step, t.steps, loss, stats[1], stats[0],
+                  double(tokens) * done / std::max(t.stepTime, 1e-9), eta, now);
+  return record;
+}
+
+/// Validation after step `step`, its metrics added to `record`; then the
+/// best checkpoint and early stopping. False when the validation loss is
+/// not finite or the best checkpoint cannot be saved.
+bool validate(Trainer &t, int64_t step, Json &record) {
+  const Manifest &m = t.m;
+  TrainState &state = t.state;
+  double valLoss = 0;
+  Json valJson;
+  std::string valText;
+  if (t.lm) {
+    LmMetrics metrics;
+    evaluateLm(m, t.params.data(), t.data.val, t.evalBatches, metrics);
+    valLoss = metrics.loss;
+    valJson = lmMetricsJson(metrics, "val");
+    valText = format("val loss %.4f, %.4f bits/byte", metrics.loss,
+                     metrics.bitsPerChar());
+  } else {
+    ClassificationReport report;
+    evaluateClassify(m, t.vocab, t.params.data(), t.data.valLines,
+                     t.evalBatches, report, valLoss);
+    valJson = classifyMetricsJson(report, valLoss);
+    valText = format("val loss %.4f, accuracy %.4f, macro F1 %.4f", valLoss,
+                     report.accuracy, report.macro.f1);
+  }
+  if (!std::isfinite(valLoss)) {
+    t.err = format("train: step %lld: the validation loss is %s; stopping "
+                   "(%s)",
+                   (long long)step, std::isnan(valLoss) ? "nan" : "infinite",
+                   t.checkpointNote().c_str());
+    return false;
+  }
+  record["val"] = valJson;
+  t.history.val.push_back({step, valLoss});
+  if (!state.hasBest || valLoss < state.bestValLoss) {
+    state.hasBest = true;
+    state.bestValLoss = valLoss;
+    state.bestStep = step;
+    state.badEvals = 0;
+    Metadata best = {{"tfc.best_step", std::to_string(step)},
+                     {"tfc.best_val_loss", format("%.17g", valLoss)},
+                     {"tfc.seed", std::to_string(t.seed)}};
+    hostRead(t.params.data());
+    if (t.writer &&
+        ((t.runVocab && !saveVocab(t.bestPath + ".vocab", t.vocab, t.err)) ||
+         !saveCheckpoint(t.bestPath, m, t.params.data(), {}, best, t.err)))
+      return false;
+    t.bestOnDisk = true;
+    valText += " (best)";
+  } else {
+    ++state.badEvals;
+    valText += format(" (best %.4f at step %lld; %lld without improvement)",
+                      state.bestValLoss, (long long)state.bestStep,
+                      (long long)state.badEvals);
+    t.stoppedEarly = t.patience > 0 && state.badEvals >= t.patience;
+  }
+  t.progress.line(format("step %lld: %s", (long long)step, valText.c_str()));
+  return true;
+}
+
+/// Saves DIR/last.safetensors at step `step`, after checking that the
+/// ranks' parameters are the same: a difference would be a fault of the
+/// run (different OpenMP reductions, memory errors).
+bool saveLastCheckpoint(Trainer &t, int64_t step) {
+  const Manifest &m = t.m;
+  hostRead(t.params.data());
+  hostRead(t.adamM.data());
+  hostRead(t.adamV.data());
+  std::string why;
+  if (t.N > 1 &&
+      !ranksAgree("parameters",
+                  hashBytes(t.params.data(), size_t(m.params) * sizeof(float)),
+                  format("step %lld", (long long)step), why)) {
+    world.agreed = true;
+    t.err = "train: " + why + "; the data-parallel ranks diverged";
+    return false;
+  }
+  if (t.writer &&
+      !saveTrainCheckpoint(t.lastPath, m, t.params.data(), t.adamM.data(),
+                           t.adamV.data(), t.state, t.runVocab, t.err))
+    return false;
+  t.lastSaved = step;
+  return true;
+}
+
+/// What ends the run after step `step`, logged and told: a stop signal
+/// (the run exits with 128 + the signal), early stopping, the time limit
+/// (`elapsed` seconds of training).
+StepOutcome handleStopEvents(Trainer &t, int64_t step, int signal, bool timeUp,
+                             double elapsed) {
+  const TrainState &state = t.state;
+  if (signal) {
+    t.logLine({{"step", step},
+               {"event", "interrupted"},
+               {"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
+    t.writeCurves();
+    if (t.writeFailed || !t.log.close(t.err))
+      return failStep(t, t.failedWriteMessage(step));
+    t.progress.line(format("interrupted: saved %s at step %lld; continue "
+                           "with '%s train --resume %s'",
+                           t.lastPath.c_str(), (long long)step,
+                           programName.c_str(), t.lastPath.c_str()));
+    world.agreed = true;
+    t.exitStatus = 128 + signal;
+    return StepOutcome::Exit;
+  }
+  if (t.stoppedEarly) {
+    t.logLine({{"step", step},
+               {"event", "early_stop"},
+               {"best_step", state.bestStep},
+               {"best_val_loss", jsonNumber(state.bestValLoss)}});
+    if (t.writeFailed)
+      return failStep(t, t.failedWriteMessage(step));
+    t.progress.line(format("early stop at step %lld: no better validation "
+                           "loss in %lld evaluations (best %.4f at step %lld)",
+                           (long long)step, (long long)t.patience,
+                           state.bestValLoss, (long long)state.bestStep));
+  }
+  if (!timeUp)
+    return StepOutcome::Continue;
+  t.logLine({{"step", step},
+             {"event", "time_limit"},
+             {"minutes", jsonNumber(t.o.minutes)},
+             {"elapsed_s", jsonRounded(elapsed, 3)}});
+  if (t.writeFailed)
+    return failStep(t, t.failedWriteMessage(step));
+  t.progress.line(format("time limit: stopping at step %lld of %lld after %s "
+                         "(--minutes %g); continue with '%s train --resume "
+                         "%s'",
+                         (long long)step, (long long)t.steps,
+                         duration(elapsed).c_str(), t.o.minutes,
+                         programName.c_str(), t.lastPath.c_str()));
+  return StepOutcome::Finish;
+}
+
+/// One step of the loop: the batch, the gradients, the update, the books,
+/// validation when due, the last checkpoint when due, and what ends the
+/// run.
+StepOutcome trainStep(Trainer &t, int64_t step) {
+  fillBatch(t, step);
+  float loss = 0;
+  float stats[2] = {0, 0};
+  double t0 = seconds();
+  if (!computeGradients(t, step, loss) || !updateParameters(t, step, stats))
+    return failStep(t, t.err);
+  double now = seconds();
+  Json record = bookStep(t, step, loss, stats, now - t0, now);
+  bool evaluated = t.evalEvery > 0 && step % t.evalEvery == 0;
+  if (evaluated && !validate(t, step, record))
+    return failStep(t, t.err);
+  t.logLine(record);
+  if (evaluated)
+    t.writeCurves();
+  if (t.writeFailed)
+    return failStep(t, t.failedWriteMessage(step));
+
+  // The time limit: this step ends the run (not when it is the last
+  // step anyway, or early stopping ended it).
+  double elapsed = seconds() - t.start;
+  bool timeUp =
+      t.budget > 0 && elapsed >= t.budget && step < t.steps && !t.stoppedEarly;
+  int signal = stopSignal;
+  if (t.N > 1) {
+    // The ranks stop together: at any rank's signal or time limit.
+    int64_t flags[2] = {signal, timeUp};
+    maxAcrossRanks(flags, 2);
+    signal = int(flags[0]);
+    timeUp = flags[1] != 0;
+  }
+  if (((t.checkpointEvery > 0 && step % t.checkpointEvery == 0) ||
+       step == t.steps || t.stoppedEarly || timeUp || signal) &&
+      !saveLastCheckpoint(t, step))
+    return failStep(t, t.err);
+  return handleStopEvents(t, step, signal, timeUp, elapsed);
+}
+
+/// The final test, on the best weights when validation found some; its
+/// metrics end the metrics log.
+int runFinalTest(Trainer &t) {
+  const Manifest &m = t.m;
+  const RunData &data = t.data;
+  std::string weightsName = "last";
+  int64_t weightsStep = t.state.step;
+  if (t.state.hasBest && t.bestOnDisk) {
+    hostWrite(t.params.data());
+    if (t.writer && !loadCheckpoint(t.bestPath, m, t.params.data(), t.err))
+      return fail(t.err);
+    broadcastFromRank0(t.params.data(), m.params);
+    weightsName = "best";
+    weightsStep = t.state.bestStep;
+  }
+  Json testJson;
+  if (t.lm) {
+    LmMetrics metrics;
+    if (evaluateLm(m, t.params.data(), data.test, t.testBatches, metrics)) {
+      testJson = lmMetricsJson(metrics, "test");
+      printf("test (%s weights, step %lld, %s): loss %.4f, %.4f bits/byte, "
+             "perplexity %.3f\n",
+             weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
+             metrics.loss, metrics.bitsPerChar(), metrics.perplexity());
+    } else {
+      printf("test: skipped, %s holds no full evaluation batch\n",
+             data.testWhat.c_str());
+    }
+  } else if (!data.testLines.empty()) {
+    ClassificationReport report;
+    double loss = 0;
+    evaluateClassify(m, t.vocab, t.params.data(), data.testLines, t.testBatches,
+                     report, loss);
+    testJson = classifyMetricsJson(report, loss);
+    printf("test (%s weights, step %lld, %s): loss %.4f\n\n%s",
+           weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
+           loss, classificationReportText(report).c_str());
+  } else {
+    printf("test: skipped, no test data (pass --test PATH)\n");
+  }
+  if (!testJson.is_null()) {
+    t.logLine({{"step", t.state.step},
+               {"test", testJson},
+               {"weights", weightsName},
+               {"weights_step", weightsStep}});
+    if (t.writeFailed)
+      return fail(t.failedWriteMessage(t.state.step));
+    printf("%s\n", jsonText(testJson).c_str());
+  }
+  if (!t.log.close(t.err))
+    return fail(t.failedWriteMessage(t.state.step));
+  world.agreed = true;
+  return 0;
 }
 
 } // namespace
@@ -440,291 +700,9 @@ int runTrain(const Manifest &m, const Options &o) {
   if (!o.resume.empty() && !o.weights.empty())
     return fail("train: --resume and --weights exclude each other (--resume "
                 "continues a run, --weights starts a new one)");
-  const bool lm = m.task == Task::LanguageModel;
-  const bool resuming = !o.resume.empty();
-  const int64_t B = m.batch, S = m.seqLen;
-  std::string err;
-
-  // The four flat buffers.
-  FloatBuffer params, grads, adamM, adamV;
-  if (!params.allocate(m.params, "parameters", err) ||
-      !grads.allocate(m.params + 1, "gradients", err) ||
-      !adamM.allocate(m.params, "Adam m", err) ||
-      !adamV.allocate(m.params, "Adam v", err))
-    return fail(err);
-
-  // Where the run starts: a training checkpoint, weights, or a fresh init.
-  TrainState state;
-  state.seed = o.hasSeed ? o.seed : m.seed;
-  if (resuming) {
-    SafetensorsFile file;
-    if (!file.open(o.resume, err) || !readTrainState(file, state, err))
-      return fail(err);
-    // A resume continues a run of this model, and writes into its folder.
-    const std::string *model = file.metadataValue("tfc.model");
-    if (model && *model != m.model)
-      return fail(o.resume + ": the checkpoint is of model '" + *model +
-                  "', this executable is model '" + m.model +
-                  "'; --resume continues a run of the same model (--weights "
-                  "starts from another model's weights of the same shapes)");
-    if (!readManifestTensors(file, m, params.data(), "", err) ||
-        !readManifestTensors(file, m, adamM.data(), kAdamMPrefix, err) ||
-        !readManifestTensors(file, m, adamV.data(), kAdamVPrefix, err))
-      return fail(err);
-    if (o.hasSeed && o.seed != state.seed)
-      return fail(format("train: --seed %llu: the run being resumed has seed "
-                         "%llu (a resumed run keeps its seed)",
-                         (unsigned long long)o.seed,
-                         (unsigned long long)state.seed));
-  } else if (!o.weights.empty()) {
-    if (!loadCheckpoint(o.weights, m, params.data(), err))
-      return fail(err);
-  } else {
-    initParams(m, params.data(), state.seed);
-  }
-  int64_t steps = o.steps > 0 ? o.steps
-                  : resuming  ? state.totalSteps
-                              : m.trainSteps;
-  if (steps < 1)
-    return fail("train: the model records no number of training steps; pass "
-                "--steps N");
-  state.totalSteps = steps;
-  // The base learning rate: the command line, else the run being resumed,
-  // else the spec.
-  state.lr = o.lr > 0 ? o.lr : resuming && state.lr > 0 ? state.lr : m.lr;
-  if (!(state.lr > 0))
-    return fail("train: the model records no learning rate; pass --lr R");
-  // Settings: the command line, else the run being resumed, else the spec.
-  auto setting = [](int64_t given, int64_t resumed, int64_t spec) {
-    return given >= 0 ? given : resumed >= 0 ? resumed : spec;
-  };
-  const int64_t evalEvery = state.evalEvery =
-      setting(o.evalEvery, state.evalEvery, m.evalEvery);
-  const int64_t evalBatches = state.evalBatches =
-      setting(o.evalBatches, state.evalBatches, m.evalBatches);
-  const int64_t testBatches = state.testBatches =
-      setting(o.testBatches, state.testBatches, 0);
-  const int64_t patience = state.patience =
-      setting(o.patience, state.patience, m.patience);
-  const int64_t warmup = state.warmup =
-      setting(o.warmup, state.warmup, m.warmup);
-  const int64_t checkpointEvery = state.checkpointEvery =
-      setting(o.checkpointEvery, state.checkpointEvery, m.checkpointEvery);
-  const uint64_t seed = state.seed;
-
-  // Data: the command line, else the run being resumed, else the spec.
-  RunData data;
-  data.trainPath = !o.data.empty() ? o.data
-                   : resuming      ? state.dataTrain
-                                   : m.dataTrain;
-  data.valPath = !o.val.empty() ? o.val : resuming ? state.dataVal : m.dataVal;
-  data.testPath = !o.test.empty() ? o.test
-                  : resuming      ? state.dataTest
-                                  : m.dataTest;
-  state.dataTrain = absolutePath(data.trainPath);
-  state.dataVal = absolutePath(data.valPath);
-  state.dataTest = absolutePath(data.testPath);
-  if (data.trainPath.empty())
-    return fail("train: no training data: the spec sets no data.train; pass "
-                "--data PATH");
-  if (!(lm ? loadLmData(m, data, err) : loadClassifyData(m, data, err)))
-    return fail(err);
-  // Test data that was asked for must hold a batch; the default test split
-  // of a short corpus is skipped at the end instead.
-  if (lm && !data.testPath.empty() && evalWindowCount(data.test, S) < B)
-    return fail(format("train: the test data (%s) has %lld bytes; one "
-                       "evaluation batch needs %lld (batch * seq_len + 1)",
-                       data.testWhat.c_str(), (long long)data.test.size,
-                       (long long)(B * S + 1)));
-  if (evalEvery > 0) {
-    if (lm && evalWindowCount(data.val, S) < B)
-      return fail(format("train: the validation data (%s) has %lld bytes; one "
-                         "evaluation batch needs %lld (batch * seq_len + 1); "
-                         "pass --val PATH or --eval-every 0",
-                         data.valWhat.c_str(), (long long)data.val.size,
-                         (long long)(B * S + 1)));
-    if (!lm && data.valLines.empty())
-      return fail("train: no validation lines (val_fraction is 0 and no "
-                  "data.val); pass --val PATH or --eval-every 0");
-  }
-
-  // The vocabulary of a classifier: the run's own, or the one beside the
-  // checkpoint or weights it starts from.
-  Vocab vocab;
-  if (!lm) {
-    if (resuming || !o.weights.empty()) {
-      std::string from = (resuming ? o.resume : o.weights) + ".vocab";
-      if (!loadVocab(from, m.vocab, vocab, err))
-        return fail(err);
-    } else {
-      vocab = buildVocab(data.trainLines, m.vocab, m.minFreq);
-    }
-  }
-  const Vocab *runVocab = lm ? nullptr : &vocab;
-
-  // Under mpirun: the ranks must train on the same data with the same
-  // settings, from rank 0's parameters (Distributed.h).
-  if (world.size > 1) {
-    uint64_t dataHash = hashBytes(nullptr, 0);
-    for (ByteSpan span : {data.train, data.val, data.test})
-      dataHash = hashBytes(span.data, size_t(span.size),
-                           hashBytes(&span.size, sizeof(span.size), dataHash));
-    for (const auto *lines : {&data.trainLines, &data.valLines,
-                              &data.testLines})
-      for (const Example &e : *lines)
-        dataHash = hashBytes(e.text.data(), e.text.size(),
-                             hashBytes(&e.label, sizeof(e.label), dataHash));
-    for (const std::string &token : vocab.tokens)
-      dataHash = hashBytes(token.data(), token.size() + 1, dataHash);
-    int64_t settings[] = {steps,    evalEvery, evalBatches,     testBatches,
-                          patience, warmup,    checkpointEvery, state.step,
-                          int64_t(seed)};
-    uint64_t settingsHash = hashBytes(settings, sizeof(settings));
-    settingsHash = hashBytes(&state.lr, sizeof(state.lr), settingsHash);
-    settingsHash = hashBytes(&o.minutes, sizeof(o.minutes), settingsHash);
-    std::string settingsText =
-        format("step %lld of %lld, lr %g, seed %llu, minutes %g",
-               (long long)state.step, (long long)steps, state.lr,
-               (unsigned long long)seed, o.minutes);
-    if (!ranksAgree("training data", dataHash, data.trainPath, err) ||
-        !ranksAgree("run configuration", settingsHash, settingsText, err)) {
-      world.agreed = true;
-      return fail("train: " + err);
-    }
-    broadcastFromRank0(params.data(), m.params);
-    if (resuming) {
-      broadcastFromRank0(adamM.data(), m.params);
-      broadcastFromRank0(adamV.data(), m.params);
-    }
-  }
-  const int64_t N = world.size, G = N * B; // Ranks, global batch.
-  // The parameters, gradients and Adam moments stay on the device (if
-  // any) from here to the end of the run.
-  if (tfc_device_keep) {
-    tfc_device_keep(params.data(), m.params * int64_t(sizeof(float)));
-    tfc_device_keep(grads.data(), (m.params + 1) * int64_t(sizeof(float)));
-    tfc_device_keep(adamM.data(), m.params * int64_t(sizeof(float)));
-    tfc_device_keep(adamV.data(), m.params * int64_t(sizeof(float)));
-  }
-
-  // The run directory and its metrics log.
-  std::string dir = !o.outDir.empty() ? o.outDir
-                    : resuming        ? dirName(o.resume)
-                                      : "runs/" + m.model;
-  const bool writer = world.rank == 0; // Rank 0 alone writes the run's files.
-  if (writer && (!makeDirs(dir, err) || !lockRunDirectory(dir, err)))
-    return fail(err);
-  const std::string lastPath = dir + "/last.safetensors";
-  const std::string bestPath = dir + "/best.safetensors";
-  const std::string logPath = dir + "/metrics.jsonl";
-  const std::string svgPath = dir + "/curves.svg";
-  // A new run does not write over another run's checkpoints.
-  struct stat info;
-  if (!resuming && writer)
-    for (const std::string &path : {lastPath, bestPath})
-      if (stat(path.c_str(), &info) == 0)
-        return fail(path +
-                    ": the directory holds a run already; continue it "
-                    "with --resume " +
-                    lastPath + ", or choose another --out DIR");
-  // The best weights that the checkpoint records are in best.safetensors
-  // only if that file was written at the same best step: a run killed
-  // after a later best (or a resume into another --out) leaves other or no
-  // weights there. Then the final test uses the last weights unless this
-  // run's validation saves a best of its own.
-  bool bestOnDisk = state.hasBest;
-  if (resuming && state.hasBest) {
-    float found = 0;
-    if (writer) {
-      SafetensorsFile best;
-      std::string ignored;
-      const std::string *step = best.open(bestPath, ignored)
-                                    ? best.metadataValue("tfc.best_step")
-                                    : nullptr;
-      found = step && *step == std::to_string(state.bestStep);
-      if (!found)
-        printf("note: %s %s, not the best weights of step %lld that the "
-               "checkpoint records; the final test uses the last weights "
-               "unless validation finds better ones\n",
-               bestPath.c_str(),
-               !step ? "is missing or has no tfc.best_step"
-                     : ("holds the weights of step " + *step).c_str(),
-               (long long)state.bestStep);
-    }
-    broadcastFromRank0(&found, 1);
-    bestOnDisk = found != 0;
-  }
-  LossHistory history;
-  if (writer && resuming) {
-    if (!truncateMetricsLog(logPath, state.step, history, err))
-      return fail(err);
-  } else if (writer && !writeFileAtomic(logPath, {}, err)) {
-    return fail(err);
-  }
-  // Every record and every drawing of the curves is checked: after a
-  // failed write (`err` says which) nothing more is written and the run
-  // stops (failedWrite below). Ranks other than 0 write nothing.
-  AppendFile log;
-  if (writer && !log.open(logPath, err))
-    return fail(err);
-  bool writeFailed = false;
-  auto logLine = [&](const Json &record) {
-    if (writer)
-      writeFailed = writeFailed || !log.append(jsonText(record) + "\n", err);
-  };
-  auto writeCurves = [&]() {
-    if (!writer)
-      return;
-    std::string svg = lossCurvesSvg(history, m.model + " — loss");
-    writeFailed = writeFailed ||
-                  !writeFileAtomic(svgPath, {{svg.data(), svg.size()}}, err);
-  };
-
-  printf("model %s (%s): %lld parameters (%lld trainable), batch %lld x "
-         "%lld\n",
-         m.model.c_str(), toString(m.task), (long long)m.params,
-         (long long)m.trainableCount(), (long long)B, (long long)S);
-  // The precision, when not float32 (absent: f32).
-  if (m.precision != "f32")
-    logLine({{"step", state.step},
-             {"event", "precision"},
-             {"precision", m.precision}});
-  if (N > 1) {
-    printf("data parallel: %lld ranks x batch %lld = global batch %lld; base "
-           "lr %g, %lld steps, warmup %lld (not scaled by the rank count)\n",
-           (long long)N, (long long)B, (long long)G, state.lr, (long long)steps,
-           (long long)warmup);
-    logLine({{"step", state.step},
-             {"event", "data_parallel"},
-             {"ranks", N},
-             {"batch", B},
-             {"global_batch", G},
-             {"lr", jsonNumber(state.lr)},
-             {"steps", steps},
-             {"warmup", warmup}});
-  }
-  if (lm)
-    printf("train: %s (%lld bytes)\nval: %s\n", data.trainPath.c_str(),
-           (long long)data.train.size, data.valWhat.c_str());
-  else
-    printf("train: %s (%zu lines), vocabulary %lld words\nval: %s\n",
-           data.trainPath.c_str(), data.trainLines.size(),
-           (long long)vocab.size(), data.valWhat.c_str());
-  printf("steps %lld, lr %g, warmup %lld, eval every %lld (%s batches), "
-         "checkpoint every %lld, patience %lld, seed %llu\n",
-         (long long)steps, state.lr, (long long)warmup, (long long)evalEvery,
-         evalBatches > 0 ? std::to_string(evalBatches).c_str() : "all",
-         (long long)checkpointEvery, (long long)patience,
-         (unsigned long long)seed);
-  const double budget = o.minutes * 60; // Seconds; 0: no time limit.
-  if (budget > 0)
-    printf("time limit %s (--minutes %g)\n", duration(budget).c_str(),
-           o.minutes);
-  if (resuming)
-    printf("resuming %s at step %lld\n", o.resume.c_str(),
-           (long long)state.step);
-  printf("writing to %s/\n", dir.c_str());
-  fflush(stdout);
+  Trainer t(m, o);
+  if (!setUpRun(t))
+    return fail(t.err);
 
   // Ctrl-C and SIGTERM finish the step and save; a second one kills.
   struct sigaction action, oldInt, oldTerm;
@@ -735,340 +713,24 @@ int runTrain(const Manifest &m, const Options &o) {
   sigaction(SIGINT, &action, &oldInt);
   sigaction(SIGTERM, &action, &oldTerm);
 
-  Progress progress;
-  // mpirun gives rank 0 a terminal of its own even when its output goes
-  // to a file: plain lines under mpirun.
-  progress.terminal = isatty(STDOUT_FILENO) && N == 1;
-  progress.logEvery = std::max<int64_t>(1, steps / 100);
-  if (budget > 0)
-    progress.logSeconds = std::max(1.0, budget / 20);
-  BatchBuffers io(m);
-  EpochSampler sampler(int64_t(data.trainLines.size()), seed);
-  std::vector<int64_t> rows;
-  // Under mpirun, the global batch of G rows, of which this rank trains
-  // rows rank * B .. rank * B + B - 1.
-  std::vector<int32_t> globalTokens, globalTargets;
-  if (lm && N > 1) {
-    globalTokens.resize(size_t(G * S));
-    globalTargets.resize(size_t(G * S));
-  }
-  double reduceTime = 0; // Seconds in the all-reduce, this step.
-  // The step of the checkpoint at lastPath that this run started from, if
-  // any: what a failure leaves in place.
-  int64_t lastSaved =
-      resuming && absolutePath(o.resume) == absolutePath(lastPath) ? state.step
-                                                                   : -1;
-  bool stoppedEarly = patience > 0 && state.badEvals >= patience;
-  if (stoppedEarly && state.step < steps)
-    progress.line(format("the run stopped early at step %lld (%lld "
-                         "validations without improvement); nothing to train",
-                         (long long)state.step, (long long)state.badEvals));
-  const double start = seconds();
-  progress.lastLine = start;
-  const int64_t firstStep = state.step + 1;
-  double stepTime = 0;
-  auto checkpointNote = [&]() {
-    return lastSaved >= 0 ? format("%s, step %lld, is kept as it was",
-                                   lastPath.c_str(), (long long)lastSaved)
-                          : std::string("no checkpoint was written");
-  };
-  auto failedWrite = [&](int64_t t) {
-    progress.clearBar();
-    return fail(format("%s; the run stops at step %lld (%s)", err.c_str(),
-                       (long long)t, checkpointNote().c_str()));
-  };
-
-  for (int64_t t = state.step + 1; t <= steps && !stoppedEarly; ++t) {
-    if (redrawBefore(t, m.redraw)) {
-      hostWrite(params.data());
-      redrawFeatures(m, params.data(), redrawSeed(seed, (t - 1) / m.redraw));
-    }
-    if (lm && N > 1) {
-      sampleBatch(data.train, G, S, seed, uint64_t(t - 1), globalTokens.data(),
-                  globalTargets.data());
-      size_t first = size_t(world.rank * B * S);
-      std::copy_n(&globalTokens[first], B * S, io.tokens.data());
-      std::copy_n(&globalTargets[first], B * S, io.targets.data());
-    } else if (lm) {
-      sampleBatch(data.train, B, S, seed, uint64_t(t - 1), io.tokens.data(),
-                  io.targets.data());
-    } else {
-      sampler.batch(t, G, rows);
-      for (int64_t b = 0; b < B; ++b)
-        fillClassifyRow(
-            m, vocab,
-            &data.trainLines[size_t(rows[size_t(world.rank * B + b)])], b, io);
-    }
-    // Each rank draws its own dropout masks (rank 0 those of one process).
-    int64_t stepSeed =
-        dropoutSeed(seed + 0x9e3779b97f4a7c15ull * uint64_t(world.rank), t);
-    float loss = 0;
-    double t0 = seconds();
-    tfc_train_step(params.data(), io.tokens.data(), io.targets.data(),
-                   io.mask.data(), &stepSeed, grads.data(), &loss);
-    if (N > 1) {
-      // The mean over the global batch: each rank's loss and gradients are
-      // means over B of its G rows. One all-reduce carries both.
-      double r0 = seconds();
-      hostWrite(grads.data());
-      grads.data()[m.params] = loss;
-      sumAcrossRanks(grads.data(), m.params + 1);
-      reduceTime = seconds() - r0;
-      const float scale = 1.0f / float(N);
-      float *g = grads.data();
-      for (int64_t i = 0; i <= m.params; ++i)
-        g[i] *= scale;
-      loss = g[m.params];
-    }
-    if (!std::isfinite(loss)) {
-      progress.clearBar();
-      world.agreed = true;
-      return fail(format("train: step %lld: the loss is %s; stopping (%s)",
-                         (long long)t, std::isnan(loss) ? "nan" : "infinite",
-                         checkpointNote().c_str()));
-    }
-    int64_t update = t;
-    float stats[2] = {0, 0};
-    float schedule[3] = {float(state.lr), float(steps), float(warmup)};
-    tfc_optimizer_step(params.data(), grads.data(), adamM.data(), adamV.data(),
-                       &update, schedule, params.data(), adamM.data(),
-                       adamV.data(), stats);
-    if (!std::isfinite(stats[0])) {
-      progress.clearBar();
-      world.agreed = true;
-      return fail(format("train: step %lld: the gradient norm is %s; stopping "
-                         "(%s)",
-                         (long long)t,
-                         std::isnan(stats[0]) ? "nan" : "infinite",
-                         checkpointNote().c_str()));
-    }
-    double now = seconds();
-    double stepSeconds = now - t0;
-    state.step = t;
-    state.tokens += G * S;
-    history.train.push_back({t, double(loss)});
-    double tokensPerSecond = stepSeconds > 0 ? double(G * S) / stepSeconds : 0;
-    Json record = {{"step", t},
-                   {"loss", jsonFloat(loss)},
-                   {"lr", jsonFloat(stats[1])},
-                   {"grad_norm", jsonFloat(stats[0])},
-                   {"tokens_per_s", jsonRounded(tokensPerSecond, 1)},
-                   {"elapsed_s", jsonRounded(now - start, 3)}};
-    if (N > 1) {
-      record["allreduce_s"] = jsonRounded(reduceTime, 6);
-      record["step_s"] = jsonRounded(stepSeconds, 6);
-    }
-    // Throughput over the steps' own time; the ETA over the wall clock
-    // (evaluations and checkpoints included).
-    stepTime += stepSeconds;
-    double done = double(t - firstStep + 1);
-    double eta = (now - start) / done * double(steps - t);
-    if (budget > 0)
-      eta = std::min(eta, std::max(0.0, budget - (now - start)));
-    progress.step(t, steps, loss, stats[1], stats[0],
-                  double(G * S) * done / std::max(stepTime, 1e-9), eta, now);
-
-    // Validation, the best checkpoint and early stopping.
-    bool evaluated = evalEvery > 0 && t % evalEvery == 0;
-    if (evaluated) {
-      double valLoss = 0;
-      Json valJson;
-      std::string valText;
-      if (lm) {
-        LmMetrics metrics;
-        evaluateLm(m, params.data(), data.val, evalBatches, metrics);
-        valLoss = metrics.loss;
-        valJson = lmMetricsJson(metrics, "val");
-        valText = format("val loss %.4f, %.4f bits/byte", metrics.loss,
-                         metrics.bitsPerChar());
-      } else {
-        ClassificationReport report;
-        evaluateClassify(m, vocab, params.data(), data.valLines, evalBatches,
-                         report, valLoss);
-        valJson = classifyMetricsJson(report, valLoss);
-        valText = format("val loss %.4f, accuracy %.4f, macro F1 %.4f", valLoss,
-                         report.accuracy, report.macro.f1);
-      }
-      if (!std::isfinite(valLoss)) {
-        progress.clearBar();
-        return fail(format("train: step %lld: the validation loss is %s; "
-                           "stopping (%s)",
-                           (long long)t,
-                           std::isnan(valLoss) ? "nan" : "infinite",
-                           checkpointNote().c_str()));
-      }
-      record["val"] = valJson;
-      history.val.push_back({t, valLoss});
-      if (!state.hasBest || valLoss < state.bestValLoss) {
-        state.hasBest = true;
-        state.bestValLoss = valLoss;
-        state.bestStep = t;
-        state.badEvals = 0;
-        Metadata best = {{"tfc.best_step", std::to_string(t)},
-                         {"tfc.best_val_loss", format("%.17g", valLoss)},
-                         {"tfc.seed", std::to_string(seed)}};
-        hostRead(params.data());
-        if (writer &&
-            ((runVocab && !saveVocab(bestPath + ".vocab", vocab, err)) ||
-             !saveCheckpoint(bestPath, m, params.data(), {}, best, err))) {
-          progress.clearBar();
-          return fail(err);
-        }
-        bestOnDisk = true;
-        valText += " (best)";
-      } else {
-        ++state.badEvals;
-        valText += format(" (best %.4f at step %lld; %lld without "
-                          "improvement)",
-                          state.bestValLoss, (long long)state.bestStep,
-                          (long long)state.badEvals);
-        stoppedEarly = patience > 0 && state.badEvals >= patience;
-      }
-      progress.line(format("step %lld: %s", (long long)t, valText.c_str()));
-    }
-    logLine(record);
-    if (evaluated)
-      writeCurves();
-    if (writeFailed)
-      return failedWrite(t);
-
-    // The time limit: this step ends the run (not when it is the last
-    // step anyway, or early stopping ended it).
-    double elapsed = seconds() - start;
-    bool timeUp = budget > 0 && elapsed >= budget && t < steps && !stoppedEarly;
-
-    // The last checkpoint.
-    int signal = stopSignal;
-    if (N > 1) {
-      // The ranks stop together: at any rank's signal or time limit.
-      int64_t flags[2] = {signal, timeUp};
-      maxAcrossRanks(flags, 2);
-      signal = int(flags[0]);
-      timeUp = flags[1] != 0;
-    }
-    if ((checkpointEvery > 0 && t % checkpointEvery == 0) || t == steps ||
-        stoppedEarly || timeUp || signal) {
-      hostRead(params.data());
-      hostRead(adamM.data());
-      hostRead(adamV.data());
-      // The ranks' parameters must be the same; a difference would be a
-      // fault of the run (different OpenMP reductions, memory errors).
-      if (N > 1 &&
-          !ranksAgree("parameters", hashBytes(params.data(),
-                                              size_t(m.params) * sizeof(float)),
-                      format("step %lld", (long long)t), err)) {
-        progress.clearBar();
-        world.agreed = true;
-        return fail("train: " + err + "; the data-parallel ranks diverged");
-      }
-      if (writer && !saveTrainCheckpoint(lastPath, m, params.data(),
-                                         adamM.data(), adamV.data(), state,
-                                         runVocab, err)) {
-        progress.clearBar();
-        return fail(err);
-      }
-      lastSaved = t;
-    }
-    if (signal) {
-      logLine({{"step", t},
-               {"event", "interrupted"},
-               {"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"}});
-      writeCurves();
-      if (writeFailed || !log.close(err))
-        return failedWrite(t);
-      progress.line(format("interrupted: saved %s at step %lld; continue "
-                           "with '%s train --resume %s'",
-                           lastPath.c_str(), (long long)t, programName.c_str(),
-                           lastPath.c_str()));
-      world.agreed = true;
-      return 128 + signal;
-    }
-    if (stoppedEarly) {
-      logLine({{"step", t},
-               {"event", "early_stop"},
-               {"best_step", state.bestStep},
-               {"best_val_loss", jsonNumber(state.bestValLoss)}});
-      if (writeFailed)
-        return failedWrite(t);
-      progress.line(format("early stop at step %lld: no better validation "
-                           "loss in %lld evaluations (best %.4f at step %lld)",
-                           (long long)t, (long long)patience, state.bestValLoss,
-                           (long long)state.bestStep));
-    }
-    if (timeUp) {
-      logLine({{"step", t},
-               {"event", "time_limit"},
-               {"minutes", jsonNumber(o.minutes)},
-               {"elapsed_s", jsonRounded(elapsed, 3)}});
-      if (writeFailed)
-        return failedWrite(t);
-      progress.line(format("time limit: stopping at step %lld of %lld after "
-                           "%s (--minutes %g); continue with '%s train "
-                           "--resume %s'",
-                           (long long)t, (long long)steps,
-                           duration(elapsed).c_str(), o.minutes,
-                           programName.c_str(), lastPath.c_str()));
+  startLoop(t);
+  for (int64_t step = t.state.step + 1; step <= t.steps && !t.stoppedEarly;
+       ++step) {
+    StepOutcome outcome = trainStep(t, step);
+    if (outcome == StepOutcome::Exit)
+      return t.exitStatus;
+    if (outcome == StepOutcome::Finish)
       break;
-    }
   }
-  progress.clearBar();
+  t.progress.clearBar();
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
-  writeCurves();
-  if (writeFailed)
-    return failedWrite(state.step);
-  printf("trained to step %lld in %s; %s\n", (long long)state.step,
-         duration(seconds() - start).c_str(), lastPath.c_str());
-
-  // The final test, on the best weights when validation found some.
-  std::string weightsName = "last";
-  int64_t weightsStep = state.step;
-  if (state.hasBest && bestOnDisk) {
-    hostWrite(params.data());
-    if (writer && !loadCheckpoint(bestPath, m, params.data(), err))
-      return fail(err);
-    broadcastFromRank0(params.data(), m.params);
-    weightsName = "best";
-    weightsStep = state.bestStep;
-  }
-  Json testJson;
-  if (lm) {
-    LmMetrics metrics;
-    if (evaluateLm(m, params.data(), data.test, testBatches, metrics)) {
-      testJson = lmMetricsJson(metrics, "test");
-      printf("test (%s weights, step %lld, %s): loss %.4f, %.4f bits/byte, "
-             "perplexity %.3f\n",
-             weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
-             metrics.loss, metrics.bitsPerChar(), metrics.perplexity());
-    } else {
-      printf("test: skipped, %s holds no full evaluation batch\n",
-             data.testWhat.c_str());
-    }
-  } else if (!data.testLines.empty()) {
-    ClassificationReport report;
-    double loss = 0;
-    evaluateClassify(m, vocab, params.data(), data.testLines, testBatches,
-                     report, loss);
-    testJson = classifyMetricsJson(report, loss);
-    printf("test (%s weights, step %lld, %s): loss %.4f\n\n%s",
-           weightsName.c_str(), (long long)weightsStep, data.testWhat.c_str(),
-           loss, classificationReportText(report).c_str());
-  } else {
-    printf("test: skipped, no test data (pass --test PATH)\n");
-  }
-  if (!testJson.is_null()) {
-    logLine({{"step", state.step},
-             {"test", testJson},
-             {"weights", weightsName},
-             {"weights_step", weightsStep}});
-    if (writeFailed)
-      return failedWrite(state.step);
-    printf("%s\n", jsonText(testJson).c_str());
-  }
-  if (!log.close(err))
-    return failedWrite(state.step);
-  world.agreed = true;
-  return 0;
+  t.writeCurves();
+  if (t.writeFailed)
+    return fail(t.failedWriteMessage(t.state.step));
+  printf("trained to step %lld in %s; %s\n", (long long)t.state.step,
+         duration(seconds() - t.start).c_str(), t.lastPath.c_str());
+  return runFinalTest(t);
 }
 
 } // namespace tfc::rt
