@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// One test per kind of rejected input (each checks the exact line, column
-/// and key of the diagnostic), plus tests that every spec in specs/ parses
-/// and that layouts, defaults and per-layer settings come out as documented
-/// in docs/spec.md.
+/// One case per kind of rejected input, in a table per part of the schema
+/// that RejectedSpec runs (each checks the exact line, column and key of the
+/// diagnostic), plus tests that every spec in specs/ parses and that
+/// layouts, defaults and per-layer settings come out as documented in
+/// docs/spec.md.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,6 +82,55 @@ void expectSpecError(const std::string &text, uint32_t line, uint32_t column,
     expectSpecError(__VA_ARGS__);                                              \
   } while (false)
 
+/// A spec that the parser must reject at `line`:`column` for `key`, with a
+/// message containing `fragment` (see expectSpecError); `name` names the
+/// case in the test's name.
+struct Rejection {
+  const char *name;
+  std::string text;
+  uint32_t line;
+  uint32_t column;
+  std::string key;
+  std::string fragment;
+};
+
+/// A spec that the parser must accept.
+struct Acceptance {
+  const char *name;
+  std::string text;
+};
+
+/// Shows a case by its name and text when a check fails.
+void PrintTo(const Rejection &rejection, std::ostream *os) {
+  *os << rejection.name << ":\n" << rejection.text;
+}
+void PrintTo(const Acceptance &acceptance, std::ostream *os) {
+  *os << acceptance.name << ":\n" << acceptance.text;
+}
+
+/// The name of a parameterised case in the test's name.
+template <typename Case>
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return info.param.name;
+}
+
+/// The specs the parser rejects, one table per part of this file.
+class RejectedSpec : public ::testing::TestWithParam<Rejection> {};
+
+TEST_P(RejectedSpec, IsReportedAtTheKey) {
+  const Rejection &rejection = GetParam();
+  expectSpecError(rejection.text, rejection.line, rejection.column,
+                  rejection.key, rejection.fragment);
+}
+
+/// The specs the parser accepts near the limits that it checks.
+class AcceptedSpec : public ::testing::TestWithParam<Acceptance> {};
+
+TEST_P(AcceptedSpec, Parses) {
+  Outcome o = parse(GetParam().text);
+  EXPECT_TRUE(o.spec) << o.diag.str();
+}
+
 std::string specPath(const char *name) {
   return std::string(TFC_SOURCE_DIR) + "/specs/" + name;
 }
@@ -115,12 +166,6 @@ TEST(SpecParser, DiagnosticRendering) {
             "integer, got 0");
 }
 
-TEST(SpecParser, ControlCharactersStayOnOneLine) {
-  // A quoted key with a newline escape must not break the one-line rule.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "\"a\\nb\" = 1\n" + kData, 6, 1,
-                    "model.\"a\\nb\"", "unknown key");
-}
-
 TEST(SpecParser, MissingFileIsReported) {
   Diagnostic d;
   EXPECT_FALSE(parseSpecFile("/nonexistent/spec.toml", d));
@@ -149,64 +194,20 @@ TEST(SpecParser, RefusesASpecThatIsNotARegularFile) {
   std::filesystem::remove_all(dir);
 }
 
+/// Diagnostics that must stay on one line.
+const Rejection kRenderingRejections[] = {
+    // A quoted key with a newline escape must not break the one-line rule.
+    {"ControlCharactersStayOnOneLine",
+     std::string(kModel) + "\"a\\nb\" = 1\n" + kData, 6, 1, "model.\"a\\nb\"",
+     "unknown key"},
+};
+INSTANTIATE_TEST_SUITE_P(Rendering, RejectedSpec,
+                         ::testing::ValuesIn(kRenderingRejections),
+                         caseName<Rejection>);
+
 //===----------------------------------------------------------------------===//
 // Syntax
 //===----------------------------------------------------------------------===//
-
-TEST(SpecParser, RejectsTomlSyntaxError) {
-  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = = 4\n", 3, 9, "syntax", "");
-}
-
-TEST(SpecParser, RejectsDuplicateKey) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "heads = 8\n" + kData, 6, 9, "syntax",
-                    "heads");
-}
-
-TEST(SpecParser, RejectsNonAsciiOutsideStrings) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 0.1\xC2\xA7\n" + kData, 6,
-                    14, "syntax", "non-ASCII");
-}
-
-TEST(SpecParser, RejectsInvalidUtf8) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"a\xFF\"\n" + kData, 6, 10,
-                    "syntax", "UTF-8");
-}
-
-TEST(SpecParser, RejectsNonAsciiAfterMalformedValue) {
-  // toml++ would read `1"` as part of a number and classify the next
-  // character; a quote there does not open a string.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1\"\xC2\xA7\"\n" + kData,
-                    6, 13, "syntax", "non-ASCII");
-  // A quote after a value's first character does not open a string either.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 2=\"\xC2\xA7\"\n" + kData,
-                    6, 14, "syntax", "non-ASCII");
-  // Nor does one inside a malformed value, up to its terminator.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 6e{'\xD2\x97'\n" + kData,
-                    6, 15, "syntax", "non-ASCII");
-  // In a value, '.' belongs to a number, not to a dotted key.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = -.'\xC2\xA7'\n" + kData, 6,
-                    14, "syntax", "non-ASCII");
-}
-
-TEST(SpecParser, RejectsControlCharacters) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        std::string("dropout = 0.\0\"\xC2\xA7\"\n", 18) + kData,
-                    6, 13, "syntax", "control character U+0000");
-}
-
-TEST(SpecParser, RejectsNonAsciiEscape) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"\"\"a\\\xC2\xA7\"\"\"\n" +
-                        kData,
-                    6, 13, "syntax", "invalid escape sequence");
-  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"a\\\xC2\xA7\"\n" + kData, 6,
-                    11, "syntax", "invalid escape sequence");
-}
-
-TEST(SpecParser, RejectsNonAsciiAfterLineEndingBackslash) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        "name = \"\"\"a\\\n  \xC2\xA7\"\"\"\n" + kData,
-                    7, 3, "syntax", "line-ending backslash");
-}
 
 TEST(SpecParser, AcceptsLineEndingBackslashAndQuotesInStrings) {
   Outcome o = parse(std::string(kModel) + "name = \"\"\"ab\\\n   cd\"\"\"\n" +
@@ -240,65 +241,55 @@ TEST(SpecParser, AcceptsNonAsciiInCommentsAndStrings) {
   EXPECT_TRUE(o.spec) << o.diag.str();
 }
 
+/// TOML syntax errors and the text that the lexical pre-check refuses.
+const Rejection kSyntaxRejections[] = {
+    {"TomlSyntaxError", "[model]\nd_model = 64\nheads = = 4\n", 3, 9, "syntax",
+     ""},
+    {"DuplicateKey", std::string(kModel) + "heads = 8\n" + kData, 6, 9,
+     "syntax", "heads"},
+    {"NonAsciiOutsideStrings",
+     std::string(kModel) + "dropout = 0.1\xC2\xA7\n" + kData, 6, 14, "syntax",
+     "non-ASCII"},
+    {"InvalidUtf8", std::string(kModel) + "name = \"a\xFF\"\n" + kData, 6, 10,
+     "syntax", "UTF-8"},
+    // toml++ would read `1"` as part of a number and classify the next
+    // character; a quote there does not open a string.
+    {"NonAsciiAfterQuoteInNumber",
+     std::string(kModel) + "dropout = 1\"\xC2\xA7\"\n" + kData, 6, 13, "syntax",
+     "non-ASCII"},
+    // A quote after a value's first character does not open a string either.
+    {"NonAsciiAfterQuoteInValue",
+     std::string(kModel) + "dropout = 2=\"\xC2\xA7\"\n" + kData, 6, 14,
+     "syntax", "non-ASCII"},
+    // Nor does one inside a malformed value, up to its terminator.
+    {"NonAsciiInsideMalformedValue",
+     std::string(kModel) + "dropout = 6e{'\xD2\x97'\n" + kData, 6, 15, "syntax",
+     "non-ASCII"},
+    // In a value, '.' belongs to a number, not to a dotted key.
+    {"NonAsciiAfterDotInValue",
+     std::string(kModel) + "dropout = -.'\xC2\xA7'\n" + kData, 6, 14, "syntax",
+     "non-ASCII"},
+    {"ControlCharacters",
+     std::string(kModel) + std::string("dropout = 0.\0\"\xC2\xA7\"\n", 18) +
+         kData,
+     6, 13, "syntax", "control character U+0000"},
+    {"NonAsciiEscapeInMultiLineString",
+     std::string(kModel) + "name = \"\"\"a\\\xC2\xA7\"\"\"\n" + kData, 6, 13,
+     "syntax", "invalid escape sequence"},
+    {"NonAsciiEscapeInString",
+     std::string(kModel) + "name = \"a\\\xC2\xA7\"\n" + kData, 6, 11, "syntax",
+     "invalid escape sequence"},
+    {"NonAsciiAfterLineEndingBackslash",
+     std::string(kModel) + "name = \"\"\"a\\\n  \xC2\xA7\"\"\"\n" + kData, 7, 3,
+     "syntax", "line-ending backslash"},
+};
+INSTANTIATE_TEST_SUITE_P(Syntax, RejectedSpec,
+                         ::testing::ValuesIn(kSyntaxRejections),
+                         caseName<Rejection>);
+
 //===----------------------------------------------------------------------===//
 // Unknown sections and keys, types
 //===----------------------------------------------------------------------===//
-
-TEST(SpecParser, RejectsUnknownSection) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[optim]\nlr = 1\n", 8, 2,
-                    "optim", "unknown section");
-}
-
-TEST(SpecParser, SuggestsMisspeltSection) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[trainng]\n", 8, 2,
-                    "trainng", "did you mean [training]");
-}
-
-TEST(SpecParser, SuggestsSwappedLettersButNotFarNames) {
-  EXPECT_SPEC_ERROR("[modle]\n" + std::string(kModel) + kData, 1, 2, "modle",
-                    "did you mean [model]");
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nx = 1\n", 9, 1,
-                    "training.x", "valid keys in [training] are");
-}
-
-TEST(SpecParser, RejectsUnknownTopLevelKey) {
-  EXPECT_SPEC_ERROR("seed = 3\n" + std::string(kModel) + kData, 1, 1, "seed",
-                    "keys belong in a section");
-}
-
-TEST(SpecParser, RejectsUnknownKey) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "colour = \"blue\"\n" + kData, 6, 1,
-                    "model.colour", "valid keys in [model] are");
-}
-
-TEST(SpecParser, SuggestsMisspeltKey) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "drop_out = 0.1\n" + kData, 6, 1,
-                    "model.drop_out", "did you mean \"dropout\"");
-}
-
-TEST(SpecParser, RejectsUnknownKeyInSubtable) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[data.extra]\nx = 1\n", 8, 7,
-                    "data.extra", "unknown key");
-}
-
-TEST(SpecParser, RejectsSectionThatIsNotATable) {
-  EXPECT_SPEC_ERROR("ffn = \"gelu\"\n" + std::string(kModel) + kData, 1, 7,
-                    "ffn", "expected a table [ffn], got a string");
-}
-
-TEST(SpecParser, RejectsWrongType) {
-  EXPECT_SPEC_ERROR(
-      "[model]\nd_model = \"64\"\nheads = 4\nd_ff = 128\nlayers = 2\n" +
-          std::string(kData),
-      2, 11, "model.d_model", "got a string");
-}
-
-TEST(SpecParser, RejectsFloatWhereIntegerExpected) {
-  EXPECT_SPEC_ERROR(
-      "[model]\nd_model = 64\nheads = 4\nd_ff = 128\nlayers = 2.0\n" +
-          std::string(kData),
-      5, 10, "model.layers", "got the floating-point number 2.0");
-}
 
 TEST(SpecParser, AcceptsIntegerWhereFloatExpected) {
   Outcome o = parse(std::string(kModel) + "dropout = 0\n" + kData +
@@ -319,206 +310,183 @@ TEST(SpecParser, ReadsPrecision) {
   EXPECT_EQ(bf16.spec->training.precision, Precision::BF16);
 }
 
-TEST(SpecParser, RejectsUnknownPrecision) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
-                        "[training]\nprecision = \"fp16\"\n",
-                    9, 13, "training.precision",
-                    "expected one of \"f32\" or \"bf16\", got \"fp16\"");
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nprecision = 16\n",
-                    9, 13, "training.precision", "got an integer");
-}
-
-TEST(SpecParser, RejectsStringWhereBooleanExpected) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "tie_embeddings = \"true\"\n" + kData,
-                    6, 18, "model.tie_embeddings",
-                    "expected a boolean (true or false), got a string");
-}
-
-TEST(SpecParser, RejectsUnknownEnumValue) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[ffn]\nactivation = \"swish\"\n" +
-                        kData,
-                    7, 14, "ffn.activation",
-                    "expected one of \"relu\", \"gelu\" or \"squared_relu\", "
-                    "got \"swish\"");
-}
-
-TEST(SpecParser, RejectsInvalidModelName) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"my model\"\n" + kData, 6, 8,
-                    "model.name", "[A-Za-z0-9_.-]");
-  EXPECT_SPEC_ERROR(std::string(kModel) + "name = \"..\"\n" + kData, 6, 8,
-                    "model.name", "not starting with");
-}
+/// Unknown sections and keys, and values of the wrong type.
+const Rejection kUnknownSectionsAndKeysTypesRejections[] = {
+    {"UnknownSection", std::string(kModel) + kData + "[optim]\nlr = 1\n", 8, 2,
+     "optim", "unknown section"},
+    {"SuggestsMisspeltSection", std::string(kModel) + kData + "[trainng]\n", 8,
+     2, "trainng", "did you mean [training]"},
+    {"SuggestsSwappedLetters", "[modle]\n" + std::string(kModel) + kData, 1, 2,
+     "modle", "did you mean [model]"},
+    {"SuggestsNoFarName", std::string(kModel) + kData + "[training]\nx = 1\n",
+     9, 1, "training.x", "valid keys in [training] are"},
+    {"UnknownTopLevelKey", "seed = 3\n" + std::string(kModel) + kData, 1, 1,
+     "seed", "keys belong in a section"},
+    {"UnknownKey", std::string(kModel) + "colour = \"blue\"\n" + kData, 6, 1,
+     "model.colour", "valid keys in [model] are"},
+    {"SuggestsMisspeltKey", std::string(kModel) + "drop_out = 0.1\n" + kData, 6,
+     1, "model.drop_out", "did you mean \"dropout\""},
+    {"UnknownKeyInSubtable",
+     std::string(kModel) + kData + "[data.extra]\nx = 1\n", 8, 7, "data.extra",
+     "unknown key"},
+    {"SectionThatIsNotATable", "ffn = \"gelu\"\n" + std::string(kModel) + kData,
+     1, 7, "ffn", "expected a table [ffn], got a string"},
+    {"WrongType",
+     "[model]\nd_model = \"64\"\nheads = 4\nd_ff = 128\nlayers = 2\n" +
+         std::string(kData),
+     2, 11, "model.d_model", "got a string"},
+    {"FloatWhereIntegerExpected",
+     "[model]\nd_model = 64\nheads = 4\nd_ff = 128\nlayers = 2.0\n" +
+         std::string(kData),
+     5, 10, "model.layers", "got the floating-point number 2.0"},
+    {"UnknownPrecision",
+     std::string(kModel) + kData + "[training]\nprecision = \"fp16\"\n", 9, 13,
+     "training.precision", "expected one of \"f32\" or \"bf16\", got \"fp16\""},
+    {"PrecisionThatIsNotAString",
+     std::string(kModel) + kData + "[training]\nprecision = 16\n", 9, 13,
+     "training.precision", "got an integer"},
+    {"StringWhereBooleanExpected",
+     std::string(kModel) + "tie_embeddings = \"true\"\n" + kData, 6, 18,
+     "model.tie_embeddings",
+     "expected a boolean (true or false), got a string"},
+    {"UnknownEnumValue",
+     std::string(kModel) + "[ffn]\nactivation = \"swish\"\n" + kData, 7, 14,
+     "ffn.activation",
+     "expected one of \"relu\", \"gelu\" or \"squared_relu\", "
+     "got \"swish\""},
+    {"ModelNameWithASpace",
+     std::string(kModel) + "name = \"my model\"\n" + kData, 6, 8, "model.name",
+     "[A-Za-z0-9_.-]"},
+    {"ModelNameStartingWithDot",
+     std::string(kModel) + "name = \"..\"\n" + kData, 6, 8, "model.name",
+     "not starting with"},
+};
+INSTANTIATE_TEST_SUITE_P(
+    UnknownSectionsAndKeysTypes, RejectedSpec,
+    ::testing::ValuesIn(kUnknownSectionsAndKeysTypesRejections),
+    caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // Required keys and sections
 //===----------------------------------------------------------------------===//
 
-TEST(SpecParser, RejectsMissingRequiredKeyAtSectionHeader) {
-  EXPECT_SPEC_ERROR("\n  [model]\nheads = 4\nd_ff = 128\nlayers = 2\n" +
-                        std::string(kData),
-                    2, 3, "model.d_model", "missing required key");
-}
-
-TEST(SpecParser, RejectsMissingModelSection) {
-  EXPECT_SPEC_ERROR(std::string(kData), 1, 1, "model",
-                    "missing required section [model]");
-}
-
-TEST(SpecParser, RejectsMissingDataSection) {
-  EXPECT_SPEC_ERROR(std::string(kModel), 1, 1, "data",
-                    "missing required section [data]");
-}
-
-TEST(SpecParser, RejectsMissingTrainPath) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\nformat = \"bytes\"\n", 6, 1,
-                    "data.train", "missing required key");
-}
-
-TEST(SpecParser, RejectsClassifierWithoutVocab) {
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nd_model = 64\nheads = "
-                    "4\nd_ff = 128\nlayers = 2\n[data]\ntrain = \"a.jsonl\"\n",
-                    1, 1, "model.vocab", "missing required key");
-}
+/// Missing required keys and sections.
+const Rejection kRequiredKeysAndSectionsRejections[] = {
+    {"MissingRequiredKeyAtSectionHeader",
+     "\n  [model]\nheads = 4\nd_ff = 128\nlayers = 2\n" + std::string(kData), 2,
+     3, "model.d_model", "missing required key"},
+    {"MissingModelSection", std::string(kData), 1, 1, "model",
+     "missing required section [model]"},
+    {"MissingDataSection", std::string(kModel), 1, 1, "data",
+     "missing required section [data]"},
+    {"MissingTrainPath", std::string(kModel) + "[data]\nformat = \"bytes\"\n",
+     6, 1, "data.train", "missing required key"},
+    {"ClassifierWithoutVocab",
+     "[model]\ntask = \"classify\"\nd_model = 64\nheads = "
+     "4\nd_ff = 128\nlayers = 2\n[data]\ntrain = \"a.jsonl\"\n",
+     1, 1, "model.vocab", "missing required key"},
+};
+INSTANTIATE_TEST_SUITE_P(
+    RequiredKeysAndSections, RejectedSpec,
+    ::testing::ValuesIn(kRequiredKeysAndSectionsRejections),
+    caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // Ranges
 //===----------------------------------------------------------------------===//
 
-TEST(SpecParser, RejectsNonPositiveSize) {
-  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 0\nlayers = 2\n" +
-                        std::string(kData),
-                    4, 8, "model.d_ff",
-                    "expected an integer in [1, 1048576], got 0");
-}
-
-TEST(SpecParser, RejectsNegativeBatch) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbatch = -8\n", 9,
-                    9, "training.batch", "got -8");
-}
-
-TEST(SpecParser, RejectsDropoutOutsideUnitInterval) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "dropout = 1.0\n" + kData, 6, 11,
-                    "model.dropout",
-                    "expected a number in [0, 0.99999994] (larger values "
-                    "round to 1 in float32), got 1");
-}
-
-TEST(SpecParser, RejectsNonPositiveLearningRate) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 0.0\n", 9,
-                    6, "training.lr", "expected a number in [1e-09, 1e+38]");
-}
-
-TEST(SpecParser, RejectsNonFiniteNumber) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = inf\n", 9,
-                    6, "training.lr", "got inf");
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\neps = nan\n", 9,
-                    7, "training.eps", "got nan");
-}
-
-TEST(SpecParser, RejectsBetaOutOfRange) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nbeta2 = 1\n", 9,
-                    9, "training.beta2", "[0, 0.99999994]");
-}
-
-TEST(SpecParser, RejectsNegativeSeed) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nseed = -1\n", 9,
-                    8, "training.seed", "non-negative integer");
-}
-
-TEST(SpecParser, RejectsWarmupBeyondSteps) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
-                        "[training]\nsteps = 100\nwarmup = 200\n",
-                    10, 10, "training.warmup",
-                    "expected at most training.steps (100), got 200");
-}
-
-TEST(SpecParser, RejectsInverseSqrtWithoutWarmup) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
-                        "[training]\nschedule = \"inverse_sqrt\"\n",
-                    9, 12, "training.schedule", "training.warmup >= 1");
-}
+/// Values outside their ranges.
+const Rejection kRangesRejections[] = {
+    {"NonPositiveSize",
+     "[model]\nd_model = 64\nheads = 4\nd_ff = 0\nlayers = 2\n" +
+         std::string(kData),
+     4, 8, "model.d_ff", "expected an integer in [1, 1048576], got 0"},
+    {"NegativeBatch", std::string(kModel) + kData + "[training]\nbatch = -8\n",
+     9, 9, "training.batch", "got -8"},
+    {"DropoutOutsideUnitInterval",
+     std::string(kModel) + "dropout = 1.0\n" + kData, 6, 11, "model.dropout",
+     "expected a number in [0, 0.99999994] (larger values "
+     "round to 1 in float32), got 1"},
+    {"NonPositiveLearningRate",
+     std::string(kModel) + kData + "[training]\nlr = 0.0\n", 9, 6,
+     "training.lr", "expected a number in [1e-09, 1e+38]"},
+    {"InfiniteNumber", std::string(kModel) + kData + "[training]\nlr = inf\n",
+     9, 6, "training.lr", "got inf"},
+    {"NotANumber", std::string(kModel) + kData + "[training]\neps = nan\n", 9,
+     7, "training.eps", "got nan"},
+    {"BetaOutOfRange", std::string(kModel) + kData + "[training]\nbeta2 = 1\n",
+     9, 9, "training.beta2", "[0, 0.99999994]"},
+    {"NegativeSeed", std::string(kModel) + kData + "[training]\nseed = -1\n", 9,
+     8, "training.seed", "non-negative integer"},
+    {"WarmupBeyondSteps",
+     std::string(kModel) + kData + "[training]\nsteps = 100\nwarmup = 200\n",
+     10, 10, "training.warmup",
+     "expected at most training.steps (100), got 200"},
+    {"InverseSqrtWithoutWarmup",
+     std::string(kModel) + kData + "[training]\nschedule = \"inverse_sqrt\"\n",
+     9, 12, "training.schedule", "training.warmup >= 1"},
+};
+INSTANTIATE_TEST_SUITE_P(Ranges, RejectedSpec,
+                         ::testing::ValuesIn(kRangesRejections),
+                         caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // Model consistency
 //===----------------------------------------------------------------------===//
 
-TEST(SpecParser, RejectsHeadsNotDividingDModel) {
-  EXPECT_SPEC_ERROR(
-      "[model]\nd_model = 64\nheads = 6\nd_ff = 128\nlayers = 2\n" +
-          std::string(kData),
-      3, 9, "model.heads", "expected a divisor of model.d_model (64), got 6");
-}
-
-TEST(SpecParser, RejectsRotaryWithOddHeadSize) {
-  EXPECT_SPEC_ERROR("[model]\nd_model = 12\nheads = 4\nd_ff = 128\nlayers = "
-                    "2\npositions = \"rotary\"\n" +
-                        std::string(kData),
-                    6, 13, "model.positions", "even head size");
-}
-
-TEST(SpecParser, RejectsClassifyWithFewerThanTwoClasses) {
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
-                    "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 1\n"
-                    "[data]\ntrain = \"a.jsonl\"\n",
-                    8, 11, "model.classes", "got 1");
-}
-
-TEST(SpecParser, RejectsBceWithMoreThanTwoClasses) {
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
-                    "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 5\n"
-                    "loss = \"bce\"\n[data]\ntrain = \"a.jsonl\"\n",
-                    9, 8, "model.loss", "model.classes = 2, got 5");
-}
-
-TEST(SpecParser, RejectsClassifierKeysInLanguageModel) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "classes = 3\n" + kData, 6, 11,
-                    "model.classes",
-                    "only valid when model.task = \"classify\"");
-}
-
-TEST(SpecParser, RejectsVocabTooSmallForBytes) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "vocab = 100\n" + kData, 6, 9,
-                    "model.vocab", "at least 256");
-}
-
-TEST(SpecParser, RejectsClassifyVocabWithoutRoomForAWord) {
-  // PAD, UNK and CLS come first in a classify model's word vocabulary.
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 3\nd_model = "
-                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n"
-                    "[data]\ntrain = \"a.jsonl\"\n",
-                    3, 9, "model.vocab", "at least 4 for a classify model");
-}
-
-TEST(SpecParser, RejectsDataFormatNotMatchingTask) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        "[data]\nformat = \"jsonl\"\ntrain = \"a.jsonl\"\n",
-                    7, 10, "data.format", "expected \"bytes\"");
-}
-
-TEST(SpecParser, RejectsValWithoutTestForBytes) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        "[data]\ntrain = \"a\"\nval = \"b\"\n",
-                    6, 1, "data.test", "give data.test too");
-}
-
-TEST(SpecParser, RejectsFractionsAboveOne) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
-                        "train_fraction = 0.9\nval_fraction = 0.2\n",
-                    9, 16, "data.val_fraction", "<= 1");
-}
-
-TEST(SpecParser, RejectsEmptyPath) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"\"\n", 7, 9,
-                    "data.train", "empty string");
-}
-
-TEST(SpecParser, RejectsControlCharacterInPath) {
-  // The executable's manifest records each path on a line of its own.
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a.txt\\nlr 1\"\n",
-                    7, 9, "data.train", "control character 0x0a");
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[data]\ntrain = \"a\\tb.txt\"\n", 7,
-                    9, "data.train", "control character 0x09");
-}
+/// Keys of [model] and [data] that contradict each other.
+const Rejection kModelConsistencyRejections[] = {
+    {"HeadsNotDividingDModel",
+     "[model]\nd_model = 64\nheads = 6\nd_ff = 128\nlayers = 2\n" +
+         std::string(kData),
+     3, 9, "model.heads", "expected a divisor of model.d_model (64), got 6"},
+    {"RotaryWithOddHeadSize",
+     "[model]\nd_model = 12\nheads = 4\nd_ff = 128\nlayers = "
+     "2\npositions = \"rotary\"\n" +
+         std::string(kData),
+     6, 13, "model.positions", "even head size"},
+    {"ClassifyWithFewerThanTwoClasses",
+     "[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+     "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 1\n"
+     "[data]\ntrain = \"a.jsonl\"\n",
+     8, 11, "model.classes", "got 1"},
+    {"BceWithMoreThanTwoClasses",
+     "[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+     "64\nheads = 4\nd_ff = 128\nlayers = 2\nclasses = 5\n"
+     "loss = \"bce\"\n[data]\ntrain = \"a.jsonl\"\n",
+     9, 8, "model.loss", "model.classes = 2, got 5"},
+    {"ClassifierKeysInLanguageModel",
+     std::string(kModel) + "classes = 3\n" + kData, 6, 11, "model.classes",
+     "only valid when model.task = \"classify\""},
+    {"VocabTooSmallForBytes", std::string(kModel) + "vocab = 100\n" + kData, 6,
+     9, "model.vocab", "at least 256"},
+    // PAD, UNK and CLS come first in a classify model's word vocabulary.
+    {"ClassifyVocabWithoutRoomForAWord",
+     "[model]\ntask = \"classify\"\nvocab = 3\nd_model = "
+     "64\nheads = 4\nd_ff = 128\nlayers = 2\n"
+     "[data]\ntrain = \"a.jsonl\"\n",
+     3, 9, "model.vocab", "at least 4 for a classify model"},
+    {"DataFormatNotMatchingTask",
+     std::string(kModel) + "[data]\nformat = \"jsonl\"\ntrain = \"a.jsonl\"\n",
+     7, 10, "data.format", "expected \"bytes\""},
+    {"ValWithoutTestForBytes",
+     std::string(kModel) + "[data]\ntrain = \"a\"\nval = \"b\"\n", 6, 1,
+     "data.test", "give data.test too"},
+    {"FractionsAboveOne",
+     std::string(kModel) + kData + "train_fraction = 0.9\nval_fraction = 0.2\n",
+     9, 16, "data.val_fraction", "<= 1"},
+    {"EmptyPath", std::string(kModel) + "[data]\ntrain = \"\"\n", 7, 9,
+     "data.train", "empty string"},
+    // The executable's manifest records each path on a line of its own.
+    {"LineBreakInPath",
+     std::string(kModel) + "[data]\ntrain = \"a.txt\\nlr 1\"\n", 7, 9,
+     "data.train", "control character 0x0a"},
+    {"TabInPath", std::string(kModel) + "[data]\ntrain = \"a\\tb.txt\"\n", 7, 9,
+     "data.train", "control character 0x09"},
+};
+INSTANTIATE_TEST_SUITE_P(ModelConsistency, RejectedSpec,
+                         ::testing::ValuesIn(kModelConsistencyRejections),
+                         caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // Attention
@@ -547,59 +515,6 @@ TEST(SpecParser, LongformerPerLayerWindowAndDilation) {
   EXPECT_EQ(o.spec->attention.dilation, (std::vector<int64_t>{1, 2, 4}));
 }
 
-TEST(SpecParser, RejectsLongformerWithoutWindow) {
-  EXPECT_SPEC_ERROR(longformer(""), 6, 1, "attention.window",
-                    "missing required key");
-}
-
-TEST(SpecParser, RejectsWindowLargerThanSeqLen) {
-  EXPECT_SPEC_ERROR(longformer("window = 128\n"), 8, 10, "attention.window",
-                    "no larger than the sequence length 64 (training.seq_len)"
-                    ", got 128");
-}
-
-TEST(SpecParser, RejectsWindowArrayElementLargerThanSeqLen) {
-  EXPECT_SPEC_ERROR(longformer("window = [8, 65, 8]\n"), 8, 14,
-                    "attention.window[1]", "got 65");
-}
-
-TEST(SpecParser, RejectsWindowArrayOfWrongLength) {
-  EXPECT_SPEC_ERROR(longformer("window = [8, 8]\n"), 8, 10, "attention.window",
-                    "expected one entry per layer (3), got 2");
-}
-
-TEST(SpecParser, RejectsDilationArrayOfWrongLength) {
-  EXPECT_SPEC_ERROR(longformer("window = 8\ndilation = [1, 2, 2, 4]\n"), 9, 12,
-                    "attention.dilation",
-                    "expected one entry per layer (3), got 4");
-}
-
-TEST(SpecParser, RejectsNonIntegerWindowElement) {
-  EXPECT_SPEC_ERROR(longformer("window = [8, 8.5, 8]\n"), 8, 14,
-                    "attention.window[1]", "floating-point number 8.5");
-}
-
-TEST(SpecParser, RejectsLongformerKeysForOtherKinds) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[attention]\nwindow = 16\n" + kData,
-                    7, 10, "attention.window",
-                    "only valid when attention.kind = \"longformer\"");
-}
-
-TEST(SpecParser, RejectsGlobalTokenBeyondSeqLen) {
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
-                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
-                    "kind = \"longformer\"\nwindow = 8\nglobal_tokens = [0, "
-                    "64]\n[data]\ntrain = \"a.jsonl\"\n[training]\nseq_len = "
-                    "64\n",
-                    11, 21, "attention.global_tokens[1]",
-                    "below training.seq_len (64), got 64");
-}
-
-TEST(SpecParser, RejectsGlobalTokensInCausalAttention) {
-  EXPECT_SPEC_ERROR(longformer("window = 8\nglobal_tokens = [0]\n"), 9, 17,
-                    "attention.global_tokens", "attention.causal = true");
-}
-
 TEST(SpecParser, ClassifierLongformerDefaultsToClsGlobalToken) {
   Outcome o = parse("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
                     "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
@@ -609,38 +524,6 @@ TEST(SpecParser, ClassifierLongformerDefaultsToClsGlobalToken) {
   EXPECT_FALSE(o.spec->attention.causal);
   EXPECT_EQ(o.spec->attention.globalTokens, (std::vector<int64_t>{0}));
   EXPECT_EQ(o.spec->data.format, DataFormat::Jsonl);
-}
-
-TEST(SpecParser, RejectsNonPositivePerformerFeatures) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        "[attention]\nkind = \"performer\"\nfeatures = 0\n" +
-                        kData,
-                    8, 12, "attention.features", "got 0");
-}
-
-TEST(SpecParser, RejectsPerformerKeysForOtherKinds) {
-  EXPECT_SPEC_ERROR(
-      std::string(kModel) + "[attention]\nfeatures = 64\n" + kData, 7, 12,
-      "attention.features", "only valid when attention.kind = \"performer\"");
-}
-
-TEST(SpecParser, RejectsNonCausalLanguageModel) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + "[attention]\ncausal = false\n" +
-                        kData,
-                    7, 10, "attention.causal", "expected true");
-}
-
-TEST(SpecParser, RejectsDConvWithoutCausalAttention) {
-  EXPECT_SPEC_ERROR("[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
-                    "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
-                    "dconv = true\n[data]\ntrain = \"a.jsonl\"\n",
-                    9, 9, "attention.dconv", "attention.causal = true");
-}
-
-TEST(SpecParser, RejectsDConvKernelWithoutDConv) {
-  EXPECT_SPEC_ERROR(
-      std::string(kModel) + "[attention]\ndconv_kernel = 3\n" + kData, 7, 16,
-      "attention.dconv_kernel", "only valid when attention.dconv = true");
 }
 
 TEST(SpecParser, PrimerDConvParses) {
@@ -653,6 +536,60 @@ TEST(SpecParser, PrimerDConvParses) {
   EXPECT_EQ(o.spec->attention.dconvKernel, 3);
   EXPECT_EQ(o.spec->ffn.activation, Activation::SquaredRelu);
 }
+
+/// Attention keys out of range, missing, or given for another kind.
+const Rejection kAttentionRejections[] = {
+    {"LongformerWithoutWindow", longformer(""), 6, 1, "attention.window",
+     "missing required key"},
+    {"WindowLargerThanSeqLen", longformer("window = 128\n"), 8, 10,
+     "attention.window",
+     "no larger than the sequence length 64 (training.seq_len)"
+     ", got 128"},
+    {"WindowArrayElementLargerThanSeqLen", longformer("window = [8, 65, 8]\n"),
+     8, 14, "attention.window[1]", "got 65"},
+    {"WindowArrayOfWrongLength", longformer("window = [8, 8]\n"), 8, 10,
+     "attention.window", "expected one entry per layer (3), got 2"},
+    {"DilationArrayOfWrongLength",
+     longformer("window = 8\ndilation = [1, 2, 2, 4]\n"), 9, 12,
+     "attention.dilation", "expected one entry per layer (3), got 4"},
+    {"NonIntegerWindowElement", longformer("window = [8, 8.5, 8]\n"), 8, 14,
+     "attention.window[1]", "floating-point number 8.5"},
+    {"LongformerKeysForOtherKinds",
+     std::string(kModel) + "[attention]\nwindow = 16\n" + kData, 7, 10,
+     "attention.window", "only valid when attention.kind = \"longformer\""},
+    {"GlobalTokenBeyondSeqLen",
+     "[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+     "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
+     "kind = \"longformer\"\nwindow = 8\nglobal_tokens = [0, "
+     "64]\n[data]\ntrain = \"a.jsonl\"\n[training]\nseq_len = "
+     "64\n",
+     11, 21, "attention.global_tokens[1]",
+     "below training.seq_len (64), got 64"},
+    {"GlobalTokensInCausalAttention",
+     longformer("window = 8\nglobal_tokens = [0]\n"), 9, 17,
+     "attention.global_tokens", "attention.causal = true"},
+    {"NonPositivePerformerFeatures",
+     std::string(kModel) + "[attention]\nkind = \"performer\"\nfeatures = 0\n" +
+         kData,
+     8, 12, "attention.features", "got 0"},
+    {"PerformerKeysForOtherKinds",
+     std::string(kModel) + "[attention]\nfeatures = 64\n" + kData, 7, 12,
+     "attention.features", "only valid when attention.kind = \"performer\""},
+    {"NonCausalLanguageModel",
+     std::string(kModel) + "[attention]\ncausal = false\n" + kData, 7, 10,
+     "attention.causal", "expected true"},
+    {"DConvWithoutCausalAttention",
+     "[model]\ntask = \"classify\"\nvocab = 100\nd_model = "
+     "64\nheads = 4\nd_ff = 128\nlayers = 2\n[attention]\n"
+     "dconv = true\n[data]\ntrain = \"a.jsonl\"\n",
+     9, 9, "attention.dconv", "attention.causal = true"},
+    {"DConvKernelWithoutDConv",
+     std::string(kModel) + "[attention]\ndconv_kernel = 3\n" + kData, 7, 16,
+     "attention.dconv_kernel", "only valid when attention.dconv = true"},
+};
+INSTANTIATE_TEST_SUITE_P(Attention, RejectedSpec,
+                         ::testing::ValuesIn(kAttentionRejections),
+                         caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // Hourglass
@@ -711,95 +648,6 @@ TEST(SpecParser, ShorteningFactorsExpandToAbsoluteLayout) {
   EXPECT_EQ(o.spec->hourglass.upsampling, UpsampleKind::Attention);
 }
 
-TEST(SpecParser, RejectsLayoutThatIsNotAPalindrome) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@3 1@1\""), 6, 19,
-                    "hourglass.layout",
-                    "expected a palindrome: item \"1@1\" must mirror \"2@1\"");
-}
-
-TEST(SpecParser, RejectsLayoutWithEvenItemCount) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 2@1\""), 6, 10,
-                    "hourglass.layout", "odd number of items");
-}
-
-TEST(SpecParser, RejectsMalformedLayoutItem) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@x 2@1\""), 6, 15,
-                    "hourglass.layout", "got \"4@x\"");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 43 2@1\""), 6, 15,
-                    "hourglass.layout", "layers@factor");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 @3 2@1\""), 6, 15,
-                    "hourglass.layout", "layers@factor");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 -4@3 2@1\""), 6, 15,
-                    "hourglass.layout", "layers@factor");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@0 2@1\""), 6, 15,
-                    "hourglass.layout", "shortening factor");
-}
-
-TEST(SpecParser, RejectsLayoutFactorsThatDoNotDivide) {
-  // Trax's rule: each factor must be a multiple of the one before it.
-  EXPECT_SPEC_ERROR(hourglass("layout = \"1@2 2@3 1@2\""), 6, 15,
-                    "hourglass.layout",
-                    "factor of \"2@3\" to be a multiple of the factor of the "
-                    "level before it (\"1@2\")");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"1@1 1@2 2@3 1@2 1@1\""), 6, 19,
-                    "hourglass.layout", "multiple");
-}
-
-TEST(SpecParser, RejectsLayoutWhoseFirstFactorIsNotOne) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"1@2 2@4 1@2\""), 6, 11,
-                    "hourglass.layout", "first level to run at factor 1");
-}
-
-TEST(SpecParser, RejectsLayoutWithoutShortening) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"4@1\""), 6, 10, "hourglass.layout",
-                    "at least one shortened level");
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@1 2@1\""), 6, 15,
-                    "hourglass.layout", "larger than the factor");
-}
-
-TEST(SpecParser, RejectsEmptyCentreLevel) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 0@3 2@1\""), 6, 15,
-                    "hourglass.layout", "at least one layer in the centre");
-}
-
-TEST(SpecParser, RejectsSeqLenNotDivisibleByLargestFactor) {
-  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
-                    "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
-                        std::string(kData) + "[training]\nseq_len = 100\n",
-                    10, 11, "training.seq_len",
-                    "expected a multiple of 3 (the largest hourglass factor), "
-                    "got 100");
-}
-
-TEST(SpecParser, RejectsDefaultSeqLenNotDivisibleAtLayout) {
-  EXPECT_SPEC_ERROR("[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
-                    "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
-                        std::string(kData),
-                    6, 10, "hourglass.layout", "256, the default");
-}
-
-TEST(SpecParser, RejectsBothLayoutAndShorteningFactors) {
-  EXPECT_SPEC_ERROR(hourglass("layout = \"2@1 4@3 2@1\"\nshortening_factors "
-                              "= [3]"),
-                    7, 22, "hourglass.shortening_factors", "not both");
-}
-
-TEST(SpecParser, RejectsHourglassWithoutLayout) {
-  EXPECT_SPEC_ERROR(hourglass("shortening = \"avg\""), 5, 1, "hourglass.layout",
-                    "missing required key");
-}
-
-TEST(SpecParser, RejectsModelLayersWithHourglass) {
-  EXPECT_SPEC_ERROR(std::string(kModel) +
-                        "[hourglass]\nlayout = \"1@1 1@2 1@1\"\n" + kData,
-                    5, 10, "model.layers", "not allowed together with");
-}
-
-TEST(SpecParser, RejectsShorteningFactorBelowTwo) {
-  EXPECT_SPEC_ERROR(hourglass("shortening_factors = [2, 1]"), 6, 26,
-                    "hourglass.shortening_factors[1]", "got 1");
-}
-
 TEST(SpecParser, HourglassLongformerChecksWindowPerLevel) {
   // Layers 2..5 run at 96 / 3 = 32 positions: a window of 48 fits the
   // full-resolution layers only.
@@ -813,6 +661,67 @@ TEST(SpecParser, HourglassLongformerChecksWindowPerLevel) {
                     "sequence length 32 of layer 2 (training.seq_len 96 / "
                     "hourglass factor 3), got 48");
 }
+
+/// Malformed hourglass layouts and shortening factors.
+const Rejection kHourglassRejections[] = {
+    {"LayoutThatIsNotAPalindrome", hourglass("layout = \"2@1 4@3 1@1\""), 6, 19,
+     "hourglass.layout",
+     "expected a palindrome: item \"1@1\" must mirror \"2@1\""},
+    {"LayoutWithEvenItemCount", hourglass("layout = \"2@1 2@1\""), 6, 10,
+     "hourglass.layout", "odd number of items"},
+    {"LayoutItemWithLettersInFactor", hourglass("layout = \"2@1 4@x 2@1\""), 6,
+     15, "hourglass.layout", "got \"4@x\""},
+    {"LayoutItemWithoutAt", hourglass("layout = \"2@1 43 2@1\""), 6, 15,
+     "hourglass.layout", "layers@factor"},
+    {"LayoutItemWithoutLayers", hourglass("layout = \"2@1 @3 2@1\""), 6, 15,
+     "hourglass.layout", "layers@factor"},
+    {"LayoutItemWithNegativeLayers", hourglass("layout = \"2@1 -4@3 2@1\""), 6,
+     15, "hourglass.layout", "layers@factor"},
+    {"LayoutItemWithFactorZero", hourglass("layout = \"2@1 4@0 2@1\""), 6, 15,
+     "hourglass.layout", "shortening factor"},
+    // Trax's rule: each factor must be a multiple of the one before it.
+    {"LayoutFactorsThatDoNotDivide", hourglass("layout = \"1@2 2@3 1@2\""), 6,
+     15, "hourglass.layout",
+     "factor of \"2@3\" to be a multiple of the factor of the "
+     "level before it (\"1@2\")"},
+    {"NestedLayoutFactorsThatDoNotDivide",
+     hourglass("layout = \"1@1 1@2 2@3 1@2 1@1\""), 6, 19, "hourglass.layout",
+     "multiple"},
+    {"LayoutWhoseFirstFactorIsNotOne", hourglass("layout = \"1@2 2@4 1@2\""), 6,
+     11, "hourglass.layout", "first level to run at factor 1"},
+    {"LayoutOfOneLevel", hourglass("layout = \"4@1\""), 6, 10,
+     "hourglass.layout", "at least one shortened level"},
+    {"LayoutWithoutShortening", hourglass("layout = \"2@1 4@1 2@1\""), 6, 15,
+     "hourglass.layout", "larger than the factor"},
+    {"EmptyCentreLevel", hourglass("layout = \"2@1 0@3 2@1\""), 6, 15,
+     "hourglass.layout", "at least one layer in the centre"},
+    {"SeqLenNotDivisibleByLargestFactor",
+     "[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
+     "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
+         std::string(kData) + "[training]\nseq_len = 100\n",
+     10, 11, "training.seq_len",
+     "expected a multiple of 3 (the largest hourglass factor), "
+     "got 100"},
+    {"DefaultSeqLenNotDivisibleAtLayout",
+     "[model]\nd_model = 64\nheads = 4\nd_ff = 128\n"
+     "[hourglass]\nlayout = \"2@1 4@3 2@1\"\n" +
+         std::string(kData),
+     6, 10, "hourglass.layout", "256, the default"},
+    {"BothLayoutAndShorteningFactors",
+     hourglass("layout = \"2@1 4@3 2@1\"\nshortening_factors "
+               "= [3]"),
+     7, 22, "hourglass.shortening_factors", "not both"},
+    {"HourglassWithoutLayout", hourglass("shortening = \"avg\""), 5, 1,
+     "hourglass.layout", "missing required key"},
+    {"ModelLayersWithHourglass",
+     std::string(kModel) + "[hourglass]\nlayout = \"1@1 1@2 1@1\"\n" + kData, 5,
+     10, "model.layers", "not allowed together with"},
+    {"ShorteningFactorBelowTwo", hourglass("shortening_factors = [2, 1]"), 6,
+     26, "hourglass.shortening_factors[1]", "got 1"},
+};
+INSTANTIATE_TEST_SUITE_P(Hourglass, RejectedSpec,
+                         ::testing::ValuesIn(kHourglassRejections),
+                         caseName<Rejection>);
 
 //===----------------------------------------------------------------------===//
 // The shipped specs
@@ -904,42 +813,50 @@ TEST(SpecFiles, PrimerAndVanillaLanguageModels) {
 // Values inside the mathematical ranges that float32 turns into 0, 1 or a
 // step too small to move a weight: each one named by its key.
 
-TEST(SpecParser, RejectsEpsilonThatIsZeroInFloat32) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\neps = 1e-300\n",
-                    9, 7, "training.eps",
-                    "smaller values are 0 in float32, and a zero epsilon "
-                    "divides by zero), got 1e-300");
-  EXPECT_SPEC_ERROR(std::string(kModel) + "norm_eps = 1e-300\n" + kData, 6, 12,
-                    "model.norm_eps", "got 1e-300");
-  EXPECT_TRUE(
-      parse(std::string(kModel) + kData + "[training]\neps = 1e-30\n").spec);
-}
+/// Values that float32 turns into 0, 1 or a step too small.
+const Rejection kFloat32LimitsRejections[] = {
+    {"EpsilonThatIsZeroInFloat32",
+     std::string(kModel) + kData + "[training]\neps = 1e-300\n", 9, 7,
+     "training.eps",
+     "smaller values are 0 in float32, and a zero epsilon "
+     "divides by zero), got 1e-300"},
+    {"NormEpsilonThatIsZeroInFloat32",
+     std::string(kModel) + "norm_eps = 1e-300\n" + kData, 6, 12,
+     "model.norm_eps", "got 1e-300"},
+    {"Beta2ThatRoundsToOneInFloat32",
+     std::string(kModel) + kData + "[training]\nbeta2 = 0.99999999\n", 9, 9,
+     "training.beta2", "larger values round to 1 in float32), got 0.99999999"},
+    {"Beta1ThatRoundsToOneInFloat32",
+     std::string(kModel) + kData + "[training]\nbeta1 = 0.99999997\n", 9, 9,
+     "training.beta1", "got 0.99999997"},
+    {"LearningRateTooSmallForFloat32",
+     std::string(kModel) + kData + "[training]\nlr = 1e-50\n", 9, 6,
+     "training.lr",
+     "a smaller step leaves float32 weights of the usual scale "
+     "unchanged), got 1e-50"},
+    {"LearningRateTooLargeForFloat32",
+     std::string(kModel) + kData + "[training]\nlr = 1e39\n", 9, 6,
+     "training.lr", "got 1e+39"},
+    {"WeightDecayTooLargeForFloat32",
+     std::string(kModel) + kData + "[training]\nweight_decay = 1e300\n", 9, 16,
+     "training.weight_decay", "larger values overflow float32"},
+};
+INSTANTIATE_TEST_SUITE_P(Float32Limits, RejectedSpec,
+                         ::testing::ValuesIn(kFloat32LimitsRejections),
+                         caseName<Rejection>);
 
-TEST(SpecParser, RejectsBetaThatRoundsToOneInFloat32) {
-  EXPECT_SPEC_ERROR(
-      std::string(kModel) + kData + "[training]\nbeta2 = 0.99999999\n", 9, 9,
-      "training.beta2", "larger values round to 1 in float32), got 0.99999999");
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData +
-                        "[training]\nbeta1 = 0.99999997\n",
-                    9, 9, "training.beta1", "got 0.99999997");
-  EXPECT_TRUE(
-      parse(std::string(kModel) + kData + "[training]\nbeta2 = 0.99999994\n")
-          .spec);
-}
-
-TEST(SpecParser, RejectsLearningRateTooSmallForFloat32) {
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e-50\n", 9,
-                    6, "training.lr",
-                    "a smaller step leaves float32 weights of the usual scale "
-                    "unchanged), got 1e-50");
-  EXPECT_SPEC_ERROR(std::string(kModel) + kData + "[training]\nlr = 1e39\n", 9,
-                    6, "training.lr", "got 1e+39");
-  EXPECT_SPEC_ERROR(
-      std::string(kModel) + kData + "[training]\nweight_decay = 1e300\n", 9, 16,
-      "training.weight_decay", "larger values overflow float32");
-  EXPECT_TRUE(
-      parse(std::string(kModel) + kData + "[training]\nlr = 1e-9\n").spec);
-}
+/// Values just inside the float32 limits above.
+const Acceptance kFloat32LimitsAcceptances[] = {
+    {"SmallEpsilonThatIsNormalInFloat32",
+     std::string(kModel) + kData + "[training]\neps = 1e-30\n"},
+    {"LargestBetaBelowOneInFloat32",
+     std::string(kModel) + kData + "[training]\nbeta2 = 0.99999994\n"},
+    {"SmallestLearningRate",
+     std::string(kModel) + kData + "[training]\nlr = 1e-9\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Float32Limits, AcceptedSpec,
+                         ::testing::ValuesIn(kFloat32LimitsAcceptances),
+                         caseName<Acceptance>);
 
 //===----------------------------------------------------------------------===//
 // Command-line overrides
