@@ -78,6 +78,15 @@ private:
   Value stack(Value x, const std::string &prefix, int64_t count);
   Value hourglassLevel(Value x, const std::string &prefix, size_t level);
   std::string dataPath(const std::string &path) const;
+  bool classifies() const;
+  int64_t outputCount() const;
+  DictionaryAttr configAttr();
+  DictionaryAttr trainingAttr();
+  Block *createForwardFunc();
+  Value embed(Value table, Value tokens);
+  std::pair<Value, Value> classifierHead(Value x, Value targets);
+  std::pair<Value, Value> languageModelHead(Value x, Value table,
+                                            Value targets);
 
   MLIRContext &ctx;
   const ::tfc::spec::Spec &spec;
@@ -360,105 +369,119 @@ std::string ForwardBuilder::dataPath(const std::string &path) const {
   return absolute.str().str();
 }
 
-OwningOpRef<ModuleOp> ForwardBuilder::build() {
-  bool classify = spec.model.task == ::tfc::spec::Task::Classify;
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  builder.setInsertionPointToEnd(module->getBody());
+/// Whether the spec describes a classifier (else a language model).
+bool ForwardBuilder::classifies() const {
+  return spec.model.task == ::tfc::spec::Task::Classify;
+}
 
+/// The width of the logits: the vocabulary for a language model, the
+/// classes for a classifier (one for a binary cross-entropy loss).
+int64_t ForwardBuilder::outputCount() const {
+  if (!classifies())
+    return spec.model.vocab;
+  return spec.model.loss == ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
+             ? 1
+             : spec.model.classes;
+}
+
+/// The model's configuration (`tfc.config`), for the manifest the runtime
+/// reads.
+DictionaryAttr ForwardBuilder::configAttr() {
+  bool classify = classifies();
+  int64_t outputs = outputCount();
+  int64_t layerCount =
+      spec.hourglass.enabled ? spec.totalLayers() : spec.model.layers;
+  return builder.getDictionaryAttr({
+      builder.getNamedAttr("model", builder.getStringAttr(spec.model.name)),
+      builder.getNamedAttr("task",
+                           builder.getStringAttr(classify ? "classify" : "lm")),
+      builder.getNamedAttr("vocab",
+                           builder.getI64IntegerAttr(spec.model.vocab)),
+      builder.getNamedAttr("classes", builder.getI64IntegerAttr(
+                                          classify ? spec.model.classes : 0)),
+      builder.getNamedAttr("outputs", builder.getI64IntegerAttr(outputs)),
+      builder.getNamedAttr("batch", builder.getI64IntegerAttr(batch)),
+      builder.getNamedAttr("seq_len", builder.getI64IntegerAttr(seqLen)),
+      builder.getNamedAttr("d_model", builder.getI64IntegerAttr(width)),
+      builder.getNamedAttr("layers", builder.getI64IntegerAttr(layerCount)),
+      builder.getNamedAttr("heads",
+                           builder.getI64IntegerAttr(spec.model.heads)),
+      builder.getNamedAttr("min_freq",
+                           builder.getI64IntegerAttr(spec.data.minFreq)),
+      // Training-loop settings for the runtime (the optimizer itself is
+      // generated from `tfc.training`).
+      builder.getNamedAttr("lr", builder.getF64FloatAttr(spec.training.lr)),
+      builder.getNamedAttr("train_steps",
+                           builder.getI64IntegerAttr(spec.training.steps)),
+      builder.getNamedAttr("warmup",
+                           builder.getI64IntegerAttr(spec.training.warmup)),
+      builder.getNamedAttr("eval_every",
+                           builder.getI64IntegerAttr(spec.training.evalEvery)),
+      builder.getNamedAttr(
+          "eval_batches", builder.getI64IntegerAttr(spec.training.evalBatches)),
+      builder.getNamedAttr(
+          "checkpoint_every",
+          builder.getI64IntegerAttr(spec.training.checkpointEvery)),
+      builder.getNamedAttr("patience",
+                           builder.getI64IntegerAttr(spec.training.patience)),
+      builder.getNamedAttr(
+          "seed",
+          builder.getI64IntegerAttr(static_cast<int64_t>(spec.training.seed))),
+      builder.getNamedAttr(
+          "redraw",
+          builder.getI64IntegerAttr(
+              spec.attention.kind == ::tfc::spec::AttentionKind::Performer
+                  ? spec.attention.redraw
+                  : 0)),
+      builder.getNamedAttr("data_train",
+                           builder.getStringAttr(dataPath(spec.data.train))),
+      builder.getNamedAttr("data_val",
+                           builder.getStringAttr(dataPath(spec.data.val))),
+      builder.getNamedAttr("data_test",
+                           builder.getStringAttr(dataPath(spec.data.test))),
+  });
+}
+
+/// The optimizer's settings (`tfc.training`), for tfc-build-optimizer.
+DictionaryAttr ForwardBuilder::trainingAttr() {
+  const auto &training = spec.training;
+  return builder.getDictionaryAttr({
+      builder.getNamedAttr(
+          "optimizer",
+          builder.getStringAttr(
+              training.optimizer == ::tfc::spec::Optimizer::AdamW ? "adamw"
+                                                                  : "adam")),
+      builder.getNamedAttr("lr", builder.getF64FloatAttr(training.lr)),
+      builder.getNamedAttr("beta1", builder.getF64FloatAttr(training.beta1)),
+      builder.getNamedAttr("beta2", builder.getF64FloatAttr(training.beta2)),
+      builder.getNamedAttr("eps", builder.getF64FloatAttr(training.eps)),
+      builder.getNamedAttr("weight_decay",
+                           builder.getF64FloatAttr(training.weightDecay)),
+      builder.getNamedAttr(
+          "schedule",
+          builder.getStringAttr(::tfc::spec::toString(training.schedule))),
+      builder.getNamedAttr("warmup",
+                           builder.getI64IntegerAttr(training.warmup)),
+      builder.getNamedAttr("steps", builder.getI64IntegerAttr(training.steps)),
+      builder.getNamedAttr("clip", builder.getF64FloatAttr(training.clip)),
+  });
+}
+
+/// Creates the empty `forward(tokens, targets, mask) -> (loss, logits)`
+/// function, sets the insertion point to its body and `mask` to its mask
+/// argument, and returns the body.
+Block *ForwardBuilder::createForwardFunc() {
   auto ids = RankedTensorType::get({batch, seqLen}, builder.getI32Type());
-  Type targets = classify
+  Type targets = classifies()
                      ? RankedTensorType::get({batch}, builder.getI32Type())
                      : Type(ids);
-  int64_t outputs = classify ? (spec.model.loss ==
-                                        ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
-                                    ? 1
-                                    : spec.model.classes)
-                             : spec.model.vocab;
-  RankedTensorType logitsType = classify
+  int64_t outputs = outputCount();
+  RankedTensorType logitsType = classifies()
                                     ? floatTensor({batch, outputs})
                                     : floatTensor({batch, seqLen, outputs});
-  // The model's configuration, for the manifest the runtime reads.
-  int64_t layerCount = spec.hourglass.enabled ? spec.totalLayers()
-                                              : spec.model.layers;
-  (*module)->setAttr(
-      "tfc.config",
-      builder.getDictionaryAttr({
-          builder.getNamedAttr("model", builder.getStringAttr(spec.model.name)),
-          builder.getNamedAttr("task", builder.getStringAttr(
-                                           classify ? "classify" : "lm")),
-          builder.getNamedAttr("vocab",
-                               builder.getI64IntegerAttr(spec.model.vocab)),
-          builder.getNamedAttr("classes", builder.getI64IntegerAttr(
-                                              classify ? spec.model.classes
-                                                       : 0)),
-          builder.getNamedAttr("outputs", builder.getI64IntegerAttr(outputs)),
-          builder.getNamedAttr("batch", builder.getI64IntegerAttr(batch)),
-          builder.getNamedAttr("seq_len", builder.getI64IntegerAttr(seqLen)),
-          builder.getNamedAttr("d_model", builder.getI64IntegerAttr(width)),
-          builder.getNamedAttr("layers", builder.getI64IntegerAttr(layerCount)),
-          builder.getNamedAttr("heads",
-                               builder.getI64IntegerAttr(spec.model.heads)),
-          builder.getNamedAttr("min_freq",
-                               builder.getI64IntegerAttr(spec.data.minFreq)),
-          // Training-loop settings for the runtime (the optimizer itself is
-          // generated from `tfc.training`).
-          builder.getNamedAttr("lr", builder.getF64FloatAttr(spec.training.lr)),
-          builder.getNamedAttr("train_steps",
-                               builder.getI64IntegerAttr(spec.training.steps)),
-          builder.getNamedAttr("warmup",
-                               builder.getI64IntegerAttr(spec.training.warmup)),
-          builder.getNamedAttr(
-              "eval_every", builder.getI64IntegerAttr(spec.training.evalEvery)),
-          builder.getNamedAttr("eval_batches", builder.getI64IntegerAttr(
-                                                   spec.training.evalBatches)),
-          builder.getNamedAttr("checkpoint_every",
-                               builder.getI64IntegerAttr(
-                                   spec.training.checkpointEvery)),
-          builder.getNamedAttr("patience",
-                               builder.getI64IntegerAttr(spec.training.patience)),
-          builder.getNamedAttr("seed", builder.getI64IntegerAttr(
-                                           static_cast<int64_t>(
-                                               spec.training.seed))),
-          builder.getNamedAttr("redraw", builder.getI64IntegerAttr(
-                                             spec.attention.kind ==
-                                                     ::tfc::spec::AttentionKind::Performer
-                                                 ? spec.attention.redraw
-                                                 : 0)),
-          builder.getNamedAttr("data_train",
-                               builder.getStringAttr(dataPath(spec.data.train))),
-          builder.getNamedAttr("data_val",
-                               builder.getStringAttr(dataPath(spec.data.val))),
-          builder.getNamedAttr("data_test",
-                               builder.getStringAttr(dataPath(spec.data.test))),
-      }));
-  // The optimizer's settings, for tfc-build-optimizer.
-  const auto &training = spec.training;
-  (*module)->setAttr(
-      "tfc.training",
-      builder.getDictionaryAttr({
-          builder.getNamedAttr("optimizer",
-                               builder.getStringAttr(
-                                   training.optimizer ==
-                                           ::tfc::spec::Optimizer::AdamW
-                                       ? "adamw"
-                                       : "adam")),
-          builder.getNamedAttr("lr", builder.getF64FloatAttr(training.lr)),
-          builder.getNamedAttr("beta1", builder.getF64FloatAttr(training.beta1)),
-          builder.getNamedAttr("beta2", builder.getF64FloatAttr(training.beta2)),
-          builder.getNamedAttr("eps", builder.getF64FloatAttr(training.eps)),
-          builder.getNamedAttr("weight_decay",
-                               builder.getF64FloatAttr(training.weightDecay)),
-          builder.getNamedAttr("schedule",
-                               builder.getStringAttr(
-                                   ::tfc::spec::toString(training.schedule))),
-          builder.getNamedAttr("warmup",
-                               builder.getI64IntegerAttr(training.warmup)),
-          builder.getNamedAttr("steps", builder.getI64IntegerAttr(training.steps)),
-          builder.getNamedAttr("clip", builder.getF64FloatAttr(training.clip)),
-      }));
-  auto funcType = builder.getFunctionType(
-      {ids, targets, floatTensor({batch, seqLen})},
-      {floatTensor({}), logitsType});
+  auto funcType =
+      builder.getFunctionType({ids, targets, floatTensor({batch, seqLen})},
+                              {floatTensor({}), logitsType});
   auto func = builder.create<func::FuncOp>(fileLoc, "forward", funcType);
   func.setArgAttr(0, "tfc.arg", builder.getStringAttr("tokens"));
   func.setArgAttr(1, "tfc.arg", builder.getStringAttr("targets"));
@@ -466,11 +489,14 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   mask = body->getArgument(2);
+  return body;
+}
 
-  Value table = param("embed.weight", {spec.model.vocab, width}, "normal:0.02");
-  Value x = builder.create<EmbeddingOp>(loc("embed"),
-                                        floatTensor({batch, seqLen, width}),
-                                        table, body->getArgument(0));
+/// The embedded `tokens` (rows of `table`), with the spec's positions and
+/// dropout applied.
+Value ForwardBuilder::embed(Value table, Value tokens) {
+  Value x = builder.create<EmbeddingOp>(
+      loc("embed"), floatTensor({batch, seqLen, width}), table, tokens);
   switch (spec.model.positions) {
   case ::tfc::spec::Positions::None:
   case ::tfc::spec::Positions::Rotary:
@@ -479,46 +505,70 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
     x = builder.create<SinusoidalPositionsOp>(loc("pos"), x.getType(), x);
     break;
   case ::tfc::spec::Positions::Learned: {
-    Value positions =
-        param("pos_embed.weight", {seqLen, width}, "normal:0.02");
+    Value positions = param("pos_embed.weight", {seqLen, width}, "normal:0.02");
     x = builder.create<LearnedPositionsOp>(loc("pos_embed"), x.getType(), x,
                                            positions);
     break;
   }
   }
-  x = dropout(x);
+  return dropout(x);
+}
 
+/// The classifier's head on the first (CLS) token of `x`: its logits and
+/// loss against `targets`.
+std::pair<Value, Value> ForwardBuilder::classifierHead(Value x, Value targets) {
+  Value cls = builder.create<TakeTokenOp>(loc("cls"),
+                                          floatTensor({batch, width}), x, 0);
+  Value logits = linear(cls, "classifier", outputCount());
+  auto kind = spec.model.loss == ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
+                  ? ClassifyLossKind::bce
+                  : ClassifyLossKind::ce;
+  Value loss = builder.create<ClassifyLossOp>(loc("loss"), floatTensor({}),
+                                              kind, logits, targets);
+  return {logits, loss};
+}
+
+/// The language model's head: the logits of every position of `x` (through
+/// the embedding `table` when the spec ties them) and their cross-entropy
+/// loss against `targets`.
+std::pair<Value, Value> ForwardBuilder::languageModelHead(Value x, Value table,
+                                                          Value targets) {
+  int64_t outputs = outputCount();
+  Value logits;
+  if (spec.model.tieEmbeddings) {
+    // Tied output projection: logits = x @ embed.weight^T. The embedding
+    // table has the [vocab, d_model] layout of a linear weight.
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(x.getType()).getShape().drop_back());
+    shape.push_back(outputs);
+    logits = builder.create<LinearOp>(loc("lm_head"), floatTensor(shape), x,
+                                      table, Value());
+  } else {
+    logits = linear(x, "lm_head", outputs, /*bias=*/false);
+  }
+  Value loss = builder.create<CrossEntropyOp>(loc("loss"), floatTensor({}),
+                                              logits, targets);
+  return {logits, loss};
+}
+
+OwningOpRef<ModuleOp> ForwardBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  (*module)->setAttr("tfc.config", configAttr());
+  (*module)->setAttr("tfc.training", trainingAttr());
+  Block *body = createForwardFunc();
+
+  Value table = param("embed.weight", {spec.model.vocab, width}, "normal:0.02");
+  Value x = embed(table, body->getArgument(0));
   if (spec.hourglass.enabled)
     x = hourglassLevel(x, "", 0);
   else
     x = stack(x, "layers.", spec.model.layers);
   x = layerNorm(x, "norm");
 
-  Value logits, loss;
-  if (classify) {
-    Value cls = builder.create<TakeTokenOp>(loc("cls"),
-                                            floatTensor({batch, width}), x, 0);
-    logits = linear(cls, "classifier", outputs);
-    auto kind = spec.model.loss == ::tfc::spec::ClassifyLoss::BinaryCrossEntropy
-                    ? ClassifyLossKind::bce
-                    : ClassifyLossKind::ce;
-    loss = builder.create<ClassifyLossOp>(loc("loss"), floatTensor({}), kind,
-                                          logits, body->getArgument(1));
-  } else {
-    if (spec.model.tieEmbeddings) {
-      // Tied output projection: logits = x @ embed.weight^T. The embedding
-      // table has the [vocab, d_model] layout of a linear weight.
-      SmallVector<int64_t> shape(
-          cast<RankedTensorType>(x.getType()).getShape().drop_back());
-      shape.push_back(outputs);
-      logits = builder.create<LinearOp>(loc("lm_head"), floatTensor(shape), x,
-                                        table, Value());
-    } else {
-      logits = linear(x, "lm_head", outputs, /*bias=*/false);
-    }
-    loss = builder.create<CrossEntropyOp>(loc("loss"), floatTensor({}), logits,
-                                          body->getArgument(1));
-  }
+  auto [logits, loss] = classifies()
+                            ? classifierHead(x, body->getArgument(1))
+                            : languageModelHead(x, table, body->getArgument(1));
   builder.create<func::ReturnOp>(fileLoc, ValueRange{loss, logits});
   return module;
 }
