@@ -566,7 +566,9 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output,
   return !refuse;
 }
 
-int compile(int argc, char **argv, const std::string &toolDir) {
+/// Registers the options `tfc compile` parses besides its own: the passes
+/// and the MLIR options that may be named on its command line.
+void registerCompileOptions() {
   // The passes that --mlir-print-ir-before/after (and -mlir-timing's
   // filters) may name: tfc's own, the GPU target's, MLIR's generic ones and
   // the bufferization passes of the CPU pipeline. Registered before the
@@ -590,48 +592,79 @@ int compile(int argc, char **argv, const std::string &toolDir) {
       option->setHiddenFlag(cl::Hidden);
   }
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { ::tfc::printVersion(os); });
-  std::string optionErrors;
-  if (!parseOptions(argc, argv, optionErrors)) {
-    llvm::errs() << optionError(optionErrors) << "\n";
-    return 1;
-  }
+}
+
+/// Checks the options of the generated code that the spec has no say in:
+/// the optimisation level and the CPU.
+bool checkCodeGenOptions() {
   if (optLevel > 3) {
     llvm::errs() << "tfc: error: -O: expected 0 to 3, got " << optLevel << "\n";
-    return 1;
+    return false;
   }
-  if (!checkCpu(cpuName))
-    return 1;
+  return checkCpu(cpuName);
+}
 
+/// The --batch and --seq-len the command line gives in place of the spec's.
+::tfc::spec::Overrides sizeOverrides() {
   ::tfc::spec::Overrides overrides;
   if (batchOverride.getNumOccurrences())
     overrides.batch = batchOverride;
   if (seqLenOverride.getNumOccurrences())
     overrides.seqLen = seqLenOverride;
+  return overrides;
+}
+
+/// Reads the spec with `overrides` applied, printing its diagnostic if it
+/// is rejected.
+std::optional<::tfc::spec::Spec>
+readSpec(const ::tfc::spec::Overrides &overrides) {
   ::tfc::spec::Diagnostic diag;
   std::optional<::tfc::spec::Spec> spec =
       ::tfc::spec::parseSpecFile(specPath, diag, overrides);
-  if (!spec) {
+  if (!spec)
     llvm::errs() << diag.str() << "\n";
-    return 1;
-  }
+  return spec;
+}
+
+/// Applies --precision to `spec` and checks it and --attention-block
+/// against the rest of the build.
+bool applyModelOptions(::tfc::spec::Spec &spec) {
   // The flag wins over the spec.
   if (precision.getNumOccurrences())
-    spec->training.precision = precision;
-  bool bf16 = spec->training.precision == ::tfc::spec::Precision::BF16;
+    spec.training.precision = precision;
+  bool bf16 = spec.training.precision == ::tfc::spec::Precision::BF16;
   if (bf16 && useF64) {
     llvm::errs() << "tfc: error: --precision=bf16: expected a float32 build, "
                     "not --f64 (the gradient check's float64 build)\n";
-    return 1;
+    return false;
   }
   if (attentionBlock.getNumOccurrences() && attentionBlock < 1) {
     llvm::errs() << "tfc: error: --attention-block: expected at least 1, got "
                  << attentionBlock << "\n";
-    return 1;
+    return false;
   }
+  return true;
+}
 
-  Stage stage = emitStage;
+/// What a compile makes, where it goes and for which machine.
+struct Compilation {
+  Stage stage = Stage::Exe;
+  /// The output path; "-" for stdout.
+  std::string output;
+  /// Whether the kernels go through NVVM to a GPU: false for the CPU and
+  /// for --gpu-emulate, whose kernels are CPU code.
+  bool cuda = false;
+  ::tfc::GpuTargetOptions gpu;
+};
+
+/// Sets `job.output` from -o (by default stdout for IR, the spec's name for
+/// obj and exe) and refuses an output that would overwrite the spec or
+/// cannot take the stage's result.
+bool chooseOutput(Compilation &job) {
+  Stage stage = job.stage;
   bool binary = stage == Stage::Obj || stage == Stage::Exe;
-  std::string output = outputPath;
+  std::string &output = job.output;
+  output = outputPath;
   if (output.empty())
     output = binary ? llvm::sys::path::stem(specPath).str() +
                           (stage == Stage::Obj ? ".o" : "")
@@ -644,12 +677,12 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     else
       llvm::errs() << "tfc: error: -o: " << output
                    << " is the spec itself; expected another output path\n";
-    return 1;
+    return false;
   }
   if (stage == Stage::Exe && output == "-") {
     llvm::errs() << "tfc: error: -o -: an executable is written to a file; "
                     "'-' (stdout) is for the textual stages and obj\n";
-    return 1;
+    return false;
   }
   // The executable is linked in place: an output that is a folder, a
   // device or a FIFO would fail in the linker, or block.
@@ -663,20 +696,27 @@ int compile(int argc, char **argv, const std::string &toolDir) {
                          ? " is a folder"
                          : " is not a regular file")
                  << "; expected the executable's file path\n";
-    return 1;
+    return false;
   }
+  return true;
+}
 
+/// Checks the target options against each other and the stage, and sets
+/// `job.cuda` and `job.gpu` (the architecture, and the CUDA toolkit whose
+/// ptxas and libdevice the GPU target uses).
+bool chooseTarget(Compilation &job) {
+  Stage stage = job.stage;
   bool cuda = target == Target::CUDA;
   if (useF64 && stage == Stage::Exe) {
     llvm::errs() << "tfc: error: --f64: an executable's runtime holds float32 "
                     "tensors; --f64 builds an object or IR (--emit=obj, as "
                     "for the gradient check)\n";
-    return 1;
+    return false;
   }
   if (stage == Stage::PTX && !cuda) {
     llvm::errs() << "tfc: error: --emit=ptx: expected --target=cuda (the CPU "
                     "target has no PTX)\n";
-    return 1;
+    return false;
   }
   for (cl::Option *option : {static_cast<cl::Option *>(&gpuArch),
                              static_cast<cl::Option *>(&cudaToolkit)})
@@ -684,25 +724,25 @@ int compile(int argc, char **argv, const std::string &toolDir) {
       llvm::errs() << "tfc: error: --" << option->ArgStr
                    << ": expected --target=cuda (it sets the GPU target's "
                       "code)\n";
-      return 1;
+      return false;
     }
   if (cuda && !checkGpuArch(gpuArch))
-    return 1;
+    return false;
   if (gpuEmulate && (!cuda || stage == Stage::PTX)) {
     llvm::errs() << "tfc: error: --gpu-emulate: expected --target=cuda and "
                     "a stage other than ptx\n";
-    return 1;
+    return false;
   }
   if (gpuAttention.getNumOccurrences() && target != Target::CUDA) {
     llvm::errs() << "tfc: error: --gpu-attention: expected --target=cuda "
                     "(it sets the GPU target's attention)\n";
-    return 1;
+    return false;
   }
   // The emulation is CPU code: checked and linked as such.
   if (gpuEmulate)
     cuda = false;
-  ::tfc::GpuTargetOptions gpu;
-  gpu.arch = gpuArch;
+  job.cuda = cuda;
+  job.gpu.arch = gpuArch;
   std::string toolkit = cudaToolkit;
   if (toolkit.empty())
     toolkit = ::tfc::findCudaToolkit();
@@ -712,48 +752,58 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     llvm::errs() << "tfc: error: --cuda-toolkit: " << toolkit
                  << "/bin/ptxas: not found; expected a CUDA toolkit folder "
                     "or 'none'\n";
-    return 1;
+    return false;
   }
   // PTX only for --emit=ptx; otherwise a fatbin when ptxas is installed.
   if (stage != Stage::PTX)
-    gpu.toolkit = toolkit;
-  gpu.libdevice = ::tfc::findLibdevice(toolkit);
+    job.gpu.toolkit = toolkit;
+  job.gpu.libdevice = ::tfc::findLibdevice(toolkit);
+  return true;
+}
 
-  DialectRegistry registry;
-  ::tfc::registerCodegenDialects(registry);
-  ::tfc::registerGpuCodegenDialects(registry);
-  MLIRContext ctx(registry);
-  ctx.loadAllAvailableDialects();
+/// Builds the tfc IR of `spec` in `ctx` and refuses tensors that no x86-64
+/// process could hold; null on failure.
+OwningOpRef<ModuleOp> buildModule(MLIRContext &ctx,
+                                  const ::tfc::spec::Spec &spec,
+                                  const ::tfc::spec::Overrides &overrides) {
   ::tfc::ImportOptions opts;
   // The spec carries --batch and --seq-len, validated with the rest.
   opts.useF64 = useF64;
-  OwningOpRef<ModuleOp> module = ::tfc::buildForwardModule(ctx, *spec, opts);
+  OwningOpRef<ModuleOp> module = ::tfc::buildForwardModule(ctx, spec, opts);
   if (!module)
-    return 1;
-  if (!checkTensorSizes(*module, *spec, overrides))
-    return 1;
+    return nullptr;
+  if (!checkTensorSizes(*module, spec, overrides))
+    return nullptr;
+  return module;
+}
 
-  if (stage == Stage::SpecIR)
-    return printModule(*module, output);
-
-  // -mlir-timing reports the passes and, for binary output, the LLVM stage.
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope rootTiming = timing.getRootScope();
-  PassManager pm(&ctx);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return 1;
-  pm.enableTiming(rootTiming);
+/// The pipelines' options, from the command line and the spec.
+::tfc::PipelineOptions pipelineOptions(const ::tfc::spec::Spec &spec,
+                                       const Compilation &job) {
   ::tfc::PipelineOptions pipeline;
   pipeline.train = withTraining;
   pipeline.fusion = !noFusion;
   pipeline.attentionBlock = attentionBlock;
   pipeline.recomputeAttention = recomputeAttention;
   pipeline.recomputeElementwise = recomputeElementwise;
-  pipeline.bf16 = bf16;
-  pipeline.parallelHeads = !cuda && !gpuEmulate;
+  pipeline.bf16 = spec.training.precision == ::tfc::spec::Precision::BF16;
+  pipeline.parallelHeads = !job.cuda && !gpuEmulate;
   pipeline.rowAttention =
-      (cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
+      (job.cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
+  return pipeline;
+}
+
+/// Runs the passes that take `module` to `job.stage` (for the binary
+/// stages, to the LLVM dialect), timed under `rootTiming`.
+LogicalResult runPipelines(MLIRContext &ctx, ModuleOp module,
+                           const Compilation &job,
+                           const ::tfc::PipelineOptions &pipeline,
+                           TimingScope &rootTiming) {
+  Stage stage = job.stage;
+  PassManager pm(&ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.enableTiming(rootTiming);
   if (stage == Stage::Tfc) {
     if (evalOnly)
       pm.addPass(mlir::tfc::createTfcStripDropout());
@@ -764,62 +814,79 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
       ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
-    else if (stage != Stage::Linalg && !cuda)
+    else if (stage != Stage::Linalg && !job.cuda)
       ::tfc::buildLinalgToLLVMPipeline(pm, pipeline);
     else if (stage != Stage::Linalg)
-      ::tfc::buildLinalgToGpuPipeline(pm, gpu);
+      ::tfc::buildLinalgToGpuPipeline(pm, job.gpu);
   }
-  if (failed(pm.run(*module)))
-    return 1;
-  if (stage == Stage::PTX)
-    return printKernelImage(*module, output);
-  if (stage == Stage::Tfc || stage == Stage::Linalg ||
-      stage == Stage::LLVMDialect)
-    return printModule(*module, output);
+  return pm.run(module);
+}
+
+/// Checks the working memory of an object or executable for the CPU (see
+/// checkArenaSize); a GPU executable's arenas are device memory, checked
+/// when it starts.
+bool checkWorkingMemory(ModuleOp module, const ::tfc::spec::Spec &spec,
+                        const ::tfc::PipelineOptions &pipeline,
+                        const Compilation &job) {
   // By pairs, Performer's gradient recomputes its features anyway.
   bool attentionHint =
       withTraining && !recomputeAttention && !pipeline.performerByPairs() &&
-      spec->attention.kind == ::tfc::spec::AttentionKind::Performer;
+      spec.attention.kind == ::tfc::spec::AttentionKind::Performer;
   bool elementwiseHint = withTraining && !recomputeElementwise;
-  // A GPU executable's arenas are device memory, checked when it starts.
-  if ((stage == Stage::Exe || stage == Stage::Obj) && !cuda &&
-      !checkArenaSize(*module, output, attentionHint, elementwiseHint))
-    return 1;
+  if ((job.stage == Stage::Exe || job.stage == Stage::Obj) && !job.cuda &&
+      !checkArenaSize(module, job.output, attentionHint, elementwiseHint))
+    return false;
+  return true;
+}
 
-  std::string object = output;
-  if (stage == Stage::Exe) {
-    llvm::SmallString<128> temp, tempDir;
-    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, tempDir);
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("tfc-model", "o", temp)) {
-      llvm::errs() << "tfc: error: " << tempDir
-                   << ": cannot create a temporary object file: "
-                   << ec.message() << "\n";
-      return 1;
-    }
-    object = temp.str().str();
-    // An interrupted compile leaves no object behind.
-    llvm::sys::RemoveFileOnSignal(object);
+/// Creates the temporary object file that an executable is linked from,
+/// removed if the compile is interrupted.
+bool createTemporaryObject(std::string &object) {
+  llvm::SmallString<128> temp, tempDir;
+  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, tempDir);
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tfc-model", "o", temp)) {
+    llvm::errs() << "tfc: error: " << tempDir
+                 << ": cannot create a temporary object file: " << ec.message()
+                 << "\n";
+    return false;
   }
+  object = temp.str().str();
+  // An interrupted compile leaves no object behind.
+  llvm::sys::RemoveFileOnSignal(object);
+  return true;
+}
+
+/// Links `object` into the executable `output`, creating its folder; the
+/// error, empty if there is none.
+std::string linkInto(const std::string &object, const std::string &output,
+                     const std::string &toolDir, bool cuda) {
+  llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
+  if (!parent.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+      return parent.str().str() + ": cannot create the folder: " + ec.message();
+  }
+  return ::tfc::linkExecutable(object, output, toolDir, cuda);
+}
+
+/// Translates `module` (in the LLVM dialect) to LLVM IR, an object file or,
+/// linked with the runtime from `toolDir`, an executable.
+int emitBinary(ModuleOp module, const Compilation &job,
+               const std::string &toolDir, TimingScope &rootTiming) {
+  bool exe = job.stage == Stage::Exe;
+  std::string object = job.output;
+  if (exe && !createTemporaryObject(object))
+    return 1;
   TimingScope llvmTiming = rootTiming.nest("LLVM: translate, optimise, emit");
-  std::string error = ::tfc::emitObjectFile(*module, cpuName, object,
-                                            stage == Stage::LLVMIR, optLevel);
+  std::string error = ::tfc::emitObjectFile(
+      module, cpuName, object, job.stage == Stage::LLVMIR, optLevel);
   llvmTiming.stop();
-  // Writing the object kept it and forgot it on signals: the link is
-  // interruptible too.
-  if (stage == Stage::Exe)
+  if (exe) {
+    // Writing the object kept it and forgot it on signals: the link is
+    // interruptible too.
     llvm::sys::RemoveFileOnSignal(object);
-  if (error.empty() && stage == Stage::Exe) {
-    llvm::SmallString<256> parent(llvm::sys::path::parent_path(output));
-    if (!parent.empty()) {
-      if (std::error_code ec = llvm::sys::fs::create_directories(parent))
-        error =
-            parent.str().str() + ": cannot create the folder: " + ec.message();
-    }
     if (error.empty())
-      error = ::tfc::linkExecutable(object, output, toolDir, cuda);
-  }
-  if (stage == Stage::Exe) {
+      error = linkInto(object, job.output, toolDir, job.cuda);
     llvm::sys::fs::remove(object);
     llvm::sys::DontRemoveFileOnSignal(object);
   }
@@ -828,6 +895,52 @@ int compile(int argc, char **argv, const std::string &toolDir) {
     return 1;
   }
   return 0;
+}
+
+int compile(int argc, char **argv, const std::string &toolDir) {
+  registerCompileOptions();
+  std::string optionErrors;
+  if (!parseOptions(argc, argv, optionErrors)) {
+    llvm::errs() << optionError(optionErrors) << "\n";
+    return 1;
+  }
+  if (!checkCodeGenOptions())
+    return 1;
+  ::tfc::spec::Overrides overrides = sizeOverrides();
+  std::optional<::tfc::spec::Spec> spec = readSpec(overrides);
+  if (!spec || !applyModelOptions(*spec))
+    return 1;
+  Compilation job;
+  job.stage = emitStage;
+  if (!chooseOutput(job) || !chooseTarget(job))
+    return 1;
+
+  DialectRegistry registry;
+  ::tfc::registerCodegenDialects(registry);
+  ::tfc::registerGpuCodegenDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = buildModule(ctx, *spec, overrides);
+  if (!module)
+    return 1;
+  if (job.stage == Stage::SpecIR)
+    return printModule(*module, job.output);
+
+  // -mlir-timing reports the passes and, for binary output, the LLVM stage.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope rootTiming = timing.getRootScope();
+  ::tfc::PipelineOptions pipeline = pipelineOptions(*spec, job);
+  if (failed(runPipelines(ctx, *module, job, pipeline, rootTiming)))
+    return 1;
+  if (job.stage == Stage::PTX)
+    return printKernelImage(*module, job.output);
+  if (job.stage == Stage::Tfc || job.stage == Stage::Linalg ||
+      job.stage == Stage::LLVMDialect)
+    return printModule(*module, job.output);
+  if (!checkWorkingMemory(*module, *spec, pipeline, job))
+    return 1;
+  return emitBinary(*module, job, toolDir, rootTiming);
 }
 
 } // namespace
