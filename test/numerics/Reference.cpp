@@ -332,6 +332,10 @@ private:
   Matrix shorten(const Matrix &x, const std::string &name, int64_t factor);
   Matrix upsample(const Matrix &shortened, const Matrix &residual,
                   const std::string &name, int64_t factor);
+  Matrix
+  resamplingAttention(const Matrix &queries, const Matrix &keys,
+                      const std::string &name,
+                      const std::function<bool(int64_t, int64_t)> &visible);
 
   const spec::Spec &s;
   Weights &w;
@@ -698,17 +702,11 @@ Matrix ReferenceModel::shorten(const Matrix &x, const std::string &name,
     concatenated.data = x.data; // Row-major: group n is rows n*k .. n*k+k-1.
     return linear(concatenated, name, width);
   }
-  case spec::ShortenKind::Attention: {
-    Matrix q = linear(pooled, name + ".q_proj", width, /*bias=*/false);
-    Matrix k = linear(x, name + ".k_proj", width, /*bias=*/false);
-    Matrix v = linear(x, name + ".v_proj", width, /*bias=*/false);
-    Matrix attended(groups, width);
-    for (int64_t n = 0; n < groups; ++n)
-      attendRow(
-          q, n, k, v, heads, nullptr,
-          [&](int64_t j) { return j / factor == n; }, attended, n);
-    return add(pooled, linear(attended, name + ".out_proj", width, false));
-  }
+  case spec::ShortenKind::Attention:
+    return add(pooled,
+               resamplingAttention(pooled, x, name, [&](int64_t n, int64_t j) {
+                 return j / factor == n;
+               }));
   }
   return pooled;
 }
@@ -735,19 +733,30 @@ Matrix ReferenceModel::upsample(const Matrix &shortened, const Matrix &residual,
     out.data = wide.data; // Row-major: position n*k + j is wide[n, j*D ..].
     return out;
   }
-  case spec::UpsampleKind::Attention: {
-    Matrix q = linear(residual, name + ".q_proj", width, /*bias=*/false);
-    Matrix k = linear(shortened, name + ".k_proj", width, /*bias=*/false);
-    Matrix v = linear(shortened, name + ".v_proj", width, /*bias=*/false);
-    Matrix attended(length, width);
-    for (int64_t p = 0; p < length; ++p)
-      attendRow(
-          q, p, k, v, heads, nullptr,
-          [&](int64_t i) { return i * factor <= p; }, attended, p);
-    return add(repeated, linear(attended, name + ".out_proj", width, false));
-  }
+  case spec::UpsampleKind::Attention:
+    return add(repeated, resamplingAttention(residual, shortened, name,
+                                             [&](int64_t p, int64_t i) {
+                                               return i * factor <= p;
+                                             }));
   }
   return repeated;
+}
+
+/// The attention of hourglass shortening and up-sampling: each row of
+/// `queries` attends the rows of `keys` that `visible(row, key)` admits,
+/// through `name`.q_proj, k_proj, v_proj and out_proj (without bias).
+Matrix ReferenceModel::resamplingAttention(
+    const Matrix &queries, const Matrix &keys, const std::string &name,
+    const std::function<bool(int64_t, int64_t)> &visible) {
+  Matrix q = linear(queries, name + ".q_proj", width, /*bias=*/false);
+  Matrix k = linear(keys, name + ".k_proj", width, /*bias=*/false);
+  Matrix v = linear(keys, name + ".v_proj", width, /*bias=*/false);
+  Matrix attended(queries.rows, width);
+  for (int64_t row = 0; row < queries.rows; ++row)
+    attendRow(
+        q, row, k, v, heads, nullptr,
+        [&](int64_t key) { return visible(row, key); }, attended, row);
+  return linear(attended, name + ".out_proj", width, false);
 }
 
 /// Level `level` of the hourglass layout: pre layers; then, unless it is the
