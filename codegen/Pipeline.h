@@ -1,4 +1,4 @@
-//===- Pipeline.h - From tfc IR to a native executable ----------*- C++ -*-===//
+//===- Pipeline.h - The stages that both back ends share --------*- C++ -*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
@@ -10,8 +10,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
-#include "llvm/Support/ToolOutputFile.h"
-
+#include <functional>
 #include <string>
 
 namespace mlir {
@@ -24,8 +23,25 @@ namespace tfc {
 /// LLVM IR) that the CPU pipeline needs.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
 
+/// What a back end asks of the target-independent middle. Each back end
+/// fills it (cpuTargetChoices() in codegen/cpu, gpuTargetChoices() in
+/// codegen/gpu); the shared passes take it through their options.
+struct TargetChoices {
+  /// Blocked attention's and Performer attention's (batch, head) pairs run
+  /// as the parallel iterations of an `scf.forall`, one pair per thread
+  /// (the CPU); otherwise they stay batch-wide ops that the back end maps
+  /// to kernels (the GPU).
+  bool attentionPairsAsThreads = true;
+  /// Passes of the back end that lower softmax attention before the shared
+  /// ones do (the GPU's tfc-row-attention with `--gpu-attention=rows`);
+  /// they run when fusion is on.
+  std::function<void(mlir::OpPassManager &)> addAttentionPasses;
+};
+
 /// What the pipelines build, beyond their defaults.
 struct PipelineOptions {
+  /// The back end's choices (the CPU's by default).
+  TargetChoices target;
   /// Generate the training entry points.
   bool train = true;
   /// Run the fusion passes (blocked attention, fused element-wise chains);
@@ -35,13 +51,6 @@ struct PipelineOptions {
   /// pass choose per attention (128 for softmax, a band's best for
   /// Longformer).
   int64_t attentionBlock = 0;
-  /// Run blocked attention's and Performer attention's (batch, head) pairs
-  /// as the parallel iterations of an `scf.forall` (the CPU target; the GPU
-  /// target maps the block ops and the batch-wide ops to kernels instead).
-  bool parallelHeads = true;
-  /// Lower softmax attention to loops over rows (tfc-row-attention) instead
-  /// of blocks (`tfc compile --target=cuda --gpu-attention=rows`).
-  bool rowAttention = false;
   /// Recompute Performer attention in its gradient instead of keeping the
   /// forward's features, chunk states and scores (`tfc compile
   /// --recompute-attention`; tfc-lower-to-linalg's `recompute-attention`).
@@ -49,7 +58,9 @@ struct PipelineOptions {
   /// Performer attention runs by (batch, head) pairs (tfc-performer-heads),
   /// whose gradient recomputes each pair's features whatever
   /// recomputeAttention says.
-  bool performerByPairs() const { return fusion && parallelHeads; }
+  bool performerByPairs() const {
+    return fusion && target.attentionPairsAsThreads;
+  }
   /// Recompute cheap element-wise forward results (GELU and LayerNorm
   /// outputs) where the backward reads them instead of keeping them
   /// (tfc-recompute-elementwise; `tfc compile --recompute-elementwise`).
@@ -71,42 +82,14 @@ void buildTfcToLinalgPipeline(mlir::OpPassManager &pm,
 /// buffers out of loops.
 void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 
-/// linalg on tensors → LLVM dialect: inlining, one-shot bufferization,
-/// row-wise fusion (when `options.fusion`), arenas, kernels, loops, and the
-/// conversions to LLVM (bare-pointer calling convention for the entry
-/// points).
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
-                               const PipelineOptions &options = {});
-
 /// Host code on buffers (loops, vectors, OpenMP, calls) → the LLVM
 /// dialect, the entry points with bare pointers: the last stage of the CPU
 /// pipeline, and of the GPU target's host code.
 void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
 
-/// Translates an LLVM-dialect module to LLVM IR, optimises it at -O3 for
-/// `cpu` ("native" or "" = this machine) at `optLevel` (0-3) and writes an
-/// object file. Returns an error message, empty on success.
-std::string emitObjectFile(mlir::ModuleOp module, const std::string &cpu,
-                           const std::string &path, bool emitLLVMIR,
-                           unsigned optLevel = 3);
-
-/// Registers `tfc-to-linalg` and `tfc-linalg-to-llvm` as pass pipelines
+/// Registers `tfc-to-linalg` and `tfc-linalg-to-buffers` as pass pipelines
 /// (for tfc-opt).
 void registerCodegenPipelines();
-
-/// Flushes `out`, written at `path`, and keeps it; on a write error (a
-/// full disk) returns "<path>: <error>" instead, removing a partial
-/// regular file (a device such as /dev/full is left alone).
-std::string finishOutput(llvm::ToolOutputFile &out, const std::string &path);
-
-/// Links `object` with the runtime libraries into the executable `output`.
-/// `toolDir` is the folder of the running `tfc`, from which the runtime
-/// libraries are found. A `cuda` executable links the CUDA driver glue
-/// (libtfcrt_cuda) instead of OpenMP, the runtime without MPI and
-/// libstdc++ statically, so that it needs only the NVIDIA driver. Returns an error message, empty on
-/// success.
-std::string linkExecutable(const std::string &object, const std::string &output,
-                           const std::string &toolDir, bool cuda = false);
 
 } // namespace tfc
 

@@ -48,8 +48,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/AttentionUtils.h"
-#include "passes/LoweringUtils.h"
+#include "passes/AttentionBuilders.h"
+#include "passes/Utils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

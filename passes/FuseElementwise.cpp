@@ -25,7 +25,7 @@
 
 #include "passes/Passes.h"
 
-#include "passes/EpilogueUtils.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"

@@ -9,7 +9,7 @@
 /// with the element-wise `linalg.generic` that is the only user of its
 /// result (bias add, activation, residual add, scaling: one op after
 /// tfc-fuse-elementwise), so that the contraction kernels apply that op to
-/// their accumulators before storing them (see EpilogueUtils.h for the form
+/// their accumulators before storing them (see passes/Utils.h for the form
 /// of the pair). The consumer is rewritten to update C in place (C becomes
 /// its output, the body reads the output element where it read C), the
 /// contraction moves right before it and is marked `tfc.epilogue`.
@@ -36,7 +36,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/EpilogueUtils.h"
+#include "passes/Utils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"

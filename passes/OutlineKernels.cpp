@@ -27,7 +27,7 @@
 
 #include "passes/Passes.h"
 
-#include "passes/EpilogueUtils.h"
+#include "passes/Utils.h"
 #include "passes/ManifestText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

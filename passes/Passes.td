@@ -131,64 +131,6 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
   ];
 }
 
-def TfcPerformerHeads : Pass<"tfc-performer-heads", "mlir::ModuleOp"> {
-  let summary = "Performer attention and its gradient as one loop over (batch, head) pairs";
-  let description = [{
-    Replaces each `tfc.attention` and `tfc.attention_grad` of the
-    `#tfc.performer` kind (static shapes, more than one (batch, head) pair)
-    by an `scf.forall` over its (batch, head) pairs, whose body is the same
-    op on the pair's `[1, S, Dh]` slices of the query, key, value and output
-    gradient (`heads 1`, the mask's row of the batch, the features whole),
-    lowered in place by tfc-lower-to-linalg's patterns, with the unit batch
-    and head dimensions of its linalg ops dropped. Each thread then runs the
-    whole FAVOR+ chain of a pair (features, stabilisers, chunk scores,
-    chunk states and their prefix scans, numerator and denominator) on
-    tensors that stay in its cache, where each op over `[B, S, H, M]` would
-    stream the batch's features through memory. The gradient's loop
-    recomputes the pair's features and chunk states, so the training step
-    keeps no `[B, S, H, M]` tensor between its forward and its gradient.
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect",
-    "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect",
-    "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect",
-  ];
-}
-
-def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
-  let summary = "Softmax attention as loops over rows, with no score matrix";
-  let description = [{
-    Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax`
-    kind (static shapes; causal only when the query and key lengths are
-    equal) to `scf.forall` loops over (batch, head, row) on tensors. The
-    forward's iteration for query row `i` runs over the keys `i` may attend
-    (`j <= i` when causal, real keys of the mask), keeping the running
-    maximum, normaliser and `[Dh]` accumulator of an online softmax in
-    registers (`vector` values), and writes its output row. The gradient is
-    two such loops: one per query row, which recomputes the softmax's
-    log-sum-exp and `D = dO . O` and accumulates `dQ`, and one per key row,
-    which accumulates `dK` and `dV` over the queries that attend it from
-    the first loop's log-sum-exp and `D`. A row that attends no key gives
-    zeros, and a padding key zero gradients, as in the dense lowering.
-    Neither loop stores more than `[B, H, S]` numbers besides its results:
-    no `[S, S]` matrix and no block of one.
-
-    This is the GPU target's form of softmax attention under
-    `tfc compile --target=cuda --gpu-attention=rows`: each iteration is one
-    thread, the threads of a block consecutive query rows of one head.
-    Other kinds are left to tfc-blocked-attention and tfc-lower-to-linalg.
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect",
-    "mlir::math::MathDialect",
-    "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect",
-    "mlir::vector::VectorDialect",
-  ];
-}
-
 def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuses chains of element-wise linalg.generic ops into one";
   let description = [{
@@ -200,71 +142,6 @@ def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
     a permutation (no broadcast); contractions and reductions are not
     consumers, so the contraction kernels still recognise them.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
-def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
-  let summary = "Fuses row-wise linalg ops on buffers into one loop over row tiles";
-  let description = [{
-    On buffers, a run of linalg ops over the same rows (their first loop is
-    parallel with the same extent: a LayerNorm's row sums, normalisation and
-    scale, a softmax cross-entropy's row maximum, sum and loss, and their
-    gradients) becomes one `scf.parallel` over tiles of rows, each iteration
-    running every op of the run on its tile, so that every op after the
-    first reads what the one before wrote from cache. Every buffer an op
-    writes must be read by the other ops of the run through the same
-    row-indexed view (row r depends only on row r); buffers that do not
-    depend on the row (a scale vector) may be read whole. Contractions, ops
-    that read the row index, and ops with dynamic shapes are not taken; any
-    op with memory effects that is not taken ends a run. Each op computes
-    the same values in the same order as before.
-  }];
-  let options = [
-    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"32768",
-           "Bytes of row-indexed data per tile of rows">,
-    Option<"minTiles", "min-tiles", "int64_t", /*default=*/"8",
-           "Fewest tiles of a fused run (runs with fewer rows are left alone)">
-  ];
-  let statistics = [
-    Statistic<"fusedRuns", "fused-runs", "Runs of row-wise ops fused">
-  ];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect"];
-}
-
-def TfcCollapseDims : Pass<"tfc-collapse-dims", "mlir::ModuleOp"> {
-  let summary = "Merges the trailing contiguous loops of element-wise ops";
-  let description = [{
-    On buffers, an element-wise linalg op (all loops parallel, no loop
-    indices read) whose trailing loops every operand holds contiguously in
-    memory gets them merged into one loop, so that a short innermost loop
-    (the head dimension) does not make LLVM unroll it and vectorise the
-    strided loop around it with gathers. Outside a parallel loop, the loops
-    in front keep at least 16 iterations for the threads.
-  }];
-  let statistics = [
-    Statistic<"collapsedOps", "collapsed-ops",
-              "Element-wise ops whose trailing loops were merged">
-  ];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
-                           "mlir::memref::MemRefDialect"];
-}
-
-def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::ModuleOp"> {
-  let summary = "Puts innermost the loop along every operand's contiguous dimension";
-  let description = [{
-    On buffers, a `linalg.generic` whose operands all have unit stride in
-    their last dimension, all indexed there by the same parallel loop, with
-    reduction loops after it (a depth-wise convolution and its weight
-    gradient, column sums), gets that loop moved innermost, so that its
-    loop nest steps along contiguous memory and vectorises. The reductions
-    keep their order, so results are bit-identical.
-  }];
-  let statistics = [
-    Statistic<"interchangedOps", "interchanged-ops",
-              "Generic ops whose contiguous loop moved innermost">
-  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
@@ -295,41 +172,6 @@ def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::ModuleOp"> {
     alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
-def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
-  let summary = "Lowers tfc operations to linalg, tensor, arith and math";
-  let description = [{
-    Rewrites every tfc operation except `tfc.param` into operations on
-    tensors: `linalg.generic` and named linalg ops for the math, `tensor`
-    reshapes and slices, `scf.for` for the prefix sums of causal Performer
-    attention. `tfc.dropout` must have been removed (`tfc-strip-dropout`) or
-    lowered by the training pipeline first.
-
-    The gradient of an attention recomputes what it needs from the forward
-    with the forward's own ops, so that CSE merges the two and the forward's
-    intermediate values are kept until the gradient reads them. With
-    `recompute-attention`, the gradient of Performer attention projects
-    through the transposed feature matrix instead: its recomputation is
-    then an independent copy that CSE leaves alone, the forward's features,
-    chunk states and scores die with the forward, and one layer's worth of
-    them exists at a time (less memory, the feature maps and chunk sums
-    computed twice). Softmax and Longformer attention by blocks
-    (`tfc-blocked-attention`) recompute their probabilities anyway.
-  }];
-  let options = [
-    Option<"recomputeAttention", "recompute-attention", "bool",
-           /*default=*/"false",
-           "Recompute Performer attention's features, chunk states and "
-           "scores in its gradient instead of keeping the forward's">,
-  ];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect",
-    "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect",
-    "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect",
-  ];
 }
 
 def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
@@ -530,23 +372,6 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
-def TfcAdviseHugePages : Pass<"tfc-advise-huge-pages", "mlir::ModuleOp"> {
-  let summary = "Asks the kernel for transparent huge pages over the arenas";
-  let description = [{
-    Runs on the LLVM dialect, after the arenas of tfc-static-buffers have
-    become `llvm.mlir.global`s. For every arena of at least 2 MiB (one huge
-    page), a constructor (`llvm.mlir.global_ctors`, internal function
-    `@tfc_advise_huge_pages`) calls `madvise(start, length, MADV_HUGEPAGE)`
-    over the 4 KiB pages the arena covers, so that a system whose
-    transparent huge pages are given on request maps the arenas in 2 MiB
-    pages: fewer page faults on the first step, fewer TLB misses on every
-    step. The advice is a hint and its result is not read. A module
-    without such an arena is left unchanged; one that already has global
-    constructors is an error.
-  }];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
-}
-
 def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
   let summary = "Fast float arithmetic: polynomial f32 math, reassociation";
   let description = [{
@@ -613,101 +438,6 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
-def TfcVectorizeContractions
-    : Pass<"tfc-vectorize-contractions", "mlir::ModuleOp"> {
-  let summary = "Register-tiled vector kernels for linalg contractions";
-  let description = [{
-    Rewrites every linalg op on buffers whose body is `out + a * b` with a
-    reduction dimension shared by both inputs (matmuls, batched and
-    transposed ones, attention scores and values, their gradients) into a
-    BLAS-like loop nest: the input that carries C's innermost dimension is
-    packed panel by panel (256 deep) into a zero-padded contiguous buffer,
-    and register tiles of 8 rows x 2 vectors (12 x 1 for narrow outputs)
-    accumulate vector FMAs over each panel, masked at the edge of N; the
-    rows left at the edge of M make one tile of their own height. A
-    contraction of at least 65536 multiply-adds forks threads: over its
-    leading parallel outer loops (batch, head, chunk) when they have at
-    least 8 iterations and the panel fits in 64 KiB, each iteration then
-    packing into a panel of its own on the stack (`memref.alloca` in a
-    `memref.alloca_scope`); else over its row blocks, with one shared
-    global panel. A `linalg.fill` of zeros into C right before the
-    contraction (nothing with memory effects in between, no outer loop
-    reducing into C) is erased; the first K panel's accumulators start
-    from zero instead of loading C. Every output element sums its products
-    in order, so the result does not depend on how the work is split.
-    A contraction marked `tfc.epilogue` (`tfc-fuse-epilogues`) takes its
-    epilogue, the element-wise op after it that updates C in place: after
-    the last K panel, that op's body runs on the accumulator vectors (its
-    inputs along N loaded as vectors masked like C, the others broadcast;
-    `linalg.index` of N the lanes' columns, of another dimension its index
-    broadcast) before the store, and the op is erased. Other linalg ops
-    are left alone.
-  }];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect",
-                           "mlir::vector::VectorDialect"];
-}
-
-def TfcVectorizeShortRows : Pass<"tfc-vectorize-short-rows", "mlir::ModuleOp"> {
-  let summary = "Writes element-wise ops over a short row as vector operations";
-  let description = [{
-    On buffers, after `tfc-vectorize-contractions`: an all-parallel
-    `linalg.generic` with constant loop ranges whose innermost loop has at
-    most 64 iterations, a multiple of the vector's lanes (16 for f32),
-    where every operand (integers of 8 bits or more, floats) is read
-    through a projected permutation that ends in that loop over a unit
-    stride, or, for an input, does not use it (broadcast), and whose body
-    is scalar arith and math without loop indices, becomes loops over the
-    outer dimensions around a loop over the row by whole vectors:
-    `vector.load` or a broadcast scalar per input, the body on vectors,
-    `vector.store` per output. Blocked attention's per-row rescaling of
-    its `[T, Dh]` blocks is such an op; as loops, LLVM would unroll the
-    short row whole and vectorise the loop around it with gathers and
-    scatters. The outer loops are an `scf.parallel` when the op is outside
-    every parallel loop and has 8192 elements or more, else `scf.for`.
-    Other ops are left alone.
-  }];
-  let statistics = [
-    Statistic<"vectorizedOps", "vectorized-ops",
-              "Element-wise ops written as vector operations along the row">
-  ];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect",
-                           "mlir::vector::VectorDialect"];
-}
-
-def TfcParallelColumnSums : Pass<"tfc-parallel-column-sums", "mlir::ModuleOp"> {
-  let summary = "Runs a sum over rows on threads by blocks of columns";
-  let description = [{
-    On buffers, outside every parallel loop: a linalg op whose loop ranges
-    are constants, whose innermost loop is parallel and every other loop a
-    reduction (a bias gradient summed over the batch's rows, a LayerNorm's
-    scale and shift gradients), whose operands each run along that loop in
-    their last dimension or not at all, whose body reads no loop index, and
-    which has `min-work` elements or more, becomes an `scf.parallel` over
-    blocks of columns (256 bytes of each row, or wider to make at most 8
-    blocks, halved until the block divides the columns, down to 64 bytes;
-    at least 2 blocks), each running the op on its block's columns
-    through `memref.subview`s. tfc-parallel-outer-loops would otherwise
-    leave such an op on one thread. Every column adds its rows in the same
-    order as before, so results are bit-identical on any number of
-    threads. Other ops are left alone.
-  }];
-  let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
-           "Elements below which a sum stays on one thread">
-  ];
-  let statistics = [
-    Statistic<"splitOps", "split-ops",
-              "Sums over rows split into blocks of columns on threads">
-  ];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect"];
-}
-
 def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> {
   let summary = "Carries the accumulator of a reduction loop in a register";
   let description = [{
@@ -725,28 +455,6 @@ def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> 
   ];
   let dependentDialects = ["mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect"];
-}
-
-def TfcParallelOuterLoops : Pass<"tfc-parallel-outer-loops", "mlir::ModuleOp"> {
-  let summary = "Keeps the outermost scf.parallel of a nest when it is worth threads";
-  let description = [{
-    An `scf.parallel` nested in another one, or one whose loop nest runs
-    fewer than `min-work` innermost iterations (counted from constant loop
-    bounds; loops with vector code always count as enough), becomes a nest
-    of `scf.for`. Of the others, only the leading dimensions that make at
-    least 16 iterations stay parallel; the rest become inner `scf.for`
-    loops, which LLVM vectorises (a collapsed OpenMP loop recomputes every
-    index with divisions and does not vectorise). What is left parallel is
-    one loop per kernel, which `convert-scf-to-openmp` turns into a single
-    fork and join. When a loop becomes sequential whole, the stack buffers
-    at the start of its body (a parallel body is an allocation scope, a
-    sequential one is not) move before it and serve every iteration.
-  }];
-  let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"8192",
-           "Innermost iterations below which a loop nest runs on one thread">
-  ];
-  let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
 #endif // TFC_PASSES_TD

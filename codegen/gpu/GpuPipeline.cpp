@@ -31,6 +31,18 @@
 
 using namespace mlir;
 
+namespace tfc {
+TargetChoices gpuTargetChoices(bool rowAttention) {
+  TargetChoices choices;
+  choices.attentionPairsAsThreads = false;
+  if (rowAttention)
+    choices.addAttentionPasses = [](OpPassManager &pm) {
+      pm.addPass(mlir::tfc::createTfcRowAttention());
+    };
+  return choices;
+}
+} // namespace tfc
+
 void ::tfc::registerGpuCodegenDialects(DialectRegistry &registry) {
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);

@@ -7,6 +7,8 @@
 #ifndef TFC_CODEGEN_GPU_GPUPIPELINE_H
 #define TFC_CODEGEN_GPU_GPUPIPELINE_H
 
+#include "codegen/Pipeline.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -30,6 +32,12 @@ struct GpuTargetOptions {
   /// CUDA's libdevice bitcode, for the f64 math functions; empty when none.
   std::string libdevice;
 };
+
+/// The GPU's choices for the target-independent middle: attention's ops
+/// stay batch-wide (the kernels take the batch and heads), and with
+/// `rowAttention` softmax attention is lowered to loops over rows
+/// (tfc-row-attention, `tfc compile --gpu-attention=rows`).
+TargetChoices gpuTargetChoices(bool rowAttention);
 
 /// Registers the dialects, external models and translations that the GPU
 /// pipeline needs.

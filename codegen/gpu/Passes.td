@@ -9,6 +9,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
+  let summary = "Softmax attention as loops over rows, with no score matrix";
+  let description = [{
+    Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax`
+    kind (static shapes; causal only when the query and key lengths are
+    equal) to `scf.forall` loops over (batch, head, row) on tensors. The
+    forward's iteration for query row `i` runs over the keys `i` may attend
+    (`j <= i` when causal, real keys of the mask), keeping the running
+    maximum, normaliser and `[Dh]` accumulator of an online softmax in
+    registers (`vector` values), and writes its output row. The gradient is
+    two such loops: one per query row, which recomputes the softmax's
+    log-sum-exp and `D = dO . O` and accumulates `dQ`, and one per key row,
+    which accumulates `dK` and `dV` over the queries that attend it from
+    the first loop's log-sum-exp and `D`. A row that attends no key gives
+    zeros, and a padding key zero gradients, as in the dense lowering.
+    Neither loop stores more than `[B, H, S]` numbers besides its results:
+    no `[S, S]` matrix and no block of one.
+
+    This is the GPU target's form of softmax attention under
+    `tfc compile --target=cuda --gpu-attention=rows`: each iteration is one
+    thread, the threads of a block consecutive query rows of one head.
+    Other kinds are left to tfc-blocked-attention and tfc-lower-to-linalg.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
 def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
   let summary = "Maps the top-level loop nests of the entry points to gpu.launch";
   let description = [{

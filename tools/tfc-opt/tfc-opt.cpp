@@ -11,7 +11,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Pipeline.h"
+#include "codegen/cpu/CpuPipeline.h"
+#include "codegen/cpu/Passes.h"
 #include "codegen/gpu/GpuPipeline.h"
+#include "conversion/Passes.h"
 #include "dialect/TfcDialect.h"
 #include "passes/Passes.h"
 
@@ -32,7 +35,10 @@ int main(int argc, char **argv) {
   mlir::bufferization::registerEmptyTensorEliminationPass();
   mlir::bufferization::registerOneShotBufferizePass();
   mlir::tfc::registerTfcPasses();
+  mlir::tfc::registerTfcConversionPasses();
+  mlir::tfc::registerTfcCpuPasses();
   tfc::registerCodegenPipelines();
+  tfc::registerCpuCodegenPipelines();
   tfc::registerGpuCodegenPipelines();
   // The upstream steps of the GPU pipeline, for its lit tests.
   mlir::registerGpuModuleToBinaryPass();

@@ -11,8 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Pipeline.h"
+#include "codegen/cpu/CpuPipeline.h"
+#include "codegen/cpu/Passes.h"
+#include "codegen/emit/Emit.h"
 #include "codegen/gpu/GpuPipeline.h"
 #include "codegen/gpu/Passes.h"
+#include "conversion/Passes.h"
 #include "dialect/TfcDialect.h"
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
@@ -577,6 +581,8 @@ void registerCompileOptions() {
   mlir::bufferization::registerEmptyTensorEliminationPass();
   mlir::bufferization::registerOneShotBufferizePass();
   mlir::tfc::registerTfcPasses();
+  mlir::tfc::registerTfcConversionPasses();
+  mlir::tfc::registerTfcCpuPasses();
   mlir::tfc::registerTfcGpuPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -787,9 +793,10 @@ OwningOpRef<ModuleOp> buildModule(MLIRContext &ctx,
   pipeline.recomputeAttention = recomputeAttention;
   pipeline.recomputeElementwise = recomputeElementwise;
   pipeline.bf16 = spec.training.precision == ::tfc::spec::Precision::BF16;
-  pipeline.parallelHeads = !job.cuda && !gpuEmulate;
-  pipeline.rowAttention =
-      (job.cuda || gpuEmulate) && gpuAttention == GpuAttention::Rows;
+  pipeline.target =
+      job.cuda || gpuEmulate
+          ? ::tfc::gpuTargetChoices(gpuAttention == GpuAttention::Rows)
+          : ::tfc::cpuTargetChoices();
   return pipeline;
 }
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCPARALLELOUTERLOOPS
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -1,45 +1,137 @@
-//===- EpilogueUtils.h - Contractions and their epilogues -------*- C++ -*-===//
+//===- Utils.h - Helpers of the target-independent passes -------*- C++ -*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// What `tfc-fuse-epilogues` (on tensors), `tfc-outline-kernels` and
-/// `tfc-vectorize-contractions` (on buffers) agree on about a contraction
-/// and the element-wise op applied to its result (its epilogue).
+/// What the passes of passes/, the conversion to linalg
+/// (conversion/TfcToLinalg) and the back ends' passes share:
 ///
-/// On tensors, `tfc-fuse-epilogues` rewrites
-///
-///   %c = <contraction> ins(%a, %b) outs(%init)          // out + a * b
-///   %y = linalg.generic ins(%c, %bias) outs(%empty)     // all parallel
-///
-/// into
-///
-///   %c = <contraction> {tfc.epilogue} ins(%a, %b) outs(%init)
-///   %y = linalg.generic ins(%bias) outs(%c)             // reads its out
-///
-/// with nothing between the two. The element-wise op then updates C in
-/// place: after bufferization both write one buffer, and that buffer is live
-/// while the contraction runs, so nothing the contraction reads can share
-/// its bytes. The pair still means what it did when the mark is ignored
-/// (the GPU pipelines, contractions the kernels do not handle); the
-/// contraction kernels apply the consumer to their accumulators after the
-/// last K panel instead of storing C and reading it again.
+/// - small builders: constants, empty and filled tensors, reshapes, GEMMs
+///   and element-wise or reducing `linalg.generic`s (all shapes static);
+/// - contractions and their epilogues: what `tfc-fuse-epilogues` marks and
+///   the contraction kernels of the back ends read.
 ///
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_PASSES_EPILOGUEUTILS_H
-#define TFC_PASSES_EPILOGUEUTILS_H
+#ifndef TFC_PASSES_UTILS_H
+#define TFC_PASSES_UTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tfc {
+
+/// The shape of a ranked tensor value.
+ArrayRef<int64_t> shapeOf(Value value);
+/// The element type of a ranked tensor value.
+Type elementOf(Value value);
+
+/// A scalar float constant of type `type`.
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+/// An `index` constant.
+Value indexConstant(OpBuilder &b, Location loc, int64_t value);
+
+/// `max(x, y)` as the offset that keeps a softmax's exponentials in range
+/// (the row maximum of scores or logits): marked `nnan` and `nsz`, so that
+/// it compiles to the machine's max instruction instead of the sequence
+/// that orders NaN and signed zeros. A NaN among the inputs still reaches
+/// the result through `exp(x - max)`, and either zero is as good an
+/// offset as the other.
+Value stabilizerMax(OpBuilder &b, Location loc, Value x, Value y);
+
+/// `tensor.empty` of the given shape.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type element);
+/// A tensor of the given shape filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type element, double value);
+
+/// Reshapes a contiguous static tensor to `shape` (same element count), by
+/// collapsing to 1-D and expanding.
+Value reshape(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> shape);
+
+/// `a[M, K] * w[N, K]^T -> [M, N]` (nn.Linear without bias). When `w` is
+/// itself a transpose `v^T` (`tfc.transpose`, or `linalg.transpose` once
+/// lowered; a linear layer's input gradient `dy W`), `a * v` instead, so
+/// that no transposed copy of `v` is made: the same products summed in
+/// the same order.
+Value matmulTransposeB(OpBuilder &b, Location loc, Value a, Value w);
+
+/// Identity map and parallel iterators of rank `rank`.
+SmallVector<utils::IteratorType> parallelIterators(unsigned rank);
+
+/// An element-wise `linalg.generic` over `inputs` (all of `shape`, or
+/// broadcast through `inputMaps` when given) producing one tensor of
+/// `shape`. `body` receives the block arguments of the inputs (and the
+/// output last) and returns the value to yield.
+Value elementwise(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+    ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    ArrayRef<AffineMap> inputMaps = {});
+
+/// Reduces `input` over its last dimension with `combine(acc, x)`, starting
+/// from `init`; the result drops the last dimension.
+Value reduceLastDim(OpBuilder &b, Location loc, Value input, double init,
+                    function_ref<Value(OpBuilder &, Location, Value, Value)>
+                        combine);
+
+/// An `scf.forall` over the `batch * heads` (batch, head) pairs of an
+/// attention, with `inits` as its shared outputs, and the pair's batch and
+/// head indices (`pair / heads`, `pair % heads`), built at the start of its
+/// body; `b` is left inserting before the body's terminator.
+struct PairLoop {
+  scf::ForallOp loop;
+  Value batch, head;
+};
+PairLoop buildPairLoop(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
+                       ValueRange inits);
+
+/// Inside each of `loops` (the loops over (batch, head) pairs of
+/// tfc-blocked-attention and tfc-performer-heads), drops the unit batch and
+/// head dimensions of the linalg ops, so that each works on the pair's own
+/// `[S, ...]` tensors, and folds reshapes of `tensor.empty` into empties of
+/// the new shape (a fill into a collapsed empty would escape
+/// tfc-unshare-fills once CSE merges it).
+LogicalResult dropPairDims(ArrayRef<scf::ForallOp> loops);
+
+
+//===----------------------------------------------------------------------===//
+// Contractions and their epilogues
+//===----------------------------------------------------------------------===//
+//
+// What `tfc-fuse-epilogues` (on tensors), `tfc-outline-kernels` and
+// `tfc-vectorize-contractions` (on buffers) agree on about a contraction
+// and the element-wise op applied to its result (its epilogue).
+//
+// On tensors, `tfc-fuse-epilogues` rewrites
+//
+//   %c = <contraction> ins(%a, %b) outs(%init)          // out + a * b
+//   %y = linalg.generic ins(%c, %bias) outs(%empty)     // all parallel
+//
+// into
+//
+//   %c = <contraction> {tfc.epilogue} ins(%a, %b) outs(%init)
+//   %y = linalg.generic ins(%bias) outs(%c)             // reads its out
+//
+// with nothing between the two. The element-wise op then updates C in
+// place: after bufferization both write one buffer, and that buffer is live
+// while the contraction runs, so nothing the contraction reads can share
+// its bytes. The pair still means what it did when the mark is ignored
+// (the GPU pipelines, contractions the kernels do not handle); the
+// contraction kernels apply the consumer to their accumulators after the
+// last K panel instead of storing C and reading it again.
+//===----------------------------------------------------------------------===//
 
 /// The unit attribute that marks a contraction whose next linalg op is its
 /// epilogue.
@@ -193,4 +285,4 @@ inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
 
 } // namespace mlir::tfc
 
-#endif // TFC_PASSES_EPILOGUEUTILS_H
+#endif // TFC_PASSES_UTILS_H

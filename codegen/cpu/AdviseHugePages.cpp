@@ -21,14 +21,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCADVISEHUGEPAGES
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

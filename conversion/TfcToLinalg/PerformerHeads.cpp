@@ -30,8 +30,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
-#include "passes/Passes.h"
+#include "passes/Utils.h"
+#include "conversion/Passes.h"
+#include "conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "dialect/TfcDialect.h"
 
@@ -39,7 +40,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCPERFORMERHEADS
-#include "passes/Passes.h.inc"
+#include "conversion/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -31,7 +31,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -41,7 +41,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCPARALLELCOLUMNSUMS
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-//===- AttentionUtils.h - Building blocks of attention lowering -*- C++ -*-===//
+//===- AttentionBuilders.h - Building blocks of attention -------*- C++ -*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
@@ -9,7 +9,8 @@
 /// of `tfc.attention_grad` (LowerAttentionGrad.cpp) share, so that the
 /// backward recomputes exactly the forward's numbers: head splitting, row
 /// slicing, masked softmax attention and the FAVOR+ random features and
-/// key/value state. They are defined in LowerAttention.cpp.
+/// key/value state, and the gradients that tfc-blocked-attention shares
+/// with the gradient lowering. They are defined in AttentionBuilders.cpp.
 ///
 /// Queries, keys and values are `[B, S, D]` with `D = H * Dh`; channel
 /// `c = h * Dh + e` belongs to head `h`. The builders work on the head-split
@@ -18,11 +19,11 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_PASSES_ATTENTIONUTILS_H
-#define TFC_PASSES_ATTENTIONUTILS_H
+#ifndef TFC_PASSES_ATTENTIONBUILDERS_H
+#define TFC_PASSES_ATTENTIONBUILDERS_H
 
 #include "dialect/TfcDialect.h"
-#include "passes/LoweringUtils.h"
+#include "passes/Utils.h"
 
 namespace mlir::tfc::attention {
 
@@ -123,7 +124,7 @@ Value weightValues(OpBuilder &b, Location loc, Value probs, Value v,
 /// `out[b, j, h, e] = init[b, j, h, e] + sum_i weights[b, h, i, j] *
 /// x[b, i, h, e]` for `weights [B, H, Sq, Sk]` and head-split
 /// `x [B, Sq, H, Dh]`: the transposed counterpart of weightValues. `init`
-/// (`[B, Sk, H, Dh]`) is zero when null. Defined in LowerAttentionGrad.cpp.
+/// (`[B, Sk, H, Dh]`) is zero when null.
 Value weightQueries(OpBuilder &b, Location loc, Value weights, Value x,
                     Value init = Value());
 
@@ -189,10 +190,28 @@ Value longformerGlobalRows(OpBuilder &b, Location loc, Value result,
                            Value globalValue, Value mask, int64_t heads,
                            ArrayRef<int64_t> globals, bool causal);
 
+/// Gradients of a head-split attention's queries, keys and values, each
+/// `[B, S, H, Dh]`.
+struct AttentionGrads {
+  Value query, key, value;
+};
+
+/// Gradients of maskedSoftmaxAttention (same `q`, `k`, `v`, `mask`,
+/// `globalColumns`, `rowOffset` and `filter`) given the output gradient
+/// `gradOut [B, Sq, H, Dh]`. The key and value gradients are added to
+/// `keyInit` and `valueInit` (`[B, Sk, H, Dh]`) when given.
+AttentionGrads maskedSoftmaxAttentionGrad(OpBuilder &b, Location loc, Value q,
+                                          Value k, Value v, Value mask,
+                                          Value globalColumns,
+                                          int64_t rowOffset, PairFilter filter,
+                                          Value gradOut,
+                                          Value keyInit = Value(),
+                                          Value valueInit = Value());
+
 /// The gradients of longformerGlobalRows with respect to `globalQuery`,
 /// `globalKey` and `globalValue` (`[B, S, H * Dh]` each), given the
 /// attention's head-split output gradient `gradOut [B, S, H, Dh]` (only its
-/// global rows are read). Defined in LowerAttentionGrad.cpp.
+/// global rows are read).
 SmallVector<Value> longformerGlobalRowGrads(OpBuilder &b, Location loc,
                                             Value globalQuery, Value globalKey,
                                             Value globalValue, Value mask,
@@ -494,4 +513,4 @@ chunkNumeratorDenominator(OpBuilder &b, Location loc, Value queryFeatures,
 
 } // namespace mlir::tfc::attention
 
-#endif // TFC_PASSES_ATTENTIONUTILS_H
+#endif // TFC_PASSES_ATTENTIONBUILDERS_H

@@ -16,7 +16,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
+#include "conversion/TfcToLinalg/TfcToLinalg.h"
+#include "passes/Utils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"

@@ -35,7 +35,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
+#include "passes/Utils.h"
+#include "codegen/gpu/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,7 +50,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCROWATTENTION
-#include "passes/Passes.h.inc"
+#include "codegen/gpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -45,8 +45,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/EpilogueUtils.h"
-#include "passes/Passes.h"
+#include "passes/Utils.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -57,7 +57,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCVECTORIZESHORTROWS
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

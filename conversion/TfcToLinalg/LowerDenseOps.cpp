@@ -11,7 +11,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
+#include "conversion/TfcToLinalg/TfcToLinalg.h"
+#include "passes/Utils.h"
 #include "passes/Passes.h"
 
 #include <cmath>

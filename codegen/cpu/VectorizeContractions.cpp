@@ -48,8 +48,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/EpilogueUtils.h"
-#include "passes/Passes.h"
+#include "passes/Utils.h"
+#include "codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -65,7 +65,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCVECTORIZECONTRACTIONS
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

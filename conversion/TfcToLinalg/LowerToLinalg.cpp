@@ -11,8 +11,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
-#include "passes/Passes.h"
+#include "conversion/TfcToLinalg/TfcToLinalg.h"
+#include "passes/Utils.h"
+#include "conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,11 +22,21 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCLOWERTOLINALG
-#include "passes/Passes.h.inc"
+#include "conversion/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;
 using namespace mlir::tfc;
+
+void mlir::tfc::populateTfcToLinalgPatterns(RewritePatternSet &patterns,
+                                            bool recomputeAttention) {
+  populateDenseLoweringPatterns(patterns);
+  populateAttentionLoweringPatterns(patterns);
+  populateAttentionGradLoweringPatterns(patterns, recomputeAttention);
+  populateSequenceLoweringPatterns(patterns);
+  populateSequenceGradLoweringPatterns(patterns);
+  populateGradLoweringPatterns(patterns);
+}
 
 namespace {
 struct TfcLowerToLinalgPass
@@ -34,12 +45,7 @@ struct TfcLowerToLinalgPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDenseLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns);
-    populateAttentionGradLoweringPatterns(patterns, recomputeAttention);
-    populateSequenceLoweringPatterns(patterns);
-    populateSequenceGradLoweringPatterns(patterns);
-    populateGradLoweringPatterns(patterns);
+    populateTfcToLinalgPatterns(patterns, recomputeAttention);
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LoweringUtils.h"
+#include "passes/Utils.h"
 
 #include "dialect/TfcDialect.h"
 

@@ -43,9 +43,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "codegen/cpu/Passes.h"
 
-#include "passes/EpilogueUtils.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,7 +57,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCFUSEROWS
-#include "passes/Passes.h.inc"
+#include "codegen/cpu/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

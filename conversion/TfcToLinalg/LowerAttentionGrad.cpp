@@ -10,7 +10,7 @@
 /// keys and values (and, for a Longformer with global tokens, its global
 /// projections), given the gradient `dO` of the attention output. Each
 /// builder recomputes the forward quantities it needs with the building
-/// blocks of LowerAttention.cpp (AttentionUtils.h), so that it
+/// blocks of LowerAttention.cpp (AttentionBuilders.h), so that it
 /// differentiates exactly the numbers the forward lowering produces.
 ///
 /// - `#tfc.softmax`: with `P = softmax(S)`, `S = scale * Q K^T` masked,
@@ -34,8 +34,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/AttentionUtils.h"
-#include "passes/LoweringUtils.h"
+#include "passes/AttentionBuilders.h"
+#include "conversion/TfcToLinalg/TfcToLinalg.h"
+#include "passes/Utils.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -45,90 +46,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::attention;
-
-namespace {
-/// Gradients of a head-split attention's queries, keys and values, each
-/// `[B, S, H, Dh]`.
-struct AttentionGrads {
-  Value query, key, value;
-};
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Softmax attention over a structured mask
-//===----------------------------------------------------------------------===//
-
-Value attention::weightQueries(OpBuilder &b, Location loc, Value weights,
-                               Value x, Value init) {
-  ArrayRef<int64_t> wShape = shapeOf(weights), xShape = shapeOf(x);
-  if (!init)
-    init = filledTensor(b, loc, {wShape[0], wShape[3], wShape[1], xShape[3]},
-                        elementOf(x), 0.0);
-  // Loops (b, j, h, e, i); i is reduced.
-  return buildGeneric(
-      b, loc, ValueRange{weights, x}, init,
-      {loopDims(b, 5, {0, 2, 4, 1}), loopDims(b, 5, {0, 4, 2, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
-}
-
-/// The gradient of the scaled scores through the softmax: with
-/// `probs [B, H, Sq, Sk]` and their gradient `probGrads`,
-///
-///   dS[b, h, i, j] = scale * P[i, j] * (dP[i, j] - sum_j' dP[i, j'] P[i, j'])
-///
-/// (per batch and head), i.e. the gradient with respect to the unscaled
-/// dot products. Pairs with `P = 0` (masked) get 0.
-static Value scoreGrads(OpBuilder &b, Location loc, Value probs,
-                        Value probGrads, double scale) {
-  ArrayRef<int64_t> shape = shapeOf(probs);
-  Type element = elementOf(probs);
-  AffineMap identity = b.getMultiDimIdentityMap(4);
-  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  // Loops (b, h, i, j); j is reduced.
-  Value rowDot =
-      buildGeneric(b, loc, ValueRange{probs, probGrads},
-                   filledTensor(b, loc, shape.drop_back(), element, 0.0),
-                   {identity, identity}, rowMap,
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
-  return elementwise(
-      b, loc, shape, element, ValueRange{probs, probGrads, rowDot},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], centred);
-        return nb.create<arith::MulFOp>(
-            nloc, product, floatConstant(nb, nloc, element, scale));
-      },
-      {identity, identity, rowMap});
-}
-
-/// Gradients of maskedSoftmaxAttention (same `q`, `k`, `v`, `mask`,
-/// `globalColumns`, `rowOffset` and `filter`) given the output gradient
-/// `gradOut [B, Sq, H, Dh]`. The key and value gradients are added to
-/// `keyInit` and `valueInit` (`[B, Sk, H, Dh]`) when given.
-static AttentionGrads
-maskedSoftmaxAttentionGrad(OpBuilder &b, Location loc, Value q, Value k,
-                           Value v, Value mask, Value globalColumns,
-                           int64_t rowOffset, PairFilter filter, Value gradOut,
-                           Value keyInit = Value(), Value valueInit = Value()) {
-  double scale = scoreScale(q);
-  Value scores = dotScores(b, loc, q, k);
-  scores =
-      maskScores(b, loc, scores, scale, mask, globalColumns, rowOffset, filter);
-  Value probs = softmaxRows(b, loc, scores);
-
-  AttentionGrads grads;
-  grads.value = weightQueries(b, loc, probs, gradOut, valueInit);
-  Value probGrads = dotScores(b, loc, gradOut, v);
-  Value dScores = scoreGrads(b, loc, probs, probGrads, scale);
-  grads.query = weightValues(b, loc, dScores, k);
-  grads.key = weightQueries(b, loc, dScores, q, keyInit);
-  return grads;
-}
 
 //===----------------------------------------------------------------------===//
 // #tfc.softmax
@@ -217,36 +134,6 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
       op.getMask(), gradOut, heads, globals, causal);
   results.append(globalGrads.begin(), globalGrads.end());
   return results;
-}
-
-SmallVector<Value> attention::longformerGlobalRowGrads(
-    OpBuilder &b, Location loc, Value globalQuery, Value globalKey,
-    Value globalValue, Value mask, Value gradOut, int64_t heads,
-    ArrayRef<int64_t> globals, bool causal) {
-  Value queries = splitHeads(b, loc, globalQuery, heads);
-  Value keys = splitHeads(b, loc, globalKey, heads);
-  Value values = splitHeads(b, loc, globalValue, heads);
-  Type element = elementOf(queries);
-  Value queryGrad = filledTensor(b, loc, shapeOf(queries), element, 0.0);
-  Value keyGrad = filledTensor(b, loc, shapeOf(keys), element, 0.0);
-  Value valueGrad = filledTensor(b, loc, shapeOf(values), element, 0.0);
-  for (int64_t position : globals) {
-    OpFoldResult row = b.getIndexAttr(position);
-    Value rowQuery = extractRow(b, loc, queries, row);
-    Value rowGradOut = extractRow(b, loc, gradOut, row);
-    AttentionGrads grads = maskedSoftmaxAttentionGrad(
-        b, loc, rowQuery, keys, values, mask,
-        /*globalColumns=*/Value(), /*rowOffset=*/position,
-        [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
-          return causalFilter(nb, nloc, causal, i, j);
-        },
-        rowGradOut, keyGrad, valueGrad);
-    queryGrad = insertRow(b, loc, grads.query, queryGrad, row);
-    keyGrad = grads.key;
-    valueGrad = grads.value;
-  }
-  return {mergeHeads(b, loc, queryGrad), mergeHeads(b, loc, keyGrad),
-          mergeHeads(b, loc, valueGrad)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,7 +282,7 @@ static std::pair<Value, Value> keyValueGrads(OpBuilder &b, Location loc,
 /// map `phi = exp(W x' - offset) / sqrt(M) * mask` (see randomFeatures),
 /// given `featureGrad = dPhi`, the features `phi` of `x` and `scaled =
 /// W * s`, `s = Dh^(-1/4)`. The stabilisers are constants here: the output
-/// does not depend on them (AttentionUtils.h), so their gradient is zero.
+/// does not depend on them (AttentionBuilders.h), so their gradient is zero.
 /// With `dE = dPhi * phi`, the gradient of the exponent:
 ///
 /// - keys (offset `|x'|^2 / 2 + c`):
