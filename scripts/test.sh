@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds tfc from a fresh machine and runs the whole test suite (lit +
-# GoogleTest) through ctest. Installs the Debian packages it needs when they
-# are missing; safe to run again.
+# Builds tfc from a fresh machine, checks the formatting and the sizes of
+# the sources, and runs the whole test suite (lit + GoogleTest) through
+# ctest. Installs the Debian packages it needs when they are missing; safe
+# to run again.
 set -euo pipefail
 
 if (($#)); then
@@ -9,8 +10,10 @@ if (($#)); then
     cat <<'USAGE'
 usage: scripts/test.sh
 
-Builds tfc (installing the Debian packages it needs when they are missing)
-and runs the whole test suite through ctest. Takes no arguments; the
+Builds tfc (installing the Debian packages it needs when they are missing),
+checks that the C++ sources are formatted (scripts/check-format.sh) and
+within their sizes (scripts/check-sizes.py), and runs the whole test suite
+through ctest. Takes no arguments; the
 environment variable TFC_BUILD_DIR sets the build directory (default
 <project>/build).
 USAGE
@@ -26,7 +29,7 @@ build="${TFC_BUILD_DIR:-$root/build}"
 packages=(cmake ninja-build python3 llvm-19-dev libmlir-19-dev mlir-19-tools
           llvm-19-tools clang-19 libomp-19-dev libtomlplusplus-dev libgtest-dev
           nlohmann-json3-dev libcli11-dev ccache python3-torch python3-numpy
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin clang-format-19)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -41,6 +44,11 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The sources as clang-format writes them, and no file or function over its
+# size limit (scripts/check-format.sh, scripts/check-sizes.py).
+"$root/scripts/check-format.sh"
+python3 "$root/scripts/check-sizes.py"
 
 launcher=()
 if command -v ccache >/dev/null; then
