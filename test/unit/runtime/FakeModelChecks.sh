@@ -1,15 +1,43 @@
-#===- FakeModelChecks.sh - Checks shared by the fake-model tests ----------===#
+#===- FakeModelChecks.sh - What the fake-model tests share -----------------===#
 #
 # Part of tfc, a compiler for efficient transformers.
 #
 #===------------------------------------------------------------------------===#
 #
 # Sourced by FakeModelCliTest.sh, FakeModelTrainTest.sh and
-# FakeModelHardenTest.sh, which set `dir` (where `run` leaves stdout in
-# $dir/out and stderr in $dir/err), `status` (the last exit status) and the
-# counters `passes` and `fails`.
+# FakeModelHardenTest.sh: the start of a test (start_test), running a
+# command (run, which leaves stdout in $dir/out, stderr in $dir/err and
+# the exit status in $status), the checks that count passes and fails, the
+# files the tests train on, and the summary that ends a test (finish).
 #
 #===------------------------------------------------------------------------===#
+
+# start_test DIR EXE...: every EXE must be an executable; DIR, the test's
+# work directory, starts empty, and so do the counters.
+start_test() {
+  dir=$1
+  shift
+  for exe in "$@"; do
+    [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
+  done
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  passes=0
+  fails=0
+  status=0
+}
+
+# run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to $status.
+run() {
+  "$@" >"$dir/out" 2>"$dir/err"
+  status=$?
+}
+
+# finish: prints the counts; the exit status says whether every check passed.
+finish() {
+  echo "$passes passed, $fails failed"
+  [ "$fails" -eq 0 ]
+}
 
 # check NAME CONDITION...: counts a pass or prints the failure.
 check() {
@@ -48,4 +76,36 @@ out() {
 meta() {
   head -c 4096 "$1" | tr -c '[:print:]' '\n' | grep -o "\"$2\":\"[^\"]*\"" |
     sed 's/.*:"\(.*\)"/\1/'
+}
+
+# corpus FILE BYTES: a byte file of BYTES letters (a, h, o, ...).
+corpus() {
+  awk "BEGIN { for (i = 0; i < $2; i++) printf \"%c\", 97 + (i * 7) % 26 }" >"$1"
+}
+
+# steps LOG: the number of step records in a metrics log.
+steps() {
+  grep -c '^{"step":[0-9]*,"loss"' "$1"
+}
+
+# wait_for CONDITION...: polls for up to 20 s.
+wait_for() {
+  i=0
+  while [ $i -lt 400 ]; do
+    "$@" && return 0
+    sleep 0.05
+    i=$((i + 1))
+  done
+  echo "  timed out waiting for: $*"
+  return 1
+}
+
+# logged LOG N: the log has at least N lines.
+logged() {
+  [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# no_tmp DIR: no temporary file is left in DIR.
+no_tmp() {
+  [ -z "$(find "$1" -name '*.tmp')" ] || { echo "  left: $(find "$1" -name '*.tmp')"; return 1; }
 }

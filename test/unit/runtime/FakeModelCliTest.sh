@@ -16,28 +16,13 @@
 set -u
 lm=$1
 cls=$2
-dir=$3
-for exe in "$lm" "$cls"; do
-  [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
-done
-rm -rf "$dir"
-mkdir -p "$dir"
-passes=0
-fails=0
-status=0
-
-# run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to $status.
-run() {
-  "$@" >"$dir/out" 2>"$dir/err"
-  status=$?
-}
-
 . "$(dirname "$0")/FakeModelChecks.sh"
+start_test "$3" "$lm" "$cls"
 
 #===--- Language model ---===#
 
 # 2,000 bytes: 1,800 train, 100 val, 100 test.
-awk 'BEGIN { for (i = 0; i < 2000; i++) printf "%c", 97 + (i * 7) % 26 }' >"$dir/corpus.txt"
+corpus "$dir/corpus.txt" 2000
 : >"$dir/empty.txt"
 printf 'tiny' >"$dir/tiny.txt"
 
@@ -192,5 +177,4 @@ mv "$dir/c.safetensors.vocab" "$dir/c.vocab.saved"
 run "$cls" eval --weights "$dir/c.safetensors" --data "$dir/train.jsonl"
 check "classify eval needs the vocabulary" error "$dir/c.safetensors.vocab: cannot open"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

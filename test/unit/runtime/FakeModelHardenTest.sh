@@ -27,31 +27,15 @@ set -u
 part=$1
 lm=$2
 cls=$3
-dir=$4
-for exe in "$lm" "$cls"; do
-  [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
-done
-umount "$dir/mnt" 2>/dev/null
-rm -rf "$dir"
-mkdir -p "$dir"
-passes=0
-fails=0
-status=0
+. "$(dirname "$0")/FakeModelChecks.sh"
+umount "$4/mnt" 2>/dev/null
+start_test "$4" "$lm" "$cls"
 
-# run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to
-# $status. Nothing may take 20 s (a FIFO's open blocks forever) or 2 GB of
-# memory (reading /dev/zero).
+# run CMD...: as the shared one, but nothing may take 20 s (a FIFO's open
+# blocks forever) or 2 GB of memory (reading /dev/zero).
 run() {
   (ulimit -v 2000000; exec timeout 20 "$@") >"$dir/out" 2>"$dir/err"
   status=$?
-}
-
-. "$(dirname "$0")/FakeModelChecks.sh"
-
-
-# steps LOG: the number of step records in a metrics log.
-steps() {
-  grep -c '^{"step":[0-9]*,"loss"' "$1"
 }
 
 # poke FILE FLOAT_BYTES: overwrites the first float of the first tensor of
@@ -63,7 +47,7 @@ poke() {
 }
 
 # 4,000 bytes: 3,600 train, 200 val, 200 test.
-awk 'BEGIN { for (i = 0; i < 4000; i++) printf "%c", 97 + (i * 7) % 26 }' >"$dir/corpus.txt"
+corpus "$dir/corpus.txt" 4000
 cat >"$dir/train.jsonl" <<'JSONL'
 {"text": "Bad taste, not good.", "label": 0}
 {"text": "Great taste! Love it.", "label": 1}
@@ -122,11 +106,7 @@ lock)
   TFC_FAKE_SLEEP_MS=100 "$lm" train --data "$dir/corpus.txt" --out "$dir/run" --seed 1 \
     --steps 30 --checkpoint-every 10 --eval-every 10 >"$dir/first.out" 2>"$dir/first.err" &
   first=$!
-  i=0
-  while [ $i -lt 400 ] && ! { [ -f "$dir/run/metrics.jsonl" ] && [ "$(wc -l <"$dir/run/metrics.jsonl")" -ge 1 ]; }; do
-    sleep 0.05
-    i=$((i + 1))
-  done
+  wait_for logged "$dir/run/metrics.jsonl" 1
   run "$lm" train --data "$dir/corpus.txt" --out "$dir/run" --seed 2 --steps 30 \
     --checkpoint-every 10 --eval-every 10
   check "a second run into a busy directory" error "$dir/run: another training run is writing to this directory"
@@ -266,5 +246,4 @@ nonfinite)
   ;;
 esac
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ] && [ "$passes" -gt 0 ]
+finish && [ "$passes" -gt 0 ]

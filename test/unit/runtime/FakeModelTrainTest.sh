@@ -21,23 +21,8 @@ set -u
 lm=$1
 cls=$2
 notrain=$3
-dir=$4
-for exe in "$lm" "$cls" "$notrain"; do
-  [ -x "$exe" ] || { echo "$exe: not an executable"; echo "0 passed, 1 failed"; exit 1; }
-done
-rm -rf "$dir"
-mkdir -p "$dir"
-passes=0
-fails=0
-status=0
-
-# run CMD...: stdout to $dir/out, stderr to $dir/err, exit status to $status.
-run() {
-  "$@" >"$dir/out" 2>"$dir/err"
-  status=$?
-}
-
 . "$(dirname "$0")/FakeModelChecks.sh"
+start_test "$4" "$lm" "$cls" "$notrain"
 
 # losses LOG: the training losses and validation metrics of a metrics log,
 # without the timings.
@@ -54,30 +39,8 @@ same_losses() {
 }
 
 
-# wait_for CONDITION...: polls for up to 20 s.
-wait_for() {
-  i=0
-  while [ $i -lt 400 ]; do
-    "$@" && return 0
-    sleep 0.05
-    i=$((i + 1))
-  done
-  echo "  timed out waiting for: $*"
-  return 1
-}
-
-# logged LOG N: the log has at least N lines.
-logged() {
-  [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]
-}
-
-# no_tmp DIR: no temporary file is left in DIR.
-no_tmp() {
-  [ -z "$(find "$1" -name '*.tmp')" ] || { echo "  left: $(find "$1" -name '*.tmp')"; return 1; }
-}
-
 # 4,000 bytes: 3,600 train, 200 val, 200 test.
-awk 'BEGIN { for (i = 0; i < 4000; i++) printf "%c", 97 + (i * 7) % 26 }' >"$dir/corpus.txt"
+corpus "$dir/corpus.txt" 4000
 
 #===--- Options and refusals ---===#
 
@@ -128,7 +91,7 @@ check "short run: no temporaries" no_tmp "$dir/short"
 check "short run: progress and summary" out "step 1/40 | loss 5.5" "step 40/40 |" \
   "step 10: val loss" "step 40: val loss" "trained to step 40" "test (best weights, step 40"
 check "short run: 40 steps, 4 evaluations, 1 test" test \
-  "$(grep -c '^{"step":[0-9]*,"loss"' "$dir/short/metrics.jsonl")" -eq 40 -a \
+  "$(steps "$dir/short/metrics.jsonl")" -eq 40 -a \
   "$(grep -c '"val":' "$dir/short/metrics.jsonl")" -eq 4 -a \
   "$(grep -c '"test":' "$dir/short/metrics.jsonl")" -eq 1
 check "short run: log members" grep -q '^{"step":1,"loss":[0-9.]*,"lr":0.05,"grad_norm":[0-9.]*,"tokens_per_s":[0-9.]*,"elapsed_s":[0-9.]*}$' "$dir/short/metrics.jsonl"
@@ -332,5 +295,4 @@ check "generate: needs a prompt" error "generate: missing --prompt TEXT"
 run "$lm" generate --prompt abc
 check "generate: needs weights" error "generate: missing --weights PATH"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
