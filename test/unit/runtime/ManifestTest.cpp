@@ -188,61 +188,72 @@ TEST(Manifest, Precision) {
             "manifest:11: record 'precision': expected f32 or bf16, got 'fp8'");
 }
 
+/// kLm with `from` replaced by `to`, and the error it must give.
+struct EditError {
+  const char *from;
+  const char *to;
+  const char *error;
+};
+
+/// Expects each edit of kLm to fail to parse with its error.
+void expectEditErrors(std::initializer_list<EditError> edits) {
+  for (const EditError &edit : edits)
+    EXPECT_EQ(parseError(edited(edit.from, edit.to)), edit.error)
+        << edit.from << " -> " << edit.to;
+}
+
 TEST(Manifest, ErrorsNameTheLine) {
   EXPECT_EQ(parseError("model x\n"),
             "manifest:1: expected 'tfc-manifest 1' as the first record");
-  EXPECT_EQ(parseError(edited("tfc-manifest 1", "tfc-manifest 2")),
-            "manifest:1: unsupported manifest version (this runtime reads "
-            "'tfc-manifest 1')");
-  EXPECT_EQ(parseError(edited("batch 2\n", "batch 2\nbatch 3\n")),
-            "manifest:6: record 'batch' repeats line 5");
-  EXPECT_EQ(parseError(edited("batch 2\n", "batch zero\n")),
-            "manifest:5: record 'batch': expected an integer >= 1, got 'zero'");
-  EXPECT_EQ(parseError(edited("batch 2\n", "batch 2 3\n")),
-            "manifest:5: record 'batch' takes 1 value");
-  EXPECT_EQ(parseError(edited("task lm", "task translate")),
-            "manifest:3: task 'translate' is not lm or classify");
-  EXPECT_EQ(parseError(edited("end\n", "")),
-            "manifest:19: missing 'end' (manifest truncated)");
-  EXPECT_EQ(parseError(edited("d_model 4\n", "")),
-            "manifest:18: missing record 'd_model'");
-  EXPECT_EQ(parseError(edited("split 0.8 0.1", "split 0.9 0.2")),
-            "manifest:13: record 'split': expected <train> <val> fractions "
-            "with train > 0, val >= 0, train + val <= 1");
+  expectEditErrors({
+      {"tfc-manifest 1", "tfc-manifest 2",
+       "manifest:1: unsupported manifest version (this runtime reads "
+       "'tfc-manifest 1')"},
+      {"batch 2\n", "batch 2\nbatch 3\n",
+       "manifest:6: record 'batch' repeats line 5"},
+      {"batch 2\n", "batch zero\n",
+       "manifest:5: record 'batch': expected an integer >= 1, got 'zero'"},
+      {"batch 2\n", "batch 2 3\n", "manifest:5: record 'batch' takes 1 value"},
+      {"task lm", "task translate",
+       "manifest:3: task 'translate' is not lm or classify"},
+      {"end\n", "", "manifest:19: missing 'end' (manifest truncated)"},
+      {"d_model 4\n", "", "manifest:18: missing record 'd_model'"},
+      {"split 0.8 0.1", "split 0.9 0.2",
+       "manifest:13: record 'split': expected <train> <val> fractions with "
+       "train > 0, val >= 0, train + val <= 1"},
+  });
 }
 
 TEST(Manifest, TensorErrors) {
-  EXPECT_EQ(parseError(edited("normal:0.02", "gaussian")),
-            "manifest:14: tensor 'embed.weight': unknown init 'gaussian' "
-            "(expected normal:<std>, zeros, ones, uniform:<a> or "
-            "features:<M>:<d>)");
-  EXPECT_EQ(parseError(edited("normal:0.02", "normal:-1")),
-            "manifest:14: tensor 'embed.weight': init 'normal:-1': expected a "
-            "non-negative number after ':'");
-  EXPECT_EQ(parseError(edited("features:8:4", "features:8:0")),
-            "manifest:15: tensor 'layers.0.attn.features': init "
-            "'features:8:0': expected features:<M>:<d> with M, d >= 1");
-  EXPECT_EQ(parseError(edited("features:8:4 3 2 8 4", "features:8:4 2 3 4")),
-            "manifest:15: tensor 'layers.0.attn.features': 12 elements is not "
-            "a multiple of the 8 x 4 feature matrix");
-  EXPECT_EQ(parseError(edited("param normal:0.02 2 256 4",
-                              "param normal:0.02 3 256 4")),
-            "manifest:14: tensor 'embed.weight': rank 3 but 2 dimensions");
-  EXPECT_EQ(parseError(edited("2 256 4", "2 256 0")),
-            "manifest:14: tensor 'embed.weight': bad dimension '0'");
-  EXPECT_EQ(parseError(edited("tensor norm.bias 1092 param",
-                              "tensor norm.bias 1090 param")),
-            "manifest:17: tensors 'norm.weight' and 'norm.bias' overlap");
-  EXPECT_EQ(parseError(edited("tensor norm.bias 1092 param",
-                              "tensor norm.weight 1092 param")),
-            "manifest:17: tensor 'norm.weight' listed twice");
-  EXPECT_EQ(parseError(edited("params 1100", "params 1096")),
-            "manifest:18: tensor 'head.scale' [1096, 1097) runs past the end "
-            "of the 1096-float buffer");
-  EXPECT_EQ(
-      parseError(edited("norm.weight 1088 param", "norm.weight 1088 weight")),
-      "manifest:16: tensor 'norm.weight': kind 'weight' is not param or "
-      "buffer");
+  expectEditErrors({
+      {"normal:0.02", "gaussian",
+       "manifest:14: tensor 'embed.weight': unknown init 'gaussian' "
+       "(expected normal:<std>, zeros, ones, uniform:<a> or "
+       "features:<M>:<d>)"},
+      {"normal:0.02", "normal:-1",
+       "manifest:14: tensor 'embed.weight': init 'normal:-1': expected a "
+       "non-negative number after ':'"},
+      {"features:8:4", "features:8:0",
+       "manifest:15: tensor 'layers.0.attn.features': init 'features:8:0': "
+       "expected features:<M>:<d> with M, d >= 1"},
+      {"features:8:4 3 2 8 4", "features:8:4 2 3 4",
+       "manifest:15: tensor 'layers.0.attn.features': 12 elements is not a "
+       "multiple of the 8 x 4 feature matrix"},
+      {"param normal:0.02 2 256 4", "param normal:0.02 3 256 4",
+       "manifest:14: tensor 'embed.weight': rank 3 but 2 dimensions"},
+      {"2 256 4", "2 256 0",
+       "manifest:14: tensor 'embed.weight': bad dimension '0'"},
+      {"tensor norm.bias 1092 param", "tensor norm.bias 1090 param",
+       "manifest:17: tensors 'norm.weight' and 'norm.bias' overlap"},
+      {"tensor norm.bias 1092 param", "tensor norm.weight 1092 param",
+       "manifest:17: tensor 'norm.weight' listed twice"},
+      {"params 1100", "params 1096",
+       "manifest:18: tensor 'head.scale' [1096, 1097) runs past the end of "
+       "the 1096-float buffer"},
+      {"norm.weight 1088 param", "norm.weight 1088 weight",
+       "manifest:16: tensor 'norm.weight': kind 'weight' is not param or "
+       "buffer"},
+  });
 }
 
 TEST(Manifest, TrainingRecords) {
@@ -278,14 +289,15 @@ TEST(Manifest, TrainingRecords) {
   text = edited("task lm\n", "task lm\nseed -1\n");
   ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
   EXPECT_EQ(m.seed, UINT64_MAX);
-  EXPECT_EQ(parseError(edited("task lm\n", "task lm\npatience -1\n")),
-            "manifest:4: record 'patience': expected an integer >= 0, got "
-            "'-1'");
-  EXPECT_EQ(parseError(edited("task lm\n", "task lm\nval_fraction 1\n")),
-            "manifest:4: record 'val_fraction': expected a number in [0, 1), "
-            "got '1'");
-  EXPECT_EQ(parseError(edited("task lm\n", "task lm\ndata_train\n")),
-            "manifest:4: record 'data_train' takes a path");
+  expectEditErrors({
+      {"task lm\n", "task lm\npatience -1\n",
+       "manifest:4: record 'patience': expected an integer >= 0, got '-1'"},
+      {"task lm\n", "task lm\nval_fraction 1\n",
+       "manifest:4: record 'val_fraction': expected a number in [0, 1), got "
+       "'1'"},
+      {"task lm\n", "task lm\ndata_train\n",
+       "manifest:4: record 'data_train' takes a path"},
+  });
 }
 
 } // namespace
