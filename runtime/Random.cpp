@@ -103,29 +103,41 @@ uint64_t uniformInt(uint64_t seed, uint64_t stream, uint64_t index,
   return uint64_t(wide >> 64);
 }
 
-void fillNormal(float *dst, int64_t n, uint64_t seed, uint64_t stream,
-                uint64_t first, double mean, double stddev) {
+/// Fills dst[0, n) with the values of indices first .. first + n - 1 of a
+/// stream whose values come in pairs: `pairValues(pair, values)` gives both
+/// values of pair `pair`, and both are used where both fall inside the
+/// range.
+template <typename PairValues>
+static void fillFromPairs(float *dst, int64_t n, uint64_t first,
+                          PairValues pairValues) {
   int64_t k = 0;
   while (k < n) {
     uint64_t index = first + uint64_t(k);
-    double z[2];
-    normalPair(seed, stream, index / 2, z);
-    // Use both values of the pair where both fall inside [first, first + n).
+    double values[2];
+    pairValues(index / 2, values);
     for (uint64_t j = index % 2; j < 2 && k < n; ++j, ++k)
-      dst[k] = float(mean + stddev * z[j]);
+      dst[k] = float(values[j]);
   }
+}
+
+void fillNormal(float *dst, int64_t n, uint64_t seed, uint64_t stream,
+                uint64_t first, double mean, double stddev) {
+  fillFromPairs(dst, n, first, [&](uint64_t pair, double values[2]) {
+    double z[2];
+    normalPair(seed, stream, pair, z);
+    for (int j = 0; j < 2; ++j)
+      values[j] = mean + stddev * z[j];
+  });
 }
 
 void fillUniform(float *dst, int64_t n, uint64_t seed, uint64_t stream,
                  uint64_t first, double lo, double hi) {
-  int64_t k = 0;
-  while (k < n) {
-    uint64_t index = first + uint64_t(k);
+  fillFromPairs(dst, n, first, [&](uint64_t pair, double values[2]) {
     uint64_t words[2];
-    block64(seed, stream, index / 2, words);
-    for (uint64_t j = index % 2; j < 2 && k < n; ++j, ++k)
-      dst[k] = float(lo + (hi - lo) * toUnit(words[j]));
-  }
+    block64(seed, stream, pair, words);
+    for (int j = 0; j < 2; ++j)
+      values[j] = lo + (hi - lo) * toUnit(words[j]);
+  });
 }
 
 } // namespace tfc::rt
