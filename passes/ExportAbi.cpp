@@ -15,6 +15,7 @@
 
 #include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "runtime/ManifestFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -28,6 +29,8 @@ namespace mlir::tfc {
 
 using namespace mlir;
 using namespace mlir::tfc;
+/// The words of the manifest text, shared with the runtime that reads it.
+namespace record = ::tfc::manifest;
 
 /// The element count of a static shape, std::nullopt when it does not fit in
 /// 64 bits (ShapedType::getNumElements would wrap) or is dynamic.
@@ -58,7 +61,7 @@ static FailureOr<std::string> manifestText(ModuleOp module,
                                            func::FuncOp forward) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "tfc-manifest 1\n";
+  os << record::kMagic << " " << record::kVersion << "\n";
   if (auto config = module->getAttrOfType<DictionaryAttr>("tfc.config")) {
     for (NamedAttribute entry : config) {
       os << entry.getName().getValue() << " ";
@@ -74,7 +77,7 @@ static FailureOr<std::string> manifestText(ModuleOp module,
   int64_t params = 0;
   if (auto count = module->getAttrOfType<IntegerAttr>("tfc.param_count"))
     params = count.getInt();
-  os << "params " << params << "\n";
+  os << record::kParams << " " << params << "\n";
   auto tokens = cast<RankedTensorType>(forward.getArgumentTypes()[1]);
   std::optional<int64_t> positions = checkedNumElements(tokens);
   if (!positions || *positions < 1) {
@@ -84,9 +87,9 @@ static FailureOr<std::string> manifestText(ModuleOp module,
     return failure();
   }
   if (auto flops = module->getAttrOfType<IntegerAttr>("tfc.flops"))
-    os << "flops_per_token " << flops.getInt() / *positions << "\n";
+    os << record::kFlopsPerToken << " " << flops.getInt() / *positions << "\n";
   if (auto precision = module->getAttrOfType<StringAttr>("tfc.precision"))
-    os << "precision " << precision.getValue() << "\n";
+    os << record::kPrecision << " " << precision.getValue() << "\n";
   // Upper bound of the working memory: every intermediate tensor, before
   // bufferization reuses any of them.
   std::optional<int64_t> activationBytes = 0;
@@ -103,12 +106,13 @@ static FailureOr<std::string> manifestText(ModuleOp module,
   });
   if (walk.wasInterrupted())
     return failure();
-  os << "activation_bytes " << *activationBytes << "\n";
+  os << record::kActivationBytes << " " << *activationBytes << "\n";
   if (auto manifest = module->getAttrOfType<ArrayAttr>("tfc.manifest")) {
     for (Attribute attr : manifest) {
       auto entry = cast<DictionaryAttr>(attr);
       auto shape = cast<DenseI64ArrayAttr>(entry.get("shape")).asArrayRef();
-      os << "tensor " << cast<StringAttr>(entry.get("name")).getValue() << " "
+      os << record::kTensor << " "
+         << cast<StringAttr>(entry.get("name")).getValue() << " "
          << cast<IntegerAttr>(entry.get("offset")).getInt() << " "
          << cast<StringAttr>(entry.get("kind")).getValue() << " "
          << cast<StringAttr>(entry.get("init")).getValue() << " "
@@ -118,7 +122,7 @@ static FailureOr<std::string> manifestText(ModuleOp module,
       os << "\n";
     }
   }
-  os << "end\n";
+  os << record::kEnd << "\n";
   return text;
 }
 
@@ -165,7 +169,7 @@ static void exportEntry(OpBuilder &builder, func::FuncOp callee,
 
 namespace {
 struct TfcExportAbiPass
-    : public tfc::impl::TfcExportAbiBase<TfcExportAbiPass> {
+    : public mlir::tfc::impl::TfcExportAbiBase<TfcExportAbiPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto forward = module.lookupSymbol<func::FuncOp>("forward");
@@ -207,8 +211,7 @@ struct TfcExportAbiPass
                                               manifest.size());
     builder.setInsertionPointToEnd(module.getBody());
     builder.create<LLVM::GlobalOp>(loc, arrayType, /*isConstant=*/true,
-                                   LLVM::Linkage::External,
-                                   "tfc_model_manifest",
+                                   LLVM::Linkage::External, record::kGlobalName,
                                    builder.getStringAttr(manifest));
   }
 };

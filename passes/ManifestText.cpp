@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/ManifestText.h"
+#include "runtime/ManifestFormat.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -12,7 +13,8 @@ using namespace mlir;
 
 /// The manifest's global and its text, or a null text when there is none.
 static std::pair<LLVM::GlobalOp, StringAttr> manifestText(ModuleOp module) {
-  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_model_manifest");
+  auto global =
+      module.lookupSymbol<LLVM::GlobalOp>(::tfc::manifest::kGlobalName);
   auto text = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
                      : StringAttr();
   return {global, text};
@@ -50,7 +52,7 @@ void mlir::tfc::setManifestRecord(ModuleOp module, StringRef key,
       written = true;
       continue;
     }
-    if (!written && line == "end") {
+    if (!written && line == ::tfc::manifest::kEnd) {
       updated += record + "\n";
       written = true;
     }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Manifest.h"
+#include "runtime/ManifestFormat.h"
 #include "runtime/Support.h"
 
 #include <algorithm>
@@ -37,11 +38,12 @@ int64_t Manifest::targetsCount() const {
 }
 
 const char *toString(Task task) {
-  return task == Task::LanguageModel ? "lm" : "classify";
+  return task == Task::LanguageModel ? manifest::kTaskLm
+                                     : manifest::kTaskClassify;
 }
 
 const char *toString(TensorKind kind) {
-  return kind == TensorKind::Param ? "param" : "buffer";
+  return kind == TensorKind::Param ? manifest::kParam : manifest::kBuffer;
 }
 
 /// Splits a line on spaces and tabs.
@@ -75,19 +77,22 @@ static bool parseInit(const std::string &text, TensorInit &init,
     start = colon + 1;
   }
   const std::string &name = parts[0];
-  if ((name == "zeros" || name == "ones") && parts.size() == 1) {
-    init.kind = name == "zeros" ? InitKind::Zeros : InitKind::Ones;
+  if ((name == manifest::kInitZeros || name == manifest::kInitOnes) &&
+      parts.size() == 1) {
+    init.kind = name == manifest::kInitZeros ? InitKind::Zeros : InitKind::Ones;
     return true;
   }
-  if ((name == "normal" || name == "uniform") && parts.size() == 2) {
-    init.kind = name == "normal" ? InitKind::Normal : InitKind::Uniform;
+  if ((name == manifest::kInitNormal || name == manifest::kInitUniform) &&
+      parts.size() == 2) {
+    init.kind =
+        name == manifest::kInitNormal ? InitKind::Normal : InitKind::Uniform;
     if (!parseDouble(parts[1], init.scale) || init.scale < 0) {
       why = "init '" + text + "': expected a non-negative number after ':'";
       return false;
     }
     return true;
   }
-  if (name == "features" && parts.size() == 3) {
+  if (name == manifest::kInitFeatures && parts.size() == 3) {
     init.kind = InitKind::Features;
     if (!parseInt64(parts[1], init.featureRows) || init.featureRows < 1 ||
         !parseInt64(parts[2], init.featureCols) || init.featureCols < 1) {
@@ -102,23 +107,75 @@ static bool parseInit(const std::string &text, TensorInit &init,
   return false;
 }
 
-bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
-  manifest = Manifest();
-  std::string all = text ? text : "";
-  std::map<std::string, int> seen; // record key -> line
-  std::vector<int> tensorLines;    // Parallel to manifest.tensors.
-  bool ended = false;
+namespace {
+
+/// A record that holds one integer: its name, the member of Manifest it
+/// sets and the least value it may take.
+struct IntegerRecord {
+  const char *name;
+  int64_t Manifest::*member;
+  int64_t min;
+};
+
+const IntegerRecord kIntegerRecords[] = {
+    {manifest::kVocab, &Manifest::vocab, 1},
+    {manifest::kClasses, &Manifest::classes, 0},
+    {manifest::kOutputs, &Manifest::outputs, 1},
+    {manifest::kBatch, &Manifest::batch, 1},
+    {manifest::kSeqLen, &Manifest::seqLen, 1},
+    {manifest::kDModel, &Manifest::dModel, 1},
+    {manifest::kLayers, &Manifest::layers, 0},
+    {manifest::kHeads, &Manifest::heads, 1},
+    {manifest::kParams, &Manifest::params, 0},
+    {manifest::kActivationBytes, &Manifest::activationBytes, 0},
+    {manifest::kTrainActivationBytes, &Manifest::trainActivationBytes, 0},
+    {manifest::kArenaBytes, &Manifest::arenaBytes, 0},
+    {manifest::kThreadHeapBytes, &Manifest::threadHeapBytes, 0},
+    {manifest::kKernelsPerStep, &Manifest::kernelsPerStep, 0},
+    {manifest::kMinFreq, &Manifest::minFreq, 1},
+    {manifest::kTrainSteps, &Manifest::trainSteps, 0},
+    {manifest::kWarmup, &Manifest::warmup, 0},
+    {manifest::kEvalEvery, &Manifest::evalEvery, 0},
+    {manifest::kEvalBatches, &Manifest::evalBatches, 0},
+    {manifest::kCheckpointEvery, &Manifest::checkpointEvery, 0},
+    {manifest::kPatience, &Manifest::patience, 0},
+    {manifest::kRedraw, &Manifest::redraw, 0},
+};
+
+/// The state of one parse: the manifest filled so far, where each record
+/// stood, and the line being read (errors name it).
+struct ManifestParser {
+  Manifest &manifest;
+  std::string &err;
+  std::map<std::string, int> seen; ///< Record key -> line.
+  std::vector<int> tensorLines;    ///< Parallel to manifest.tensors.
   int lineNo = 0;
-  size_t pos = 0;
-  auto fail = [&](const std::string &why) {
+
+  ManifestParser(Manifest &manifest, std::string &err)
+      : manifest(manifest), err(err) {}
+
+  /// Sets `err` to `manifest:<line>: why`; returns false.
+  bool fail(const std::string &why) {
     err = format("manifest:%d: %s", lineNo, why.c_str());
     return false;
-  };
-  while (pos < all.size() && !ended) {
-    size_t eol = all.find('\n', pos);
+  }
+
+  bool parseLines(const std::string &text);
+  bool parseTensor(const std::vector<std::string> &f);
+  bool parseRecord(const std::string &line, const std::vector<std::string> &f);
+  bool checkTask();
+  bool checkTensorLayout();
+};
+
+/// Reads every line up to `end`: the first record, tensors, the others.
+bool ManifestParser::parseLines(const std::string &text) {
+  bool ended = false;
+  size_t pos = 0;
+  while (pos < text.size() && !ended) {
+    size_t eol = text.find('\n', pos);
     if (eol == std::string::npos)
-      eol = all.size();
-    std::string line = all.substr(pos, eol - pos);
+      eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
     pos = eol + 1;
     ++lineNo;
     if (!line.empty() && line.back() == '\r')
@@ -128,249 +185,208 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
       continue;
     const std::string &key = f[0];
     if (seen.empty()) {
-      if (key != "tfc-manifest")
+      if (key != manifest::kMagic)
         return fail("expected 'tfc-manifest 1' as the first record");
-      if (f.size() != 2 || f[1] != "1")
+      if (f.size() != 2 || f[1] != manifest::kVersion)
         return fail("unsupported manifest version (this runtime reads "
                     "'tfc-manifest 1')");
       seen[key] = lineNo;
       continue;
     }
-    if (key == "end") {
+    if (key == manifest::kEnd) {
       ended = true;
       continue;
     }
-    if (key == "tensor") {
-      if (f.size() < 6)
-        return fail("expected 'tensor <name> <offset> <kind> <init> <rank> "
-                    "<dims>...'");
-      TensorInfo t;
-      t.name = f[1];
-      if (manifest.find(t.name))
-        return fail("tensor '" + t.name + "' listed twice");
-      if (!parseInt64(f[2], t.offset) || t.offset < 0)
-        return fail("tensor '" + t.name + "': bad offset '" + f[2] + "'");
-      if (f[3] == "param")
-        t.kind = TensorKind::Param;
-      else if (f[3] == "buffer")
-        t.kind = TensorKind::Buffer;
-      else
-        return fail("tensor '" + t.name + "': kind '" + f[3] +
-                    "' is not param or buffer");
-      std::string why;
-      if (!parseInit(f[4], t.init, why))
-        return fail("tensor '" + t.name + "': " + why);
-      int64_t rank = 0;
-      if (!parseInt64(f[5], rank) || rank < 0 || rank > 16)
-        return fail("tensor '" + t.name + "': bad rank '" + f[5] + "'");
-      if (int64_t(f.size()) != 6 + rank)
-        return fail(format("tensor '%s': rank %lld but %zu dimensions",
-                           t.name.c_str(), (long long)rank, f.size() - 6));
-      t.count = 1;
-      for (int64_t i = 0; i < rank; ++i) {
-        int64_t d = 0;
-        if (!parseInt64(f[6 + i], d) || d < 1)
-          return fail("tensor '" + t.name + "': bad dimension '" + f[6 + i] +
-                      "'");
-        if (t.count > (int64_t(1) << 62) / d)
-          return fail("tensor '" + t.name + "': too many elements");
-        t.count *= d;
-        t.shape.push_back(d);
-      }
-      if (t.init.kind == InitKind::Features &&
-          t.count % (t.init.featureRows * t.init.featureCols) != 0)
-        return fail(format("tensor '%s': %lld elements is not a multiple of "
-                           "the %lld x %lld feature matrix",
-                           t.name.c_str(), (long long)t.count,
-                           (long long)t.init.featureRows,
-                           (long long)t.init.featureCols));
-      manifest.tensors.push_back(t);
-      tensorLines.push_back(lineNo);
+    if (key == manifest::kTensor) {
+      if (!parseTensor(f))
+        return false;
       continue;
     }
     if (seen.count(key))
       return fail(
           format("record '%s' repeats line %d", key.c_str(), seen[key]));
     seen[key] = lineNo;
-    auto needArgs = [&](size_t n) {
-      if (f.size() == n + 1)
-        return true;
-      fail(format("record '%s' takes %zu value%s", key.c_str(), n,
-                  n == 1 ? "" : "s"));
+    if (!parseRecord(line, f))
       return false;
-    };
-    auto intValue = [&](int64_t &out, int64_t min) {
-      if (!needArgs(1))
-        return false;
-      if (!parseInt64(f[1], out) || out < min)
-        return fail(format("record '%s': expected an integer >= %lld, got "
-                           "'%s'",
-                           key.c_str(), (long long)min, f[1].c_str()));
-      return true;
-    };
-    if (key == "model") {
-      if (!needArgs(1))
-        return false;
-      manifest.model = f[1];
-    } else if (key == "task") {
-      if (!needArgs(1))
-        return false;
-      if (f[1] == "lm")
-        manifest.task = Task::LanguageModel;
-      else if (f[1] == "classify")
-        manifest.task = Task::Classify;
-      else
-        return fail("task '" + f[1] + "' is not lm or classify");
-    } else if (key == "vocab") {
-      if (!intValue(manifest.vocab, 1))
-        return false;
-    } else if (key == "classes") {
-      if (!intValue(manifest.classes, 0))
-        return false;
-    } else if (key == "outputs") {
-      if (!intValue(manifest.outputs, 1))
-        return false;
-    } else if (key == "batch") {
-      if (!intValue(manifest.batch, 1))
-        return false;
-    } else if (key == "seq_len") {
-      if (!intValue(manifest.seqLen, 1))
-        return false;
-    } else if (key == "d_model") {
-      if (!intValue(manifest.dModel, 1))
-        return false;
-    } else if (key == "layers") {
-      if (!intValue(manifest.layers, 0))
-        return false;
-    } else if (key == "heads") {
-      if (!intValue(manifest.heads, 1))
-        return false;
-    } else if (key == "params") {
-      if (!intValue(manifest.params, 0))
-        return false;
-    } else if (key == "flops_per_token") {
-      if (!needArgs(1))
-        return false;
-      if (!parseDouble(f[1], manifest.flopsPerToken) ||
-          manifest.flopsPerToken < 0)
-        return fail("record 'flops_per_token': expected a number >= 0, got '" +
-                    f[1] + "'");
-    } else if (key == "activation_bytes") {
-      if (!intValue(manifest.activationBytes, 0))
-        return false;
-    } else if (key == "train_activation_bytes") {
-      if (!intValue(manifest.trainActivationBytes, 0))
-        return false;
-    } else if (key == "arena_bytes") {
-      if (!intValue(manifest.arenaBytes, 0))
-        return false;
-    } else if (key == "thread_heap_bytes") {
-      if (!intValue(manifest.threadHeapBytes, 0))
-        return false;
-    } else if (key == "kernels_per_step") {
-      if (!intValue(manifest.kernelsPerStep, 0))
-        return false;
-    } else if (key == "precision") {
-      if (!needArgs(1))
-        return false;
-      if (f[1] != "f32" && f[1] != "bf16")
-        return fail("record 'precision': expected f32 or bf16, got '" + f[1] +
-                    "'");
-      manifest.precision = f[1];
-    } else if (key == "min_freq") {
-      if (!intValue(manifest.minFreq, 1))
-        return false;
-    } else if (key == "split") {
-      if (!needArgs(2))
-        return false;
-      double train = 0, val = 0;
-      if (!parseDouble(f[1], train) || !parseDouble(f[2], val) || train <= 0 ||
-          val < 0 || train + val > 1)
-        return fail("record 'split': expected <train> <val> fractions with "
-                    "train > 0, val >= 0, train + val <= 1");
-      manifest.trainFraction = train;
-      manifest.valFraction = val;
-    } else if (key == "val_fraction") {
-      if (!needArgs(1))
-        return false;
-      double fraction = 0;
-      if (!parseDouble(f[1], fraction) || fraction < 0 || fraction >= 1)
-        return fail("record 'val_fraction': expected a number in [0, 1), "
-                    "got '" +
-                    f[1] + "'");
-      manifest.holdoutFraction = fraction;
-    } else if (key == "lr") {
-      if (!needArgs(1))
-        return false;
-      if (!parseDouble(f[1], manifest.lr) || !(manifest.lr > 0))
-        return fail("record 'lr': expected a positive number, got '" + f[1] +
-                    "'");
-    } else if (key == "train_steps") {
-      if (!intValue(manifest.trainSteps, 0))
-        return false;
-    } else if (key == "warmup") {
-      if (!intValue(manifest.warmup, 0))
-        return false;
-    } else if (key == "eval_every") {
-      if (!intValue(manifest.evalEvery, 0))
-        return false;
-    } else if (key == "eval_batches") {
-      if (!intValue(manifest.evalBatches, 0))
-        return false;
-    } else if (key == "checkpoint_every") {
-      if (!intValue(manifest.checkpointEvery, 0))
-        return false;
-    } else if (key == "patience") {
-      if (!intValue(manifest.patience, 0))
-        return false;
-    } else if (key == "redraw") {
-      if (!intValue(manifest.redraw, 0))
-        return false;
-    } else if (key == "seed") {
-      if (!needArgs(1))
-        return false;
-      // The compiler records the spec's seed as a signed 64-bit integer;
-      // both spellings of the same 64 bits are accepted.
-      int64_t signedSeed = 0;
-      if (parseUInt64(f[1], manifest.seed)) {
-      } else if (parseInt64(f[1], signedSeed)) {
-        manifest.seed = uint64_t(signedSeed);
-      } else {
-        return fail("record 'seed': expected an integer, got '" + f[1] + "'");
-      }
-    } else if (key == "data_train" || key == "data_val" || key == "data_test") {
-      // A path is the rest of the line after one space, so that it may
-      // hold spaces itself.
-      if (f.size() < 2)
-        return fail(format("record '%s' takes a path", key.c_str()));
-      std::string &path = key == "data_train" ? manifest.dataTrain
-                          : key == "data_val" ? manifest.dataVal
-                                              : manifest.dataTest;
-      path = line.substr(line.find(key) + key.size() + 1);
-      if (path == "-")
-        path.clear();
-    }
-    // Other records are ignored, so that the compiler can record more of
-    // the configuration than this runtime reads.
   }
   if (!ended) {
     ++lineNo;
     return fail("missing 'end' (manifest truncated)");
   }
-  const char *required[] = {"model",   "task",   "batch", "seq_len",
-                            "d_model", "layers", "heads", "params"};
+  return true;
+}
+
+/// `tensor <name> <offset> <kind> <init> <rank> <dims>...`.
+bool ManifestParser::parseTensor(const std::vector<std::string> &f) {
+  if (f.size() < 6)
+    return fail("expected 'tensor <name> <offset> <kind> <init> <rank> "
+                "<dims>...'");
+  TensorInfo t;
+  t.name = f[1];
+  if (manifest.find(t.name))
+    return fail("tensor '" + t.name + "' listed twice");
+  if (!parseInt64(f[2], t.offset) || t.offset < 0)
+    return fail("tensor '" + t.name + "': bad offset '" + f[2] + "'");
+  if (f[3] == manifest::kParam)
+    t.kind = TensorKind::Param;
+  else if (f[3] == manifest::kBuffer)
+    t.kind = TensorKind::Buffer;
+  else
+    return fail("tensor '" + t.name + "': kind '" + f[3] +
+                "' is not param or buffer");
+  std::string why;
+  if (!parseInit(f[4], t.init, why))
+    return fail("tensor '" + t.name + "': " + why);
+  int64_t rank = 0;
+  if (!parseInt64(f[5], rank) || rank < 0 || rank > 16)
+    return fail("tensor '" + t.name + "': bad rank '" + f[5] + "'");
+  if (int64_t(f.size()) != 6 + rank)
+    return fail(format("tensor '%s': rank %lld but %zu dimensions",
+                       t.name.c_str(), (long long)rank, f.size() - 6));
+  t.count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = 0;
+    if (!parseInt64(f[6 + i], d) || d < 1)
+      return fail("tensor '" + t.name + "': bad dimension '" + f[6 + i] + "'");
+    if (t.count > (int64_t(1) << 62) / d)
+      return fail("tensor '" + t.name + "': too many elements");
+    t.count *= d;
+    t.shape.push_back(d);
+  }
+  if (t.init.kind == InitKind::Features &&
+      t.count % (t.init.featureRows * t.init.featureCols) != 0)
+    return fail(format("tensor '%s': %lld elements is not a multiple of "
+                       "the %lld x %lld feature matrix",
+                       t.name.c_str(), (long long)t.count,
+                       (long long)t.init.featureRows,
+                       (long long)t.init.featureCols));
+  manifest.tensors.push_back(t);
+  tensorLines.push_back(lineNo);
+  return true;
+}
+
+/// A record other than the first, `tensor` and `end`, in `line` split into
+/// the fields `f`. Records this runtime does not know are ignored, so that
+/// the compiler can record more of the configuration than it reads.
+bool ManifestParser::parseRecord(const std::string &line,
+                                 const std::vector<std::string> &f) {
+  const std::string &key = f[0];
+  auto needArgs = [&](size_t n) {
+    if (f.size() == n + 1)
+      return true;
+    return fail(format("record '%s' takes %zu value%s", key.c_str(), n,
+                       n == 1 ? "" : "s"));
+  };
+  for (const IntegerRecord &record : kIntegerRecords) {
+    if (key != record.name)
+      continue;
+    if (!needArgs(1))
+      return false;
+    if (!parseInt64(f[1], manifest.*record.member) ||
+        manifest.*record.member < record.min)
+      return fail(format("record '%s': expected an integer >= %lld, got "
+                         "'%s'",
+                         key.c_str(), (long long)record.min, f[1].c_str()));
+    return true;
+  }
+  if (key == manifest::kModel) {
+    if (!needArgs(1))
+      return false;
+    manifest.model = f[1];
+  } else if (key == manifest::kTask) {
+    if (!needArgs(1))
+      return false;
+    if (f[1] == manifest::kTaskLm)
+      manifest.task = Task::LanguageModel;
+    else if (f[1] == manifest::kTaskClassify)
+      manifest.task = Task::Classify;
+    else
+      return fail("task '" + f[1] + "' is not lm or classify");
+  } else if (key == manifest::kFlopsPerToken) {
+    if (!needArgs(1))
+      return false;
+    if (!parseDouble(f[1], manifest.flopsPerToken) ||
+        manifest.flopsPerToken < 0)
+      return fail("record 'flops_per_token': expected a number >= 0, got '" +
+                  f[1] + "'");
+  } else if (key == manifest::kPrecision) {
+    if (!needArgs(1))
+      return false;
+    if (f[1] != manifest::kPrecisionF32 && f[1] != manifest::kPrecisionBf16)
+      return fail("record 'precision': expected f32 or bf16, got '" + f[1] +
+                  "'");
+    manifest.precision = f[1];
+  } else if (key == manifest::kSplit) {
+    if (!needArgs(2))
+      return false;
+    double train = 0, val = 0;
+    if (!parseDouble(f[1], train) || !parseDouble(f[2], val) || train <= 0 ||
+        val < 0 || train + val > 1)
+      return fail("record 'split': expected <train> <val> fractions with "
+                  "train > 0, val >= 0, train + val <= 1");
+    manifest.trainFraction = train;
+    manifest.valFraction = val;
+  } else if (key == manifest::kValFraction) {
+    if (!needArgs(1))
+      return false;
+    double fraction = 0;
+    if (!parseDouble(f[1], fraction) || fraction < 0 || fraction >= 1)
+      return fail("record 'val_fraction': expected a number in [0, 1), "
+                  "got '" +
+                  f[1] + "'");
+    manifest.holdoutFraction = fraction;
+  } else if (key == manifest::kLr) {
+    if (!needArgs(1))
+      return false;
+    if (!parseDouble(f[1], manifest.lr) || !(manifest.lr > 0))
+      return fail("record 'lr': expected a positive number, got '" + f[1] +
+                  "'");
+  } else if (key == manifest::kSeed) {
+    if (!needArgs(1))
+      return false;
+    // The compiler records the spec's seed as a signed 64-bit integer;
+    // both spellings of the same 64 bits are accepted.
+    int64_t signedSeed = 0;
+    if (parseUInt64(f[1], manifest.seed)) {
+    } else if (parseInt64(f[1], signedSeed)) {
+      manifest.seed = uint64_t(signedSeed);
+    } else {
+      return fail("record 'seed': expected an integer, got '" + f[1] + "'");
+    }
+  } else if (key == manifest::kDataTrain || key == manifest::kDataVal ||
+             key == manifest::kDataTest) {
+    // A path is the rest of the line after one space, so that it may
+    // hold spaces itself.
+    if (f.size() < 2)
+      return fail(format("record '%s' takes a path", key.c_str()));
+    std::string &path = key == manifest::kDataTrain ? manifest.dataTrain
+                        : key == manifest::kDataVal ? manifest.dataVal
+                                                    : manifest.dataTest;
+    path = line.substr(line.find(key) + key.size() + 1);
+    if (path == manifest::kNoPath)
+      path.clear();
+  }
+  return true;
+}
+
+/// The records the task needs, and its outputs.
+bool ManifestParser::checkTask() {
+  const char *required[] = {manifest::kModel,  manifest::kTask,
+                            manifest::kBatch,  manifest::kSeqLen,
+                            manifest::kDModel, manifest::kLayers,
+                            manifest::kHeads,  manifest::kParams};
   for (const char *key : required)
     if (!seen.count(key))
       return fail(format("missing record '%s'", key));
   if (manifest.task == Task::Classify) {
-    if (!seen.count("vocab") || !seen.count("classes"))
+    if (!seen.count(manifest::kVocab) || !seen.count(manifest::kClasses))
       return fail("a classify model needs 'vocab' and 'classes'");
     if (manifest.vocab < 4)
       return fail("a classify vocabulary needs room for PAD, UNK, CLS and at "
                   "least one word (vocab >= 4)");
     if (manifest.classes < 1)
       return fail("a classify model needs classes >= 1");
-    if (!seen.count("outputs"))
+    if (!seen.count(manifest::kOutputs))
       manifest.outputs = manifest.classes;
     if (manifest.outputs != manifest.classes &&
         !(manifest.outputs == 1 && manifest.classes == 2))
@@ -379,7 +395,7 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
                          (long long)manifest.outputs,
                          (long long)manifest.classes));
   } else {
-    if (!seen.count("outputs"))
+    if (!seen.count(manifest::kOutputs))
       manifest.outputs = manifest.vocab;
     if (manifest.outputs != manifest.vocab)
       return fail(format("a language model has one output per vocabulary "
@@ -387,8 +403,12 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
                          (long long)manifest.outputs,
                          (long long)manifest.vocab));
   }
-  // Every tensor inside the buffer, no two overlapping; errors point at the
-  // tensor's line.
+  return true;
+}
+
+/// Every tensor inside the buffer, no two overlapping; errors point at the
+/// tensor's line.
+bool ManifestParser::checkTensorLayout() {
   std::vector<size_t> byOffset;
   for (size_t i = 0; i < manifest.tensors.size(); ++i) {
     const TensorInfo &t = manifest.tensors[i];
@@ -413,6 +433,15 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
     }
   }
   return true;
+}
+
+} // namespace
+
+bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
+  manifest = Manifest();
+  ManifestParser parser(manifest, err);
+  return parser.parseLines(text ? text : "") && parser.checkTask() &&
+         parser.checkTensorLayout();
 }
 
 } // namespace tfc::rt
