@@ -13,8 +13,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 #include "runtime/ManifestFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
