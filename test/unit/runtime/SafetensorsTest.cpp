@@ -13,9 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstring>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 using namespace tfc::rt;
@@ -175,67 +173,94 @@ std::string rawFile(const std::string &header, size_t data) {
   return out + header + std::string(data, '\0');
 }
 
+/// The load error of rawFile(header, data) written at `path`.
+std::string rawLoadError(const std::string &path, const std::string &header,
+                         size_t data) {
+  writeText(path, rawFile(header, data));
+  return loadError(path);
+}
+
+/// The load error of zero-filled F32 tensors named and shaped as `shapes`,
+/// with `metadata`, written at `path` by writeSafetensors.
+std::string writtenLoadError(
+    const std::string &path,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>> &shapes,
+    const Metadata &metadata) {
+  static const std::vector<float> zeros(64, 0.0f);
+  std::vector<TensorView> tensors;
+  for (const auto &[name, shape] : shapes)
+    tensors.push_back({name, shape, zeros.data()});
+  std::string err;
+  EXPECT_TRUE(writeSafetensors(path, tensors, metadata, err)) << err;
+  return loadError(path);
+}
+
 TEST(Safetensors, BadHeader) {
   TempDir dir;
   std::string path = dir.file("bad.safetensors");
-  writeText(path, rawFile("{\"embed.weight\": {\"dtype\": \"F32\",", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: byte 33 of the JSON: "
-                                    "syntax error while parsing object key - "
-                                    "unexpected end of input; expected string "
-                                    "literal");
-  writeText(path, rawFile("{\"embed.weight\": ", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: byte 17 of the JSON: "
-                                    "syntax error while parsing value - "
-                                    "unexpected end of input; expected '[', "
-                                    "'{', or a literal");
-  writeText(path, rawFile("{\"a\": 1e999}", 0));
-  EXPECT_EQ(loadError(path),
+  EXPECT_EQ(rawLoadError(path, "{\"embed.weight\": {\"dtype\": \"F32\",", 0),
+            path + ": bad header: byte 33 of the JSON: "
+                   "syntax error while parsing object key - "
+                   "unexpected end of input; expected string "
+                   "literal");
+  EXPECT_EQ(rawLoadError(path, "{\"embed.weight\": ", 0),
+            path + ": bad header: byte 17 of the JSON: "
+                   "syntax error while parsing value - "
+                   "unexpected end of input; expected '[', "
+                   "'{', or a literal");
+  EXPECT_EQ(rawLoadError(path, "{\"a\": 1e999}", 0),
             path + ": bad header: number overflow parsing '1e999'");
-  writeText(path, rawFile("{\"a\": \"\xff\"}", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: byte 7 of the JSON: "
-                                    "syntax error while parsing value - "
-                                    "invalid string: ill-formed UTF-8 byte; "
-                                    "last read: '\"\xff'");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
-                          "\"data_offsets\": [0, 4]}, \"__metadata__\": {}, "
-                          "\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
-                          "\"data_offsets\": [0, 4]}}",
-                          4));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' appears twice");
-  writeText(path, rawFile("[1, 2]", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: the JSON is not an object");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 4]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' F32 [2] needs 8 "
-                                    "bytes but data_offsets span 4");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"Q4\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 8]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' has unknown "
-                                    "dtype 'Q4'");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [-2], "
-                          "\"data_offsets\": [0, 8]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': shape is not an "
-                                    "array of non-negative integers");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2.0], "
-                          "\"data_offsets\": [0, 8]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': shape is not an "
-                                    "array of non-negative integers");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 9223372036854775808]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a': data_offsets "
-                                    "is not [begin, end] with begin <= end");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\"}}", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'a' needs "
-                                    "\"dtype\", \"shape\" and "
-                                    "\"data_offsets\"");
-  writeText(path, rawFile("{\"__metadata__\": {\"n\": 1}}", 0));
-  EXPECT_EQ(loadError(path), path + ": bad header: __metadata__ value 'n' is "
-                                    "not a string");
+  EXPECT_EQ(rawLoadError(path, "{\"a\": \"\xff\"}", 0),
+            path + ": bad header: byte 7 of the JSON: "
+                   "syntax error while parsing value - "
+                   "invalid string: ill-formed UTF-8 byte; "
+                   "last read: '\"\xff'");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                         "\"data_offsets\": [0, 4]}, \"__metadata__\": {}, "
+                         "\"a\": {\"dtype\": \"F32\", \"shape\": [1], "
+                         "\"data_offsets\": [0, 4]}}",
+                         4),
+            path + ": bad header: tensor 'a' appears twice");
+  EXPECT_EQ(rawLoadError(path, "[1, 2]", 0),
+            path + ": bad header: the JSON is not an object");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 4]}}",
+                         8),
+            path + ": bad header: tensor 'a' F32 [2] needs 8 "
+                   "bytes but data_offsets span 4");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"Q4\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 8]}}",
+                         8),
+            path + ": bad header: tensor 'a' has unknown "
+                   "dtype 'Q4'");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [-2], "
+                         "\"data_offsets\": [0, 8]}}",
+                         8),
+            path + ": bad header: tensor 'a': shape is not an "
+                   "array of non-negative integers");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2.0], "
+                         "\"data_offsets\": [0, 8]}}",
+                         8),
+            path + ": bad header: tensor 'a': shape is not an "
+                   "array of non-negative integers");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 9223372036854775808]}}",
+                         8),
+            path + ": bad header: tensor 'a': data_offsets "
+                   "is not [begin, end] with begin <= end");
+  EXPECT_EQ(rawLoadError(path, "{\"a\": {\"dtype\": \"F32\"}}", 0),
+            path + ": bad header: tensor 'a' needs "
+                   "\"dtype\", \"shape\" and "
+                   "\"data_offsets\"");
+  EXPECT_EQ(rawLoadError(path, "{\"__metadata__\": {\"n\": 1}}", 0),
+            path + ": bad header: __metadata__ value 'n' is "
+                   "not a string");
   std::string huge(8, '\xff');
   writeText(path, huge + "{}");
   EXPECT_EQ(loadError(path), path + ": header length 18446744073709551615 is "
@@ -246,78 +271,72 @@ TEST(Safetensors, DataOffsetsTileTheData) {
   // The format forbids overlapping tensors and bytes that belong to none.
   TempDir dir;
   std::string path = dir.file("offsets.safetensors");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
-                          "\"F32\", \"shape\": [2], \"data_offsets\": [4, "
-                          "12]}}",
-                          12));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'b' (data_offsets "
-                                    "[4, 12]) overlaps tensor 'a' "
-                                    "(data_offsets [0, 8])");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
-                          "\"F32\", \"shape\": [2], \"data_offsets\": [0, "
-                          "8]}}",
-                          8));
-  EXPECT_EQ(loadError(path), path + ": bad header: tensor 'b' (data_offsets "
-                                    "[0, 8]) overlaps tensor 'a' "
-                                    "(data_offsets [0, 8])");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
-                          "\"F32\", \"shape\": [2], \"data_offsets\": [12, "
-                          "20]}}",
-                          20));
-  EXPECT_EQ(loadError(path), path + ": bad header: bytes 8 to 12 of the data "
-                                    "belong to no tensor (tensor 'b' starts "
-                                    "at 12)");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [4, 12]}}",
-                          12));
-  EXPECT_EQ(loadError(path), path + ": bad header: bytes 0 to 4 of the data "
-                                    "belong to no tensor (tensor 'a' starts "
-                                    "at 4)");
-  writeText(path, rawFile("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
-                          "\"data_offsets\": [0, 8]}}",
-                          16));
-  EXPECT_EQ(loadError(path), path + ": bad header: bytes 8 to 16 of the data "
-                                    "belong to no tensor (the tensors end at "
-                                    "8)");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                         "\"F32\", \"shape\": [2], \"data_offsets\": [4, "
+                         "12]}}",
+                         12),
+            path + ": bad header: tensor 'b' (data_offsets "
+                   "[4, 12]) overlaps tensor 'a' "
+                   "(data_offsets [0, 8])");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                         "\"F32\", \"shape\": [2], \"data_offsets\": [0, "
+                         "8]}}",
+                         8),
+            path + ": bad header: tensor 'b' (data_offsets "
+                   "[0, 8]) overlaps tensor 'a' "
+                   "(data_offsets [0, 8])");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 8]}, \"b\": {\"dtype\": "
+                         "\"F32\", \"shape\": [2], \"data_offsets\": [12, "
+                         "20]}}",
+                         20),
+            path + ": bad header: bytes 8 to 12 of the data "
+                   "belong to no tensor (tensor 'b' starts "
+                   "at 12)");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [4, 12]}}",
+                         12),
+            path + ": bad header: bytes 0 to 4 of the data "
+                   "belong to no tensor (tensor 'a' starts "
+                   "at 4)");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], "
+                         "\"data_offsets\": [0, 8]}}",
+                         16),
+            path + ": bad header: bytes 8 to 16 of the data "
+                   "belong to no tensor (the tensors end at "
+                   "8)");
 }
 
 TEST(Safetensors, WrongShapeNamesTensorAndShapes) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
-  std::vector<float> data(12, 0.0f);
-  std::string err;
-  ASSERT_TRUE(
-      writeSafetensors(path,
-                       {{"embed.weight", {3, 4}, data.data()},
-                        {"norm.weight", {3}, data.data()},
-                        {"layers.0.attn.features", {2, 2, 2}, data.data()}},
-                       {{"tfc.model", "tiny"}}, err))
-      << err;
-  EXPECT_EQ(loadError(path), path + ": tensor 'embed.weight' has shape [3, 4] "
-                                    "in the checkpoint, the model expects "
-                                    "[4, 3]");
+  EXPECT_EQ(writtenLoadError(path,
+                             {{"embed.weight", {3, 4}},
+                              {"norm.weight", {3}},
+                              {"layers.0.attn.features", {2, 2, 2}}},
+                             {{"tfc.model", "tiny"}}),
+            path + ": tensor 'embed.weight' has shape [3, 4] "
+                   "in the checkpoint, the model expects "
+                   "[4, 3]");
 }
 
 TEST(Safetensors, MissingNameAndOtherModel) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
-  std::vector<float> data(12, 0.0f);
-  std::string err;
-  ASSERT_TRUE(
-      writeSafetensors(path,
-                       {{"embed.weight", {4, 3}, data.data()},
-                        {"layers.0.attn.features", {2, 2, 2}, data.data()}},
-                       {{"tfc.model", "tiny"}}, err))
-      << err;
-  EXPECT_EQ(loadError(path), path + ": tensor 'norm.weight' [3] is missing "
-                                    "from the checkpoint");
-  ASSERT_TRUE(writeSafetensors(path, {{"lm_head.weight", {2, 2}, data.data()}},
-                               {{"tfc.model", "big-lm"}}, err))
-      << err;
-  EXPECT_EQ(loadError(path),
+  EXPECT_EQ(writtenLoadError(path,
+                             {{"embed.weight", {4, 3}},
+                              {"layers.0.attn.features", {2, 2, 2}}},
+                             {{"tfc.model", "tiny"}}),
+            path + ": tensor 'norm.weight' [3] is missing from the checkpoint");
+  EXPECT_EQ(writtenLoadError(path, {{"lm_head.weight", {2, 2}}},
+                             {{"tfc.model", "big-lm"}}),
             path + ": tensor 'embed.weight' [4, 3] is missing from the "
                    "checkpoint; the checkpoint is of model 'big-lm', this "
                    "executable is model 'tiny'");
@@ -358,11 +377,12 @@ TEST(Safetensors, ExtraTensorMeansAnotherModel) {
 TEST(Safetensors, WrongDtype) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
-  writeText(path, rawFile("{\"embed.weight\": {\"dtype\": \"F16\", \"shape\": "
-                          "[4, 3], \"data_offsets\": [0, 24]}}",
-                          24));
-  EXPECT_EQ(loadError(path), path + ": tensor 'embed.weight' has dtype F16, "
-                                    "expected F32");
+  EXPECT_EQ(rawLoadError(path,
+                         "{\"embed.weight\": {\"dtype\": \"F16\", \"shape\": "
+                         "[4, 3], \"data_offsets\": [0, 24]}}",
+                         24),
+            path + ": tensor 'embed.weight' has dtype F16, "
+                   "expected F32");
 }
 
 TEST(Safetensors, RejectsBadNamesOnWrite) {
@@ -409,17 +429,14 @@ TEST(Safetensors, FailedWriteKeepsTheOldFile) {
 
   // 2. Writing fails half way: the file size limit stops the write with
   // EFBIG after 200 bytes. The old file stays, the temporary is removed.
-  struct rlimit old;
-  ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &old));
-  void (*oldHandler)(int) = signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = old;
-  small.rlim_cur = 200;
-  ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &small));
   std::vector<float> big(1000, 5.0f);
-  bool ok =
-      writeSafetensors(path, {{"embed.weight", {1000}, big.data()}}, {}, err);
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, oldHandler);
+  bool ok = false;
+  {
+    tfc::rt::test::FileSizeLimit limit(200);
+    ASSERT_TRUE(limit.limited());
+    ok =
+        writeSafetensors(path, {{"embed.weight", {1000}, big.data()}}, {}, err);
+  }
   EXPECT_FALSE(ok);
   EXPECT_EQ(err, path + ": write error: File too large");
   EXPECT_EQ(readText(path), before);

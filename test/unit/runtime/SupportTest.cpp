@@ -9,8 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <csignal>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <thread>
@@ -175,16 +173,13 @@ TEST(AppendFile, AFailedWriteIsReportedAndCutOff) {
   ASSERT_TRUE(log.open(path, err)) << err;
   std::string record(150, 'x');
   record += "\n";
-  struct rlimit old;
-  ASSERT_EQ(0, getrlimit(RLIMIT_FSIZE, &old));
-  void (*oldHandler)(int) = signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = old;
-  small.rlim_cur = 200;
-  ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &small));
-  bool first = log.append(record, err);
-  bool second = log.append(record, err);
-  setrlimit(RLIMIT_FSIZE, &old);
-  signal(SIGXFSZ, oldHandler);
+  bool first = false, second = false;
+  {
+    tfc::rt::test::FileSizeLimit limit(200);
+    ASSERT_TRUE(limit.limited());
+    first = log.append(record, err);
+    second = log.append(record, err);
+  }
   EXPECT_TRUE(first);
   EXPECT_FALSE(second);
   EXPECT_EQ(err, path + ": write error: File too large");

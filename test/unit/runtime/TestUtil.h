@@ -5,18 +5,21 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// A scratch directory removed at the end of a test, and small file helpers.
+/// A scratch directory removed at the end of a test, small file helpers,
+/// and a file size limit for making writes fail.
 ///
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_TEST_UNIT_RUNTIME_TESTUTIL_H
 #define TFC_TEST_UNIT_RUNTIME_TESTUTIL_H
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
 #include <ftw.h>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
@@ -87,6 +90,39 @@ inline std::vector<std::string> temporaries(const std::string &dir) {
   closedir(d);
   return names;
 }
+
+/// Lowers the file size limit (RLIMIT_FSIZE) to `bytes` and ignores
+/// SIGXFSZ, so that a write past `bytes` fails with EFBIG; both are
+/// restored when it goes out of scope.
+class FileSizeLimit {
+public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    if (getrlimit(RLIMIT_FSIZE, &old_) != 0)
+      return;
+    oldHandler_ = signal(SIGXFSZ, SIG_IGN);
+    handlerSet_ = true;
+    struct rlimit small = old_;
+    small.rlim_cur = bytes;
+    limited_ = setrlimit(RLIMIT_FSIZE, &small) == 0;
+  }
+  ~FileSizeLimit() {
+    if (limited_)
+      setrlimit(RLIMIT_FSIZE, &old_);
+    if (handlerSet_)
+      signal(SIGXFSZ, oldHandler_);
+  }
+  FileSizeLimit(const FileSizeLimit &) = delete;
+  FileSizeLimit &operator=(const FileSizeLimit &) = delete;
+
+  /// The limit is in force.
+  bool limited() const { return limited_; }
+
+private:
+  struct rlimit old_ = {};
+  void (*oldHandler_)(int) = nullptr;
+  bool handlerSet_ = false;
+  bool limited_ = false;
+};
 
 } // namespace tfc::rt::test
 
