@@ -77,15 +77,22 @@ double uniform01(uint64_t seed, uint64_t stream, uint64_t index) {
   return toUnit(randomBits(seed, stream, index));
 }
 
+/// Both uniform numbers in (0, 1) of pair `pair`.
+static void unitPair(uint64_t seed, uint64_t stream, uint64_t pair,
+                     double u[2]) {
+  uint64_t words[2];
+  block64(seed, stream, pair, words);
+  u[0] = toUnit(words[0]);
+  u[1] = toUnit(words[1]);
+}
+
 /// Both Box–Muller outputs of pair `pair`.
 static void normalPair(uint64_t seed, uint64_t stream, uint64_t pair,
                        double z[2]) {
-  uint64_t words[2];
-  block64(seed, stream, pair, words);
-  double u1 = toUnit(words[0]);
-  double u2 = toUnit(words[1]);
-  double r = std::sqrt(-2.0 * std::log(u1));
-  double theta = 2.0 * M_PI * u2;
+  double u[2];
+  unitPair(seed, stream, pair, u);
+  double r = std::sqrt(-2.0 * std::log(u[0]));
+  double theta = 2.0 * M_PI * u[1];
   z[0] = r * std::cos(theta);
   z[1] = r * std::sin(theta);
 }
@@ -103,41 +110,33 @@ uint64_t uniformInt(uint64_t seed, uint64_t stream, uint64_t index,
   return uint64_t(wide >> 64);
 }
 
-/// Fills dst[0, n) with the values of indices first .. first + n - 1 of a
-/// stream whose values come in pairs: `pairValues(pair, values)` gives both
-/// values of pair `pair`, and both are used where both fall inside the
-/// range.
-template <typename PairValues>
-static void fillFromPairs(float *dst, int64_t n, uint64_t first,
-                          PairValues pairValues) {
+/// Fills dst[0, n) with `offset + scale * x` for the values x of indices
+/// first .. first + n - 1 of a stream whose values come in pairs:
+/// `pairValues(seed, stream, pair, values)` gives both values of pair
+/// `pair`, and both are used where both fall inside the range.
+static void fillFromPairs(float *dst, int64_t n, uint64_t seed, uint64_t stream,
+                          uint64_t first,
+                          void (*pairValues)(uint64_t, uint64_t, uint64_t,
+                                             double[2]),
+                          double offset, double scale) {
   int64_t k = 0;
   while (k < n) {
     uint64_t index = first + uint64_t(k);
     double values[2];
-    pairValues(index / 2, values);
+    pairValues(seed, stream, index / 2, values);
     for (uint64_t j = index % 2; j < 2 && k < n; ++j, ++k)
-      dst[k] = float(values[j]);
+      dst[k] = float(offset + scale * values[j]);
   }
 }
 
 void fillNormal(float *dst, int64_t n, uint64_t seed, uint64_t stream,
                 uint64_t first, double mean, double stddev) {
-  fillFromPairs(dst, n, first, [&](uint64_t pair, double values[2]) {
-    double z[2];
-    normalPair(seed, stream, pair, z);
-    for (int j = 0; j < 2; ++j)
-      values[j] = mean + stddev * z[j];
-  });
+  fillFromPairs(dst, n, seed, stream, first, normalPair, mean, stddev);
 }
 
 void fillUniform(float *dst, int64_t n, uint64_t seed, uint64_t stream,
                  uint64_t first, double lo, double hi) {
-  fillFromPairs(dst, n, first, [&](uint64_t pair, double values[2]) {
-    uint64_t words[2];
-    block64(seed, stream, pair, words);
-    for (int j = 0; j < 2; ++j)
-      values[j] = lo + (hi - lo) * toUnit(words[j]);
-  });
+  fillFromPairs(dst, n, seed, stream, first, unitPair, lo, hi - lo);
 }
 
 } // namespace tfc::rt
