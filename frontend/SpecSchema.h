@@ -114,7 +114,8 @@ struct SectionSchema {
 const std::vector<SectionSchema> &schema();
 
 /// One accepted spelling of an enum value.
-template <typename E> struct EnumName {
+template <typename E>
+struct EnumName {
   const char *name;
   E value;
 };
