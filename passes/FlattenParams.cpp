@@ -8,11 +8,11 @@
 /// One flat parameter buffer: every `tfc.param` of a function becomes a slice
 /// of a new leading argument, and the module records the manifest that the
 /// runtime reads (names, offsets, shapes, init schemes, kinds) together with
-/// a matmul FLOP count of the forward pass.
+/// the forward's matmul FLOP count (ForwardFlopCount, FlopCount.h).
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/AttentionBuilders.h"
+#include "passes/FlopCount.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
 
@@ -35,86 +35,6 @@ static int64_t elementCount(ArrayRef<int64_t> shape) {
   for (int64_t extent : shape)
     count *= extent;
   return count;
-}
-
-/// The (query, key) pairs of one sequence and head that softmax or
-/// Longformer attention of `kind` computes a score for: every pair, the
-/// pairs `j <= i` when causal, and for Longformer each local row's sliding
-/// window plus the global columns (LowerAttention.cpp's filters) and each
-/// global row's keys. Padding is data, not counted.
-static int64_t attendedPairs(Attribute kind, int64_t queries, int64_t keys) {
-  auto causalKeys = [&](int64_t i) { return std::min(i + 1, keys); };
-  auto longformer = dyn_cast<LongformerAttr>(kind);
-  if (!longformer) {
-    if (!cast<SoftmaxAttr>(kind).getCausal())
-      return queries * keys;
-    int64_t pairs = 0;
-    for (int64_t i = 0; i < queries; ++i)
-      pairs += causalKeys(i);
-    return pairs;
-  }
-  bool causal = longformer.getCausal();
-  int64_t dilation = longformer.getDilation();
-  SmallVector<int64_t> globals = attention::globalPositions(longformer);
-  // Window offsets `t * dilation` from the query, t in [first, last].
-  attention::WindowSteps steps = attention::windowSteps(longformer);
-  int64_t first = -steps.back, last = steps.ahead;
-  auto floorDiv = [](int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  };
-  int64_t pairs = 0;
-  for (int64_t i = 0; i < queries; ++i) {
-    if (llvm::is_contained(globals, i)) {
-      pairs += causal ? causalKeys(i) : keys;
-      continue;
-    }
-    // Keys 0 <= i + t * dilation < keys.
-    int64_t lo = std::max(first, -floorDiv(i, dilation));
-    int64_t hi = std::min(last, floorDiv(keys - 1 - i, dilation));
-    pairs += std::max<int64_t>(0, hi - lo + 1);
-    for (int64_t g : globals) {
-      if (g >= keys || (causal && g > i))
-        continue;
-      int64_t offset = g - i;
-      bool inWindow = offset % dilation == 0 && offset / dilation >= first &&
-                      offset / dilation <= last;
-      pairs += inWindow ? 0 : 1;
-    }
-  }
-  return pairs;
-}
-
-/// Multiply-add FLOPs (2 per MAC) of the matmuls of the forward graph.
-static int64_t matmulFlops(func::FuncOp func) {
-  int64_t flops = 0;
-  func.walk([&](Operation *op) {
-    if (auto linear = dyn_cast<LinearOp>(op)) {
-      ArrayRef<int64_t> weight = shapeOf(linear.getWeight());
-      flops += 2 * elementCount(shapeOf(linear.getInput())) * weight[0];
-    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      ArrayRef<int64_t> q = shapeOf(attention.getQuery());
-      int64_t keys = shapeOf(attention.getKey())[1];
-      if (auto performer = dyn_cast<PerformerAttr>(attention.getKind())) {
-        // Feature maps of q and k, then the two contractions with v.
-        int64_t m = performer.getFeatures();
-        flops += 2 * 2 * q[0] * q[1] * m * q[2] + 2 * 2 * q[0] * q[1] * m * q[2];
-        // Causal: each chunk's scores over its own keys and their product
-        // with the values, `[C, M] x [M, C]` and `[C, C] x [C, Dh]` per
-        // chunk and head, over the padded length.
-        if (performer.getCausal()) {
-          attention::Chunking chunks = attention::performerChunking(q[1]);
-          flops += 2 * q[0] * chunks.padded() * chunks.size *
-                   (m * static_cast<int64_t>(attention.getHeads()) + q[2]);
-        }
-      } else {
-        // The scores and their product with the values, over the (query,
-        // key) pairs that the mask lets through.
-        flops += 2 * 2 * q[0] * attendedPairs(attention.getKind(), q[1], keys) *
-                 q[2];
-      }
-    }
-  });
-  return flops;
 }
 
 /// Replaces the per-parameter gradient results of `func` (after the loss,
@@ -205,8 +125,14 @@ struct TfcFlattenParamsPass
       func.walk([&](ParamOp param) { params.push_back(param); });
       if (params.empty() || func.isExternal())
         continue;
-      if (func.getSymName() == "forward")
-        module->setAttr("tfc.flops", builder.getI64IntegerAttr(matmulFlops(func)));
+      if (func.getSymName() == "forward") {
+        if (std::optional<int64_t> flops =
+                getChildAnalysis<ForwardFlopCount>(func).flops())
+          module->setAttr("tfc.flops", builder.getI64IntegerAttr(*flops));
+        else
+          func.emitWarning("the forward's FLOP count overflows 64 bits; the "
+                           "manifest records none");
+      }
       func.insertArgument(0, flatType, {}, func.getLoc());
       func.setArgAttr(0, "tfc.arg", builder.getStringAttr("params"));
       Value flat = func.getArgument(0);

@@ -180,3 +180,23 @@ module {
     return %a : tensor<2x8x8xf32>
   }
 }
+
+// -----
+
+// A count that overflows 64 bits (2 * 2 * 2^20 sequences * 2^44 pairs *
+// 2^10 columns = 2^76) is not recorded: no tfc.flops, and a warning.
+
+// CHECK: module attributes {tfc.manifest = [{init = "zeros", kind = "param", name = "f"
+module {
+  // expected-warning @+1 {{the forward's FLOP count overflows 64 bits; the manifest records none}}
+  func.func @forward(%q: tensor<1048576x4194304x1024xf32>,
+                     %k: tensor<1048576x4194304x1024xf32>,
+                     %v: tensor<1048576x4194304x1024xf32>)
+      -> tensor<1048576x4194304x1024xf32> {
+    %f = tfc.param "f" init "zeros" : tensor<4xf32>
+    %a = tfc.attention #tfc.softmax<> heads 2 %q, %k, %v
+        : tensor<1048576x4194304x1024xf32>, tensor<1048576x4194304x1024xf32>,
+          tensor<1048576x4194304x1024xf32> -> tensor<1048576x4194304x1024xf32>
+    return %a : tensor<1048576x4194304x1024xf32>
+  }
+}
