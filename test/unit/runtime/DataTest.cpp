@@ -161,42 +161,46 @@ TEST(Data, JsonlBothFormats) {
 
 /// The error for a one-line JSONL file holding `line` as its third line.
 std::string jsonlError(const std::string &line, int64_t classes = 2) {
-  TempDir dir;
-  std::string path = dir.file("d.jsonl");
-  writeText(path, "{\"text\": \"a\", \"label\": 0}\n\n" + line + "\n");
-  std::vector<Example> ex;
-  std::string err;
-  EXPECT_FALSE(loadJsonl(path, classes, ex, err)) << line;
-  return err.substr(err.find("d.jsonl:") + 8);
+  std::string afterName = tfc::rt::test::fileLoadError(
+      "d.jsonl", "{\"text\": \"a\", \"label\": 0}\n\n" + line + "\n",
+      [&](const std::string &path, std::string &err) {
+        std::vector<Example> examples;
+        return loadJsonl(path, classes, examples, err);
+      });
+  return afterName.substr(1); // After the ':'.
 }
 
 TEST(Data, JsonlErrorsNamePathAndLine) {
-  EXPECT_EQ(jsonlError("{\"text\": \"a\" \"label\": 0}"),
-            "3: column 20: syntax error while parsing object - unexpected "
-            "string literal; expected '}'");
-  // JSON text is UTF-8 (RFC 8259).
-  EXPECT_EQ(jsonlError("{\"text\": \"caf\xe9\", \"label\": 0}"),
-            "3: column 15: syntax error while parsing value - invalid string: "
-            "ill-formed UTF-8 byte; last read: '\"caf\xe9\"'");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"label\": 1e999}"),
-            "3: number overflow parsing '1e999'");
-  // Deep nesting is an error, not a crash.
-  EXPECT_EQ(jsonlError(std::string(100000, '[') + std::string(100000, ']')),
-            "3: expected a JSON object, found an array");
-  EXPECT_EQ(jsonlError("[1]"), "3: expected a JSON object, found an array");
-  EXPECT_EQ(jsonlError("{\"label\": 0}"), "3: missing \"text\"");
-  EXPECT_EQ(jsonlError("{\"text\": 5, \"label\": 0}"),
-            "3: \"text\" is a number, expected a string");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\"}"),
-            "3: missing \"label\" (or \"rating\" for Amazon reviews)");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"label\": 0.5}"),
-            "3: \"label\" must be an integer >= 0");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"label\": \"1\"}"),
-            "3: \"label\" must be an integer >= 0");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"rating\": 3.5}"),
-            "3: \"rating\" must be one of 1, 2, 3, 4, 5");
-  EXPECT_EQ(jsonlError("{\"text\": \"a\", \"label\": 2}"),
-            "3: label 2 is out of range for 2 classes");
+  tfc::rt::test::expectErrors(
+      [](const std::string &line) { return jsonlError(line); },
+      {
+          {"{\"text\": \"a\" \"label\": 0}",
+           "3: column 20: syntax error while parsing object - unexpected "
+           "string literal; expected '}'"},
+          // JSON text is UTF-8 (RFC 8259).
+          {"{\"text\": \"caf\xe9\", \"label\": 0}",
+           "3: column 15: syntax error while parsing value - invalid string: "
+           "ill-formed UTF-8 byte; last read: '\"caf\xe9\"'"},
+          {"{\"text\": \"a\", \"label\": 1e999}",
+           "3: number overflow parsing '1e999'"},
+          // Deep nesting is an error, not a crash.
+          {std::string(100000, '[') + std::string(100000, ']'),
+           "3: expected a JSON object, found an array"},
+          {"[1]", "3: expected a JSON object, found an array"},
+          {"{\"label\": 0}", "3: missing \"text\""},
+          {"{\"text\": 5, \"label\": 0}",
+           "3: \"text\" is a number, expected a string"},
+          {"{\"text\": \"a\"}",
+           "3: missing \"label\" (or \"rating\" for Amazon reviews)"},
+          {"{\"text\": \"a\", \"label\": 0.5}",
+           "3: \"label\" must be an integer >= 0"},
+          {"{\"text\": \"a\", \"label\": \"1\"}",
+           "3: \"label\" must be an integer >= 0"},
+          {"{\"text\": \"a\", \"rating\": 3.5}",
+           "3: \"rating\" must be one of 1, 2, 3, 4, 5"},
+          {"{\"text\": \"a\", \"label\": 2}",
+           "3: label 2 is out of range for 2 classes"},
+      });
 }
 
 TEST(Data, JsonlFileErrors) {

@@ -18,10 +18,14 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <ftw.h>
+#include <initializer_list>
 #include <string>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace tfc::rt::test {
 
@@ -89,6 +93,28 @@ inline std::vector<std::string> temporaries(const std::string &dir) {
   }
   closedir(d);
   return names;
+}
+
+/// The error of `load(path, err)`, which must fail, on a file called
+/// `name` that holds `text`: what follows the file's name in it.
+template <typename Load>
+std::string fileLoadError(const std::string &name, const std::string &text,
+                          Load load) {
+  TempDir dir;
+  std::string path = dir.file(name);
+  writeText(path, text);
+  std::string err;
+  EXPECT_FALSE(load(path, err)) << text;
+  return err.substr(err.find(name) + name.size());
+}
+
+/// Expects `errorOf(input)` to be `error` for each {input, error}.
+template <typename ErrorOf>
+void expectErrors(
+    ErrorOf errorOf,
+    std::initializer_list<std::pair<std::string, std::string>> cases) {
+  for (const auto &[input, error] : cases)
+    EXPECT_EQ(errorOf(input), error) << input.substr(0, 80);
 }
 
 /// Lowers the file size limit (RLIMIT_FSIZE) to `bytes` and ignores

@@ -81,29 +81,32 @@ TEST(Tokenizer, SaveAndLoad) {
   EXPECT_EQ(err, path + ": 12 tokens, more than the model's vocabulary of 11");
 }
 
+/// The error of loading a vocabulary file that holds `text`, after the
+/// file's name.
 std::string vocabError(const std::string &text) {
-  TempDir dir;
-  std::string path = dir.file("v.vocab");
-  writeText(path, text);
-  Vocab v;
-  std::string err;
-  EXPECT_FALSE(loadVocab(path, 100, v, err)) << text;
-  return err.substr(err.find("v.vocab") + 7);
+  return tfc::rt::test::fileLoadError(
+      "v.vocab", text, [](const std::string &path, std::string &err) {
+        Vocab vocab;
+        return loadVocab(path, 100, vocab, err);
+      });
 }
 
 TEST(Tokenizer, LoadErrors) {
-  EXPECT_EQ(vocabError(""), ": file is empty");
-  EXPECT_EQ(vocabError("vocab\n"), ":1: expected 'tfc-vocab 1 <size>'");
-  EXPECT_EQ(vocabError("tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\n"),
-            ": header says 4 tokens, the file has 3");
-  EXPECT_EQ(vocabError("tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\nword"),
-            ":5: missing newline at the end (file truncated?)");
-  EXPECT_EQ(vocabError("tfc-vocab 1 4\n<pad>\n<cls>\n<unk>\nx\n"),
-            ":3: expected special token <unk>");
-  EXPECT_EQ(vocabError("tfc-vocab 1 5\n<pad>\n<unk>\n<cls>\nx\nx\n"),
-            ":6: token 'x' repeated");
-  EXPECT_EQ(vocabError("tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\n\n"),
-            ":5: empty token");
+  tfc::rt::test::expectErrors(
+      vocabError,
+      {
+          {"", ": file is empty"},
+          {"vocab\n", ":1: expected 'tfc-vocab 1 <size>'"},
+          {"tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\n",
+           ": header says 4 tokens, the file has 3"},
+          {"tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\nword",
+           ":5: missing newline at the end (file truncated?)"},
+          {"tfc-vocab 1 4\n<pad>\n<cls>\n<unk>\nx\n",
+           ":3: expected special token <unk>"},
+          {"tfc-vocab 1 5\n<pad>\n<unk>\n<cls>\nx\nx\n",
+           ":6: token 'x' repeated"},
+          {"tfc-vocab 1 4\n<pad>\n<unk>\n<cls>\n\n", ":5: empty token"},
+      });
 }
 
 TEST(Tokenizer, EncodeWithClsPaddingAndTruncation) {
