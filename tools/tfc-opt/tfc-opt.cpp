@@ -12,14 +12,11 @@
 
 #include "codegen/Pipeline.h"
 #include "codegen/cpu/CpuPipeline.h"
-#include "codegen/cpu/Passes.h"
 #include "codegen/gpu/GpuPipeline.h"
-#include "conversion/Passes.h"
 #include "dialect/TfcDialect.h"
-#include "passes/Passes.h"
+#include "tools/Registration.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -31,12 +28,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tfc::registerCodegenDialects(registry);
   tfc::registerGpuCodegenDialects(registry);
-  mlir::registerTransformsPasses();
-  mlir::bufferization::registerEmptyTensorEliminationPass();
-  mlir::bufferization::registerOneShotBufferizePass();
-  mlir::tfc::registerTfcPasses();
-  mlir::tfc::registerTfcConversionPasses();
-  mlir::tfc::registerTfcCpuPasses();
+  tfc::registerAllPasses();
   tfc::registerCodegenPipelines();
   tfc::registerCpuCodegenPipelines();
   tfc::registerGpuCodegenPipelines();

@@ -12,15 +12,14 @@
 
 #include "codegen/Pipeline.h"
 #include "codegen/cpu/CpuPipeline.h"
-#include "codegen/cpu/Passes.h"
 #include "codegen/emit/Emit.h"
 #include "codegen/gpu/GpuPipeline.h"
 #include "codegen/gpu/Passes.h"
-#include "conversion/Passes.h"
 #include "dialect/TfcDialect.h"
 #include "frontend/Spec.h"
 #include "frontend/ir/SpecToTfc.h"
 #include "passes/Passes.h"
+#include "tools/Registration.h"
 #include "tools/tfc/Memory.h"
 #include "tools/tfc/Version.h"
 
@@ -574,16 +573,9 @@ bool checkArenaSize(ModuleOp module, llvm::StringRef output,
 /// and the MLIR options that may be named on its command line.
 void registerCompileOptions() {
   // The passes that --mlir-print-ir-before/after (and -mlir-timing's
-  // filters) may name: tfc's own, the GPU target's, MLIR's generic ones and
-  // the bufferization passes of the CPU pipeline. Registered before the
-  // pass manager's options, whose parser lists them.
-  mlir::registerTransformsPasses();
-  mlir::bufferization::registerEmptyTensorEliminationPass();
-  mlir::bufferization::registerOneShotBufferizePass();
-  mlir::tfc::registerTfcPasses();
-  mlir::tfc::registerTfcConversionPasses();
-  mlir::tfc::registerTfcCpuPasses();
-  mlir::tfc::registerTfcGpuPasses();
+  // filters) may name. Registered before the pass manager's options, whose
+  // parser lists them.
+  ::tfc::registerAllPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
