@@ -113,6 +113,188 @@ bool isRecomputable(linalg::GenericOp generic, int64_t maxBodyOps) {
   return true;
 }
 
+/// The recomputation of forward results in the body of `@train_step`: the
+/// block order of its top-level ops, where the backward starts, and the
+/// ops recomputed so far.
+class StepRecomputation {
+public:
+  StepRecomputation(Block &body, int64_t maxBodyOps, int64_t maxDepth)
+      : body(body), maxBodyOps(maxBodyOps), maxDepth(maxDepth) {}
+
+  /// Numbers the top-level ops; the backward starts after the op that
+  /// computes the loss, `ret`'s first operand. False when no op does.
+  bool orderOps(func::ReturnOp ret) {
+    int64_t next = 0;
+    for (Operation &op : body)
+      position[&op] = next++;
+    Operation *lossOp = ret.getOperand(0).getDefiningOp();
+    if (!lossOp)
+      return false;
+    lossOp = body.findAncestorOpInBlock(*lossOp);
+    backwardStart = position.lookup(lossOp) + 1;
+    return true;
+  }
+
+  /// The forward's element-wise ops that may be recomputed, of results of
+  /// at least `minBytes` bytes.
+  SmallVector<linalg::GenericOp> candidates(int64_t minBytes) {
+    SmallVector<linalg::GenericOp> result;
+    for (Operation &op : body) {
+      auto generic = dyn_cast<linalg::GenericOp>(&op);
+      if (!generic || position.lookup(&op) >= backwardStart ||
+          generic.getNumReductionLoops() != 0 ||
+          !isRecomputable(generic, maxBodyOps))
+        continue;
+      auto type = cast<RankedTensorType>(generic->getResult(0).getType());
+      int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      if (bytes >= minBytes)
+        result.push_back(generic);
+    }
+    return result;
+  }
+
+  /// Recomputes `generic`'s result before the first backward op that reads
+  /// it, when the forward reads it too and its inputs allow; the number of
+  /// ops recomputed (0 when it is left alone).
+  size_t recompute(linalg::GenericOp generic) {
+    // The reads of the result in the backward, directly or through views.
+    SmallVector<OpOperand *> reads, backwardReads;
+    collectReads(generic->getResult(0), body, reads);
+    bool forwardRead = false;
+    for (OpOperand *read : reads) {
+      if (positionOf(read->getOwner()) >= backwardStart)
+        backwardReads.push_back(read);
+      else
+        forwardRead = true;
+    }
+    if (backwardReads.empty() || !forwardRead)
+      return 0;
+    Operation *firstReader = nullptr;
+    for (OpOperand *read : backwardReads) {
+      Operation *top = body.findAncestorOpInBlock(*read->getOwner());
+      if (!firstReader || position.lookup(top) < position.lookup(firstReader))
+        firstReader = top;
+    }
+    SetVector<Operation *> recomputed;
+    if (!collect(generic, 0, position.lookup(firstReader), recomputed))
+      return 0;
+    emit(recomputed, firstReader, backwardReads);
+    return recomputed.size();
+  }
+
+private:
+  /// The position of the top-level op that holds `user`, -1 if none.
+  int64_t positionOf(Operation *user) {
+    Operation *top = body.findAncestorOpInBlock(*user);
+    return top ? position.lookup(top) : -1;
+  }
+
+  /// The position of the last op that reads `value` or a view of it.
+  int64_t lastRead(Value value) {
+    SmallVector<OpOperand *> reads;
+    collectReads(value, body, reads);
+    int64_t last = -1;
+    for (OpOperand *read : reads)
+      last = std::max(last, positionOf(read->getOwner()));
+    return last;
+  }
+
+  /// Whether `root` is kept until position `at` anyway: a function
+  /// argument, a constant, or a tensor that is read at or after `at`.
+  bool kept(Value root, int64_t at) {
+    if (isa<BlockArgument>(root))
+      return true;
+    Operation *def = root.getDefiningOp();
+    if (def->hasTrait<OpTrait::ConstantLike>())
+      return true;
+    return def->getBlock() == &body && lastRead(root) >= at;
+  }
+
+  /// Adds `op` to `recomputed` after the producers of its inputs that are
+  /// not kept until position `at` (row sums and the element-wise ops that
+  /// read them, when only their input is kept), producers first; false
+  /// when an input is neither kept nor so recomputed within `maxDepth`
+  /// producers of `depth`.
+  bool collect(linalg::GenericOp op, int64_t depth, int64_t at,
+               SetVector<Operation *> &recomputed) {
+    if (recomputed.contains(op))
+      return true;
+    if (!isRecomputable(op, maxBodyOps))
+      return false;
+    for (Value input : op.getDpsInputs()) {
+      Value root = viewRoot(input);
+      if (kept(root, at))
+        continue;
+      auto producer = root.getDefiningOp<linalg::GenericOp>();
+      if (!producer || depth >= maxDepth || producer->getBlock() != &body ||
+          position.lookup(producer) >= backwardStart ||
+          !collect(producer, depth + 1, at, recomputed))
+        return false;
+    }
+    recomputed.insert(op);
+    return true;
+  }
+
+  /// Clones `recomputed` (producers first) before `firstReader`, each view
+  /// rebuilt on the recomputed tensors it reads, and has `backwardReads`
+  /// read the clones. The unit attribute keeps CSE from merging the ops
+  /// back into the forward's.
+  void emit(const SetVector<Operation *> &recomputed, Operation *firstReader,
+            ArrayRef<OpOperand *> backwardReads) {
+    OpBuilder builder(firstReader);
+    IRMapping rebuilt;
+    std::function<Value(Value)> rebuild = [&](Value value) -> Value {
+      if (Value done = rebuilt.lookupOrNull(value))
+        return done;
+      Operation *view = value.getDefiningOp();
+      if (!view || !isView(view))
+        return value;
+      Value source = rebuild(view->getOperand(0));
+      if (source == view->getOperand(0))
+        return value;
+      IRMapping viewMapping;
+      viewMapping.map(view->getOperand(0), source);
+      Value copy = builder.clone(*view, viewMapping)->getResult(0);
+      rebuilt.map(value, copy);
+      return copy;
+    };
+    Operation *firstNew = nullptr;
+    for (Operation *op : recomputed) {
+      auto original = cast<linalg::GenericOp>(op);
+      IRMapping mapping;
+      for (Value input : original.getDpsInputs())
+        mapping.map(input, rebuild(input));
+      Value init = original.getDpsInitOperand(0)->get();
+      auto empty = builder.create<tensor::EmptyOp>(
+          original.getLoc(), init.getType(), ValueRange{});
+      firstNew = firstNew ? firstNew : empty.getOperation();
+      Value newInit = empty.getResult();
+      if (linalg::FillOp fill = constantFill(init)) {
+        IRMapping fillMapping;
+        fillMapping.map(fill.getOutputs()[0], newInit);
+        newInit = builder.clone(*fill, fillMapping)->getResult(0);
+      }
+      mapping.map(init, newInit);
+      Operation *again = builder.clone(*original, mapping);
+      again->setAttr("tfc.recomputed", builder.getUnitAttr());
+      rebuilt.map(original->getResult(0), again->getResult(0));
+    }
+    for (OpOperand *use : backwardReads)
+      use->set(rebuild(use->get()));
+    int64_t recomputeAt = position.lookup(firstReader);
+    for (Operation *op = firstNew; op != firstReader; op = op->getNextNode())
+      position[op] = recomputeAt;
+  }
+
+  Block &body;
+  int64_t maxBodyOps, maxDepth;
+  /// The block order of the top-level ops, the recomputed ones at the
+  /// position of the op they precede.
+  DenseMap<Operation *, int64_t> position;
+  /// The position of the first op of the backward.
+  int64_t backwardStart = 0;
+};
+
 struct TfcRecomputeElementwisePass
     : public tfc::impl::TfcRecomputeElementwiseBase<
           TfcRecomputeElementwisePass> {
@@ -126,153 +308,11 @@ struct TfcRecomputeElementwisePass
     auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
     if (!ret || ret.getNumOperands() == 0)
       return;
-
-    // Block order of the top-level ops; the backward starts after the op
-    // that computes the loss, the step's first result.
-    DenseMap<Operation *, int64_t> position;
-    int64_t next = 0;
-    for (Operation &op : body)
-      position[&op] = next++;
-    Operation *lossOp = ret.getOperand(0).getDefiningOp();
-    if (!lossOp)
+    StepRecomputation recomputation(body, maxBodyOps, maxDepth);
+    if (!recomputation.orderOps(ret))
       return;
-    lossOp = body.findAncestorOpInBlock(*lossOp);
-    int64_t backwardStart = position.lookup(lossOp) + 1;
-
-    auto positionOf = [&](Operation *user) -> int64_t {
-      Operation *top = body.findAncestorOpInBlock(*user);
-      return top ? position.lookup(top) : -1;
-    };
-    // The position of the last op that reads `value` or a view of it.
-    auto lastRead = [&](Value value) -> int64_t {
-      SmallVector<OpOperand *> reads;
-      collectReads(value, body, reads);
-      int64_t last = -1;
-      for (OpOperand *read : reads)
-        last = std::max(last, positionOf(read->getOwner()));
-      return last;
-    };
-
-    SmallVector<linalg::GenericOp> candidates;
-    for (Operation &op : body) {
-      auto generic = dyn_cast<linalg::GenericOp>(&op);
-      if (!generic || position.lookup(&op) >= backwardStart ||
-          generic.getNumReductionLoops() != 0 ||
-          !isRecomputable(generic, maxBodyOps))
-        continue;
-      auto type = cast<RankedTensorType>(generic->getResult(0).getType());
-      int64_t bytes =
-          type.getNumElements() * type.getElementTypeBitWidth() / 8;
-      if (bytes >= minBytes)
-        candidates.push_back(generic);
-    }
-
-    for (linalg::GenericOp generic : candidates) {
-      Value result = generic->getResult(0);
-      // The reads of the result in the backward, directly or through views.
-      SmallVector<OpOperand *> reads, backwardReads;
-      collectReads(result, body, reads);
-      bool forwardRead = false;
-      for (OpOperand *read : reads) {
-        if (positionOf(read->getOwner()) >= backwardStart)
-          backwardReads.push_back(read);
-        else
-          forwardRead = true;
-      }
-      if (backwardReads.empty() || !forwardRead)
-        continue;
-      Operation *firstReader = nullptr;
-      for (OpOperand *read : backwardReads) {
-        Operation *top = body.findAncestorOpInBlock(*read->getOwner());
-        if (!firstReader ||
-            position.lookup(top) < position.lookup(firstReader))
-          firstReader = top;
-      }
-      int64_t recomputeAt = position.lookup(firstReader);
-
-      // Every input must be kept until there anyway (a function argument,
-      // a constant, or a tensor that is read at or after that point), or
-      // be recomputed there too from such inputs (row sums and the
-      // element-wise ops that read them, when only their input is kept).
-      auto kept = [&](Value root) {
-        if (isa<BlockArgument>(root))
-          return true;
-        Operation *def = root.getDefiningOp();
-        if (def->hasTrait<OpTrait::ConstantLike>())
-          return true;
-        return def->getBlock() == &body && lastRead(root) >= recomputeAt;
-      };
-      SetVector<Operation *> recomputed;
-      std::function<bool(linalg::GenericOp, int64_t)> collect =
-          [&](linalg::GenericOp op, int64_t depth) -> bool {
-        if (recomputed.contains(op))
-          return true;
-        if (!isRecomputable(op, maxBodyOps))
-          return false;
-        for (Value input : op.getDpsInputs()) {
-          Value root = viewRoot(input);
-          if (kept(root))
-            continue;
-          auto producer = root.getDefiningOp<linalg::GenericOp>();
-          if (!producer || depth >= maxDepth ||
-              producer->getBlock() != &body ||
-              position.lookup(producer) >= backwardStart ||
-              !collect(producer, depth + 1))
-            return false;
-        }
-        recomputed.insert(op);
-        return true;
-      };
-      if (!collect(generic, 0))
-        continue;
-
-      // The recomputation (producers first), each view rebuilt on the
-      // recomputed tensors it reads. The unit attribute keeps CSE from
-      // merging the ops back into the forward's.
-      OpBuilder builder(firstReader);
-      IRMapping rebuilt;
-      std::function<Value(Value)> rebuild = [&](Value value) -> Value {
-        if (Value done = rebuilt.lookupOrNull(value))
-          return done;
-        Operation *view = value.getDefiningOp();
-        if (!view || !isView(view))
-          return value;
-        Value source = rebuild(view->getOperand(0));
-        if (source == view->getOperand(0))
-          return value;
-        IRMapping viewMapping;
-        viewMapping.map(view->getOperand(0), source);
-        Value copy = builder.clone(*view, viewMapping)->getResult(0);
-        rebuilt.map(value, copy);
-        return copy;
-      };
-      Operation *firstNew = nullptr;
-      for (Operation *op : recomputed) {
-        auto original = cast<linalg::GenericOp>(op);
-        IRMapping mapping;
-        for (Value input : original.getDpsInputs())
-          mapping.map(input, rebuild(input));
-        Value init = original.getDpsInitOperand(0)->get();
-        auto empty = builder.create<tensor::EmptyOp>(
-            original.getLoc(), init.getType(), ValueRange{});
-        firstNew = firstNew ? firstNew : empty.getOperation();
-        Value newInit = empty.getResult();
-        if (linalg::FillOp fill = constantFill(init)) {
-          IRMapping fillMapping;
-          fillMapping.map(fill.getOutputs()[0], newInit);
-          newInit = builder.clone(*fill, fillMapping)->getResult(0);
-        }
-        mapping.map(init, newInit);
-        Operation *again = builder.clone(*original, mapping);
-        again->setAttr("tfc.recomputed", builder.getUnitAttr());
-        rebuilt.map(original->getResult(0), again->getResult(0));
-      }
-      for (OpOperand *use : backwardReads)
-        use->set(rebuild(use->get()));
-      for (Operation *op = firstNew; op != firstReader; op = op->getNextNode())
-        position[op] = recomputeAt;
-      numRecomputed += recomputed.size();
-    }
+    for (linalg::GenericOp generic : recomputation.candidates(minBytes))
+      numRecomputed += recomputation.recompute(generic);
   }
 };
 } // namespace
