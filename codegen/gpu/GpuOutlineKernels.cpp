@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
+#include "codegen/gpu/Utils.h"
 #include "passes/ManifestText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
