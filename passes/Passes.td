@@ -372,7 +372,7 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
-def TfcFastMath : Pass<"tfc-fast-math", "mlir::ModuleOp"> {
+def TfcFastMath : Pass<"tfc-fast-math", "mlir::func::FuncOp"> {
   let summary = "Fast float arithmetic: polynomial f32 math, reassociation";
   let description = [{
     Replaces the f32 transcendental functions (`math.exp`, `tanh`, `log`,
@@ -438,7 +438,8 @@ def TfcOutlineKernels : Pass<"tfc-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
-def TfcPromoteAccumulators : Pass<"tfc-promote-accumulators", "mlir::ModuleOp"> {
+def TfcPromoteAccumulators
+    : Pass<"tfc-promote-accumulators", "mlir::func::FuncOp"> {
   let summary = "Carries the accumulator of a reduction loop in a register";
   let description = [{
     An `scf.for` whose body loads one buffer element at indices defined

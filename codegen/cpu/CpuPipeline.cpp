@@ -29,13 +29,13 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // the rows, before the contraction kernels and outlining take the ops
   // that are left one by one.
   if (options.fusion)
-    pm.addPass(mlir::tfc::createTfcFuseRows());
+    pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFuseRows());
   // Loop nests that would step along a strided dimension innermost (a
   // depth-wise convolution's reductions) run along contiguous memory.
-  pm.addPass(mlir::tfc::createTfcInterchangeLoops());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcInterchangeLoops());
   // Element-wise ops over [.., H, Dh] run one loop over contiguous memory,
   // not a short Dh loop that LLVM would unroll and gather around.
-  pm.addPass(mlir::tfc::createTfcCollapseDims());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcCollapseDims());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   // Each distinct linalg op becomes one kernel before anything lowers it,
@@ -47,19 +47,19 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(mlir::tfc::createTfcVectorizeContractions());
   // Element-wise ops over a short row (blocked attention's [T, Dh] blocks
   // rescaled by row) run by whole vectors along it, not by gathers across.
-  pm.addPass(mlir::tfc::createTfcVectorizeShortRows());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcVectorizeShortRows());
   // A sum over rows (a bias gradient) runs on threads by blocks of
   // columns, which it would otherwise read on one thread.
-  pm.addPass(mlir::tfc::createTfcParallelColumnSums());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcParallelColumnSums());
   // Blocked attention's (batch, head) pairs become the outermost parallel
   // loop of their nest, which the threads share.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(mlir::tfc::createTfcParallelOuterLoops());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcParallelOuterLoops());
   // Reductions carry their accumulator in a register, so that LLVM
   // vectorises them.
-  pm.addPass(mlir::tfc::createTfcPromoteAccumulators());
-  pm.addPass(mlir::tfc::createTfcFastMath());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcPromoteAccumulators());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFastMath());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
   pm.addPass(createConvertSCFToOpenMPPass());
   // Inlines the memref.alloca_scope that wraps each parallel body, and

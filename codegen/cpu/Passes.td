@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
+def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::func::FuncOp"> {
   let summary = "Fuses row-wise linalg ops on buffers into one loop over row tiles";
   let description = [{
     On buffers, a run of linalg ops over the same rows (their first loop is
@@ -39,7 +39,7 @@ def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
-def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::ModuleOp"> {
+def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::func::FuncOp"> {
   let summary = "Puts innermost the loop along every operand's contiguous dimension";
   let description = [{
     On buffers, a `linalg.generic` whose operands all have unit stride in
@@ -56,7 +56,7 @@ def TfcInterchangeLoops : Pass<"tfc-interchange-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
-def TfcCollapseDims : Pass<"tfc-collapse-dims", "mlir::ModuleOp"> {
+def TfcCollapseDims : Pass<"tfc-collapse-dims", "mlir::func::FuncOp"> {
   let summary = "Merges the trailing contiguous loops of element-wise ops";
   let description = [{
     On buffers, an element-wise linalg op (all loops parallel, no loop
@@ -110,7 +110,8 @@ def TfcVectorizeContractions
                            "mlir::vector::VectorDialect"];
 }
 
-def TfcVectorizeShortRows : Pass<"tfc-vectorize-short-rows", "mlir::ModuleOp"> {
+def TfcVectorizeShortRows
+    : Pass<"tfc-vectorize-short-rows", "mlir::func::FuncOp"> {
   let summary = "Writes element-wise ops over a short row as vector operations";
   let description = [{
     On buffers, after `tfc-vectorize-contractions`: an all-parallel
@@ -139,7 +140,8 @@ def TfcVectorizeShortRows : Pass<"tfc-vectorize-short-rows", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
-def TfcParallelColumnSums : Pass<"tfc-parallel-column-sums", "mlir::ModuleOp"> {
+def TfcParallelColumnSums
+    : Pass<"tfc-parallel-column-sums", "mlir::func::FuncOp"> {
   let summary = "Runs a sum over rows on threads by blocks of columns";
   let description = [{
     On buffers, outside every parallel loop: a linalg op whose loop ranges
@@ -169,7 +171,8 @@ def TfcParallelColumnSums : Pass<"tfc-parallel-column-sums", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
-def TfcParallelOuterLoops : Pass<"tfc-parallel-outer-loops", "mlir::ModuleOp"> {
+def TfcParallelOuterLoops
+    : Pass<"tfc-parallel-outer-loops", "mlir::func::FuncOp"> {
   let summary = "Keeps the outermost scf.parallel of a nest when it is worth threads";
   let description = [{
     An `scf.parallel` nested in another one, or one whose loop nest runs

@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -73,34 +74,36 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // contracted multiply-adds.
   mlir::tfc::TfcFastMathOptions fastMath;
   fastMath.expandPow = true;
-  pm.addPass(mlir::tfc::createTfcFastMath(fastMath));
-  pm.addPass(mlir::tfc::createTfcGpuParallelDimsFirst());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFastMath(fastMath));
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuParallelDimsFirst());
   // Long sums with few outputs (the gradient's norm, bias and LayerNorm
   // gradients) run as many threads' partial sums, not one thread or block.
   // Contractions of bf16 operands: tensor-core kernels, before any is
   // split or tiled for the SIMT cores.
   if (!emulated)
-    pm.addPass(mlir::tfc::createTfcGpuTensorCoreContractions());
-  pm.addPass(mlir::tfc::createTfcGpuSplitReductions());
+    pm.addNestedPass<func::FuncOp>(
+        mlir::tfc::createTfcGpuTensorCoreContractions());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuSplitReductions());
   // Contractions: a register tile of outputs per thread.
   mlir::tfc::TfcGpuTileContractionsOptions tiling;
   tiling.sharedMemory = !emulated;
-  pm.addPass(mlir::tfc::createTfcGpuTileContractions(tiling));
+  pm.addNestedPass<func::FuncOp>(
+      mlir::tfc::createTfcGpuTileContractions(tiling));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // tfc-row-attention's loops over rows: one thread per iteration.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   // The embedding gradient's scatter-add: one thread per channel.
-  pm.addPass(mlir::tfc::createTfcGpuParallelScatter());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuParallelScatter());
   pm.addPass(mlir::tfc::createTfcGpuMapKernels());
   // A thread's reduction loop (a contraction's k loop, a row sum) carries
   // its output element in a register instead of loading and storing it in
   // global memory at every step; the sums are the same, term for term.
-  pm.addPass(mlir::tfc::createTfcPromoteAccumulators());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcPromoteAccumulators());
 }
 
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
   buildKernelMappingPipeline(pm, /*emulated=*/true);
-  pm.addPass(mlir::tfc::createTfcGpuEmulateLaunches());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuEmulateLaunches());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());

@@ -82,7 +82,7 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
 }
 
 def TfcGpuParallelDimsFirst
-    : Pass<"tfc-gpu-parallel-dims-first", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-parallel-dims-first", "mlir::func::FuncOp"> {
   let summary = "Puts the parallel dimensions of every linalg op before its reductions";
   let description = [{
     `convert-linalg-to-parallel-loops` makes an `scf.parallel` of the
@@ -101,7 +101,7 @@ def TfcGpuParallelDimsFirst
 }
 
 def TfcGpuSplitReductions
-    : Pass<"tfc-gpu-split-reductions", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-split-reductions", "mlir::func::FuncOp"> {
   let summary = "Splits a long sum with few outputs into partial sums and their sum";
   let description = [{
     tfc-gpu-map-kernels gives a linalg op one thread per output, each
@@ -139,7 +139,7 @@ def TfcGpuSplitReductions
 }
 
 def TfcGpuTileContractions
-    : Pass<"tfc-gpu-tile-contractions", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-tile-contractions", "mlir::func::FuncOp"> {
   let summary = "Maps a contraction to a kernel of register tiles";
   let description = [{
     tfc-gpu-map-kernels would give a contraction one thread per output
@@ -194,7 +194,7 @@ def TfcGpuTileContractions
 }
 
 def TfcGpuTensorCoreContractions
-    : Pass<"tfc-gpu-tensor-core-contractions", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-tensor-core-contractions", "mlir::func::FuncOp"> {
   let summary = "Maps a bf16 contraction to a kernel of tensor-core mma tiles";
   let description = [{
     A linalg op on buffers at the top level of a function, with two static
@@ -277,7 +277,7 @@ def TfcGpuTensorCoreContractions
 }
 
 def TfcGpuParallelScatter
-    : Pass<"tfc-gpu-parallel-scatter", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-parallel-scatter", "mlir::func::FuncOp"> {
   let summary = "Runs a scatter-add loop nest as one thread per channel";
   let description = [{
     The embedding gradient is lowered as `scf.for` over the positions
@@ -302,7 +302,7 @@ def TfcGpuParallelScatter
 }
 
 def TfcGpuEmulateLaunches
-    : Pass<"tfc-gpu-emulate-launches", "mlir::ModuleOp"> {
+    : Pass<"tfc-gpu-emulate-launches", "mlir::func::FuncOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";
   let description = [{
     A check of the GPU mapping on a machine without a GPU
