@@ -35,9 +35,10 @@
 ///   p  = exp(s - lse),  dP = dO[qb] V[kb]^T,  dS = scale * p (dP - D[qb])
 ///   dV[kb] += p^T dO[qb],  dK[kb] += dS^T Q[qb],  dQ[qb] += dS K[kb]
 ///
-/// with `D = rowsum(dO o O)`. Every block is a linalg op on static shapes
-/// with dynamic offsets, so the contraction kernels and threads of the CPU
-/// pipeline apply unchanged.
+/// with `D = rowsum(dO o O)` (BlockedAttentionGrad.cpp; BlockedAttention.h
+/// holds what the two files share). Every block is a linalg op on static
+/// shapes with dynamic offsets, so the contraction kernels and threads of
+/// the CPU pipeline apply unchanged.
 ///
 /// A length that no block divides (or only a narrow one) is padded to one
 /// that a block does (paddedLength): zero rows of queries, keys and values,
@@ -48,6 +49,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "passes/BlockedAttention.h"
 #include "passes/AttentionBuilders.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -65,11 +67,13 @@ namespace mlir::tfc {
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::attention;
+using namespace mlir::tfc::blocked;
 
-namespace {
+namespace mlir::tfc::blocked {
+
 
 /// The rows `positions` (dimension 1) of `x`, gathered into one tensor.
-Value gatherRows(OpBuilder &b, Location loc, Value x,
+static Value gatherRows(OpBuilder &b, Location loc, Value x,
                  ArrayRef<int64_t> positions) {
   SmallVector<int64_t> shape(shapeOf(x));
   shape[1] = positions.size();
@@ -81,11 +85,13 @@ Value gatherRows(OpBuilder &b, Location loc, Value x,
   return result;
 }
 
+/// `x * c`, with `c` a constant of the type of `x`.
 Value mulConst(OpBuilder &b, Location loc, Value x, double c) {
   return b.create<arith::MulFOp>(loc, x, floatConstant(b, loc, x.getType(), c));
 }
 
-Value isNegInf(OpBuilder &b, Location loc, Value x) {
+/// Whether `x` is `-inf`.
+static Value isNegInf(OpBuilder &b, Location loc, Value x) {
   return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x,
                                  negativeInfinity(b, loc, x.getType()));
 }
@@ -94,45 +100,11 @@ Value isNegInf(OpBuilder &b, Location loc, Value x) {
 // The block structure of one attention
 //===----------------------------------------------------------------------===//
 
-/// A filter of (query, key) pairs on absolute positions.
-using PositionFilter = std::function<Value(OpBuilder &, Location, Value, Value)>;
-
-/// Which pairs of one attention are visited, and how, by blocks of `block`
-/// rows and columns.
-struct BlockPlan {
-  /// `tokens` is the attention's sequence length, `length` the multiple of
-  /// the block that the blocks cover: when the block divides no length
-  /// near `tokens`, the queries, keys and values get zero rows up to
-  /// `length`, which a key mask hides (see padToBlocks).
-  int64_t batch = 0, tokens = 0, length = 0, heads = 0, headDim = 0;
-  int64_t block = 0, blocks = 0;
-  double scale = 1.0;
-  /// Key blocks before / after query block qb that can hold an allowed
-  /// pair: kb in [qb - before, qb + after]; -1 means all.
-  int64_t before = -1, after = -1;
-  /// The pair filter of the band blocks (null: every pair).
-  PositionFilter filter;
-  /// The pair filter of the global columns' block (causal only).
-  PositionFilter globalFilter;
-  /// Longformer: the sorted global positions (their columns are visited
-  /// as a block of their own, and skipped in the band blocks).
-  SmallVector<int64_t> globals;
-  bool causal = false;
-  /// Whether each (batch, head) pair runs as one iteration of an
-  /// `scf.forall` (tfc-blocked-attention's `parallel-heads`).
-  bool parallelHeads = false;
-  /// The `[S]` f32 flags of the global columns (1 at a global position),
-  /// when there are globals.
-  Value globalFlags;
-  /// The global positions as an `[G]` i64 constant.
-  Value globalIndex;
-};
-
 /// `[max(0, center - below), min(blocks, center + above + 1))`, where a
 /// negative `below` or `above` means no bound on that side.
-std::pair<Value, Value> blockRange(OpBuilder &b, Location loc, int64_t blocks,
-                                   Value center, int64_t below,
-                                   int64_t above) {
+static std::pair<Value, Value> blockRange(OpBuilder &b, Location loc,
+                                          int64_t blocks, Value center,
+                                          int64_t below, int64_t above) {
   Value lo = indexConstant(b, loc, 0);
   Value hi = indexConstant(b, loc, blocks);
   if (below >= 0)
@@ -233,6 +205,10 @@ Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
       maps);
 }
 
+} // namespace mlir::tfc::blocked
+
+namespace {
+
 /// The running state of one query block's online softmax.
 struct OnlineState {
   Value max, sum, acc; // [B, H, T], [B, H, T], [B, T, H, Dh]
@@ -299,16 +275,11 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
   return next;
 }
 
-/// The key-side inputs of a query block's visits: the band blocks of
-/// `k`, `v`, `mask` and, for a Longformer with globals, the global columns
-/// gathered once.
-struct KeySide {
-  Value k, v, mask;                     // [B, S, H, Dh], [B, S]
-  Value globalK, globalV, globalMask;   // [B, G, H, Dh], [B, G]
-};
+} // namespace
 
-KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
-                     Value k, Value v, Value mask) {
+KeySide blocked::buildKeySide(OpBuilder &b, Location loc,
+                              const BlockPlan &plan, Value k, Value v,
+                              Value mask) {
   KeySide side{k, v, mask, {}, {}, {}};
   if (plan.globals.empty())
     return side;
@@ -319,14 +290,9 @@ KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
   return side;
 }
 
-/// Key block `kb` (at `colOffset`) of the band: its keys, values, padding
-/// mask and, for a Longformer with globals, the flags of its global columns.
-struct KeyBlock {
-  Value k, v, mask, exclude;
-};
-
-KeyBlock sliceKeyBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
-                       const KeySide &keys, Value colOffset) {
+KeyBlock blocked::sliceKeyBlock(OpBuilder &b, Location loc,
+                                const BlockPlan &plan, const KeySide &keys,
+                                Value colOffset) {
   int64_t T = plan.block;
   KeyBlock block;
   block.k = sliceDim(b, loc, keys.k, 1, colOffset, T);
@@ -337,6 +303,8 @@ KeyBlock sliceKeyBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
     block.exclude = sliceDim(b, loc, plan.globalFlags, 0, colOffset, T);
   return block;
 }
+
+namespace {
 
 /// Blocked attention of head-split `q, k, v [B, S, H, Dh]`: the output
 /// `[B, S, H, Dh]` and the log-sum-exp of every row, `[B, H, S]` (`+inf`
@@ -420,179 +388,6 @@ std::pair<Value, Value> blockedForwardOf(OpBuilder &b, Location loc,
         nb.create<scf::YieldOp>(nloc, ValueRange{out, lse});
       });
   return {outer.getResult(0), outer.getResult(1)};
-}
-
-/// Query block `qb` (at `rowOffset`) of the gradient: its queries, output
-/// gradient, log-sum-exp and `D = rowsum(dO o O)`.
-struct QueryBlock {
-  Value q, gradOut, lse, delta;
-};
-
-QueryBlock sliceQueryBlock(OpBuilder &b, Location loc, const BlockPlan &plan,
-                           Value q, Value gradOut, Value lse, Value delta,
-                           Value rowOffset) {
-  int64_t T = plan.block;
-  return {sliceDim(b, loc, q, 1, rowOffset, T),
-          sliceDim(b, loc, gradOut, 1, rowOffset, T),
-          sliceDim(b, loc, lse, 2, rowOffset, T),
-          sliceDim(b, loc, delta, 2, rowOffset, T)};
-}
-
-/// The gradients of blockedForward with respect to `q`, `k` and `v`, given
-/// the output `out`, its log-sum-exp `lse` and the output gradient
-/// `gradOut [B, S, H, Dh]`.
-struct BlockedGrads {
-  Value query, key, value;
-};
-
-/// One query block's contribution to the gradients of one key block: the
-/// probabilities recomputed from `lse`, then dV, dK (returned) and dQ (the
-/// rows of `queryGrad` at `rowOffset`, updated).
-struct PairGrads {
-  Value queryGrad, keyGrad, valueGrad;
-};
-
-PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
-                         Value s, const QueryBlock &query, Value kBlock,
-                         Value vBlock, Value rowOffset, PairGrads acc) {
-  Type element = elementOf(s);
-  AffineMap id4 = b.getMultiDimIdentityMap(4);
-  AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  Value probs = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{s, query.lse},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<math::ExpOp>(
-            nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
-      },
-      {id4, rowMap});
-  PairGrads next;
-  next.valueGrad = weightQueries(b, loc, probs, query.gradOut, acc.valueGrad);
-  Value probGrads = dotScores(b, loc, query.gradOut, vBlock);
-  double scale = plan.scale;
-  Value scoreGrads = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{probs, probGrads, query.delta},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value centred = nb.create<arith::SubFOp>(nloc, args[1], args[2]);
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], centred);
-        return mulConst(nb, nloc, product, scale);
-      },
-      {id4, id4, rowMap});
-  next.keyGrad = weightQueries(b, loc, scoreGrads, query.q, acc.keyGrad);
-  Value queryRows = sliceDim(b, loc, acc.queryGrad, 1, rowOffset, plan.block);
-  queryRows = weightValues(b, loc, scoreGrads, kBlock, queryRows);
-  next.queryGrad = insertDim(b, loc, queryRows, acc.queryGrad, 1, rowOffset);
-  return next;
-}
-
-/// Adds the rows of `rows [B, G, ...]` into `dest` at `positions`.
-Value scatterAddRows(OpBuilder &b, Location loc, Value rows, Value dest,
-                     ArrayRef<int64_t> positions) {
-  for (auto [n, position] : llvm::enumerate(positions)) {
-    Value row = sliceDim(b, loc, rows, 1, b.getIndexAttr(n), 1);
-    Value target = sliceDim(b, loc, dest, 1, b.getIndexAttr(position), 1);
-    unsigned rank = shapeOf(row).size();
-    AffineMap id = b.getMultiDimIdentityMap(rank);
-    Value sum = buildGeneric(
-        b, loc, ValueRange{row}, target, {id}, id,
-        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          return nb.create<arith::AddFOp>(nloc, args[1], args[0]);
-        });
-    dest = insertDim(b, loc, sum, dest, 1, b.getIndexAttr(position));
-  }
-  return dest;
-}
-
-BlockedGrads blockedBackwardOf(OpBuilder &b, Location loc,
-                               const BlockPlan &plan, Value q, Value k, Value v,
-                               Value mask, Value out, Value lse,
-                               Value gradOut) {
-  Type element = elementOf(q);
-  int64_t T = plan.block;
-  KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
-  ArrayRef<int64_t> shape = shapeOf(q);
-  // D[b, h, i] = sum_e dO[b, i, h, e] * O[b, i, h, e].
-  Value delta = buildGeneric(
-      b, loc, ValueRange{gradOut, out},
-      filledTensor(b, loc, {plan.batch, plan.heads, plan.length}, element,
-                   0.0),
-      {b.getMultiDimIdentityMap(4), b.getMultiDimIdentityMap(4)},
-      loopDims(b, 4, {0, 2, 1}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
-  Value queryGrad0 = filledTensor(b, loc, shape, element, 0.0);
-  Value keyGrad0 = emptyTensor(b, loc, shape, element);
-  Value valueGrad0 = emptyTensor(b, loc, shape, element);
-  Value blockSize = indexConstant(b, loc, T);
-  SmallVector<int64_t> blockShape = {plan.batch, T, plan.heads, plan.headDim};
-
-  auto outer = b.create<scf::ForOp>(
-      loc, indexConstant(b, loc, 0), indexConstant(b, loc, plan.blocks),
-      indexConstant(b, loc, 1), ValueRange{queryGrad0, keyGrad0, valueGrad0},
-      [&](OpBuilder &nb, Location nloc, Value kb, ValueRange carried) {
-        Value colOffset = nb.create<arith::MulIOp>(nloc, kb, blockSize);
-        KeyBlock key = sliceKeyBlock(nb, nloc, plan, keys, colOffset);
-        Value keyGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
-        Value valueGrad = filledTensor(nb, nloc, blockShape, element, 0.0);
-        auto [lo, hi] = queryBlockRange(nb, nloc, plan, kb);
-        auto inner = nb.create<scf::ForOp>(
-            nloc, lo, hi, indexConstant(nb, nloc, 1),
-            ValueRange{carried[0], keyGrad, valueGrad},
-            [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
-              Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
-              QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut,
-                                                 lse, delta, rowOffset);
-              Value s = blockScores(ib, iloc, plan, plan.filter, query.q,
-                                    key.k, key.mask, key.exclude, Value(),
-                                    rowOffset, colOffset);
-              PairGrads next = blockPairGrads(
-                  ib, iloc, plan, s, query, key.k, key.v, rowOffset,
-                  PairGrads{acc[0], acc[1], acc[2]});
-              ib.create<scf::YieldOp>(
-                  iloc,
-                  ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
-            });
-        Value keyGrads =
-            insertDim(nb, nloc, inner.getResult(1), carried[1], 1, colOffset);
-        Value valueGrads =
-            insertDim(nb, nloc, inner.getResult(2), carried[2], 1, colOffset);
-        nb.create<scf::YieldOp>(
-            nloc, ValueRange{inner.getResult(0), keyGrads, valueGrads});
-      });
-  BlockedGrads grads{outer.getResult(0), outer.getResult(1),
-                     outer.getResult(2)};
-  if (!keys.globalK)
-    return grads;
-
-  // The global columns, one key block seen by every query block.
-  SmallVector<int64_t> globalShape = {plan.batch,
-                                      static_cast<int64_t>(plan.globals.size()),
-                                      plan.heads, plan.headDim};
-  Value globalKeyGrad0 = filledTensor(b, loc, globalShape, element, 0.0);
-  Value globalValueGrad0 = filledTensor(b, loc, globalShape, element, 0.0);
-  auto loop = b.create<scf::ForOp>(
-      loc, indexConstant(b, loc, 0), indexConstant(b, loc, plan.blocks),
-      indexConstant(b, loc, 1),
-      ValueRange{grads.query, globalKeyGrad0, globalValueGrad0},
-      [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
-        Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
-        QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut, lse,
-                                           delta, rowOffset);
-        Value s = blockScores(ib, iloc, plan, plan.globalFilter, query.q,
-                              keys.globalK, keys.globalMask, Value(),
-                              plan.globalIndex, rowOffset, Value());
-        PairGrads next =
-            blockPairGrads(ib, iloc, plan, s, query, keys.globalK, keys.globalV,
-                           rowOffset, PairGrads{acc[0], acc[1], acc[2]});
-        ib.create<scf::YieldOp>(
-            iloc, ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
-      });
-  grads.query = loop.getResult(0);
-  grads.key = scatterAddRows(b, loc, loop.getResult(1), grads.key,
-                             plan.globals);
-  grads.value = scatterAddRows(b, loc, loop.getResult(2), grads.value,
-                               plan.globals);
-  return grads;
 }
 
 //===----------------------------------------------------------------------===//

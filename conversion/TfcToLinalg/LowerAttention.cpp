@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionBuilders.h"
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -170,21 +171,13 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
 // The pattern
 //===----------------------------------------------------------------------===//
 
-/// Whether every operand and the result of `op` has a static shape.
-static bool hasStaticShapes(AttentionOp op) {
-  auto isStatic = [](Value value) {
-    return cast<RankedTensorType>(value.getType()).hasStaticShape();
-  };
-  return llvm::all_of(op->getOperands(), isStatic) && isStatic(op.getResult());
-}
-
 namespace {
 /// Rewrites `tfc.attention` by the builder of its kind.
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
+    if (!lowering::hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     Location loc = op.getLoc();
     Attribute kind = op.getKind();

@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionBuilders.h"
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -551,15 +552,6 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
 // The pattern
 //===----------------------------------------------------------------------===//
 
-/// Whether every operand and result of `op` has a static shape.
-static bool hasStaticShapes(Operation *op) {
-  auto isStatic = [](Type type) {
-    return cast<RankedTensorType>(type).hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
 namespace {
 /// Rewrites `tfc.attention_grad` by the gradient builder of its kind.
 struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
@@ -567,7 +559,7 @@ struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
       : OpRewritePattern(context), recompute(recompute) {}
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
+    if (!lowering::hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     Location loc = op.getLoc();
     Attribute kind = op.getKind();

@@ -11,6 +11,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -19,35 +20,16 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+using attention::loopDims;
 
 namespace {
-
-/// Affine map of `rank` dims keeping the listed dims.
-AffineMap keepDims(OpBuilder &b, unsigned rank, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : dims)
-    exprs.push_back(b.getAffineDimExpr(d));
-  return AffineMap::get(rank, 0, exprs, b.getContext());
-}
 
 /// The loop index `dim` of the enclosing linalg.generic as a float.
 Value indexAsFloat(OpBuilder &b, Location loc, unsigned dim, Type element) {
   Value index = b.create<linalg::IndexOp>(loc, dim);
   Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
   return b.create<arith::SIToFPOp>(loc, element, i64);
-}
-
-/// Clamps an i32 id to [0, limit) (out-of-range ids read row 0) as an index.
-Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t limit) {
-  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
-  Value zero = indexConstant(b, loc, 0);
-  Value bound = indexConstant(b, loc, limit);
-  Value below = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index,
-                                        zero);
-  Value above = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, index,
-                                        bound);
-  Value outside = b.create<arith::OrIOp>(loc, below, above);
-  return b.create<arith::SelectOp>(loc, outside, zero, index);
 }
 
 struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
@@ -58,7 +40,7 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
     Value table = op.getTable();
     int64_t vocab = shapeOf(table)[0];
     ArrayRef<int64_t> shape = shapeOf(op.getResult());
-    AffineMap idsMap = keepDims(rewriter, 3, {0, 1});
+    AffineMap idsMap = loopDims(rewriter, 3, {0, 1});
     Value result = elementwise(
         rewriter, loc, shape, elementOf(table), ValueRange{op.getIds()},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -107,7 +89,7 @@ struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
                                            b.create<math::SinOp>(l, angle));
         });
     AffineMap identity = rewriter.getMultiDimIdentityMap(3);
-    AffineMap tableMap = keepDims(rewriter, 3, {1, 2});
+    AffineMap tableMap = loopDims(rewriter, 3, {1, 2});
     Value result = elementwise(
         rewriter, loc, shape, element, ValueRange{op.getInput(), table},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -126,7 +108,7 @@ struct LearnedPositionsLowering : OpRewritePattern<LearnedPositionsOp> {
     Location loc = op.getLoc();
     ArrayRef<int64_t> shape = shapeOf(op.getInput());
     AffineMap identity = rewriter.getMultiDimIdentityMap(3);
-    AffineMap tableMap = keepDims(rewriter, 3, {1, 2});
+    AffineMap tableMap = loopDims(rewriter, 3, {1, 2});
     Value result = elementwise(
         rewriter, loc, shape, elementOf(op.getInput()),
         ValueRange{op.getInput(), op.getTable()},
@@ -154,7 +136,7 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     Value y = matmulTransposeB(rewriter, loc, x, op.getWeight());
     if (Value bias = op.getBias()) {
       AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-      AffineMap biasMap = keepDims(rewriter, 2, {1});
+      AffineMap biasMap = loopDims(rewriter, 2, {1});
       y = elementwise(
           rewriter, loc, {rows, out}, elementOf(y), ValueRange{y, bias},
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -190,8 +172,8 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
           return b.create<arith::MulFOp>(l, args[0], inverseWidth);
         });
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    AffineMap rowMap = keepDims(rewriter, 2, {0});
-    AffineMap colMap = keepDims(rewriter, 2, {1});
+    AffineMap rowMap = loopDims(rewriter, 2, {0});
+    AffineMap colMap = loopDims(rewriter, 2, {1});
     Value centred = elementwise(
         rewriter, loc, {rows, width}, element, ValueRange{x, mean},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -323,7 +305,7 @@ Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
         return stabilizerMax(nb, l, acc, v);
       });
   AffineMap identity = b.getMultiDimIdentityMap(2);
-  AffineMap rowMap = keepDims(b, 2, {0});
+  AffineMap rowMap = loopDims(b, 2, {0});
   Value shifted = elementwise(
       b, loc, shape, element, ValueRange{logits, max},
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {

@@ -14,6 +14,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -23,6 +24,8 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+using attention::loopDims;
 
 namespace {
 
@@ -30,44 +33,12 @@ namespace {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Whether every tensor operand and result of `op` has a static shape.
-bool hasStaticShapes(Operation *op) {
-  auto isStatic = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return !tensor || tensor.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
-/// Affine map of `rank` dims keeping the listed dims (none: a 0-d operand).
-AffineMap keepDims(OpBuilder &b, unsigned rank, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : dims)
-    exprs.push_back(b.getAffineDimExpr(d));
-  return AffineMap::get(rank, 0, exprs, b.getContext());
-}
-
 /// The product of `extents`.
 int64_t product(ArrayRef<int64_t> extents) {
   int64_t count = 1;
   for (int64_t extent : extents)
     count *= extent;
   return count;
-}
-
-/// Clamps an i32 id to [0, limit) as an index; ids outside map to 0, as in
-/// the forward embedding and losses.
-Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t limit) {
-  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
-  Value zero = indexConstant(b, loc, 0);
-  Value bound = indexConstant(b, loc, limit);
-  Value below =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
-  Value above =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, index, bound);
-  Value outside = b.create<arith::OrIOp>(loc, below, above);
-  return b.create<arith::SelectOp>(loc, outside, zero, index);
 }
 
 /// An i64 constant holding the bits of `value`.
@@ -135,9 +106,9 @@ struct OuterSumLowering : OpRewritePattern<OuterSumOp> {
     Value init =
         filledTensor(rewriter, loc, {m, n}, elementOf(op.getResult()), 0.0);
     // Loop dims: d0 = i (lhs column), d1 = r (row, reduced), d2 = j.
-    SmallVector<AffineMap> maps = {keepDims(rewriter, 3, {1, 0}),
-                                   keepDims(rewriter, 3, {1, 2}),
-                                   keepDims(rewriter, 3, {0, 2})};
+    SmallVector<AffineMap> maps = {loopDims(rewriter, 3, {1, 0}),
+                                   loopDims(rewriter, 3, {1, 2}),
+                                   loopDims(rewriter, 3, {0, 2})};
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::reduction,
         utils::IteratorType::parallel};
@@ -355,8 +326,8 @@ struct LayerNormGradLowering : OpRewritePattern<LayerNormGradOp> {
           return b.create<arith::MulFOp>(l, args[0], inverseWidth);
         });
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    AffineMap rowMap = keepDims(rewriter, 2, {0});
-    AffineMap colMap = keepDims(rewriter, 2, {1});
+    AffineMap rowMap = loopDims(rewriter, 2, {0});
+    AffineMap colMap = loopDims(rewriter, 2, {1});
     Value centred = elementwise(
         rewriter, loc, {rows, width}, element, ValueRange{x, mean},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -535,8 +506,8 @@ Value softmaxCrossEntropyGrad(OpBuilder &b, Location loc, Value logits,
         return stabilizerMax(nb, l, acc, v);
       });
   AffineMap identity = b.getMultiDimIdentityMap(2);
-  AffineMap rowMap = keepDims(b, 2, {0});
-  AffineMap scalarMap = keepDims(b, 2, {});
+  AffineMap rowMap = loopDims(b, 2, {0});
+  AffineMap scalarMap = loopDims(b, 2, {});
   Value zeroRows = filledTensor(b, loc, {rows}, element, 0.0);
   auto sumExp = b.create<linalg::GenericOp>(
       loc, TypeRange{zeroRows.getType()}, ValueRange{logits, max},
@@ -614,8 +585,8 @@ struct ClassifyLossGradLowering : OpRewritePattern<ClassifyLossGradOp> {
     Type element = elementOf(op.getLogits());
     double inverseRows = 1.0 / static_cast<double>(shape[0]);
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    AffineMap rowMap = keepDims(rewriter, 2, {0});
-    AffineMap scalarMap = keepDims(rewriter, 2, {});
+    AffineMap rowMap = loopDims(rewriter, 2, {0});
+    AffineMap scalarMap = loopDims(rewriter, 2, {});
     Value result = elementwise(
         rewriter, loc, shape, element,
         ValueRange{op.getLogits(), op.getLabels(), op.getGrad()},
@@ -693,7 +664,7 @@ struct DropoutLowering : OpRewritePattern<DropoutOp> {
     uint64_t streamBits = static_cast<uint64_t>(op.getStream()) << 40;
     double keepScale = 1.0 / (1.0 - rate);
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap scalarMap = keepDims(rewriter, rank, {});
+    AffineMap scalarMap = loopDims(rewriter, rank, {});
     Value result = elementwise(
         rewriter, loc, shape, element, ValueRange{op.getInput(), seed},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {

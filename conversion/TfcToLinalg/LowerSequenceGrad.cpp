@@ -22,6 +22,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -34,68 +35,14 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+using attention::loopDims;
+using attention::mergeHeads;
+using attention::splitHeads;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
-
-/// Whether every operand and result of `op` is a statically shaped tensor.
-static bool hasStaticShapes(Operation *op) {
-  auto isStatic = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
-/// The affine map `(d0, ..., d{numDims-1}) -> (d[dims[0]], d[dims[1]], ...)`.
-static AffineMap dimsMap(OpBuilder &b, unsigned numDims,
-                         ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned dim : dims)
-    exprs.push_back(b.getAffineDimExpr(dim));
-  return AffineMap::get(numDims, 0, exprs, b.getContext());
-}
-
-/// The dimensions `0, 1, ..., count - 1`.
-static SmallVector<unsigned> leadingDims(unsigned count) {
-  SmallVector<unsigned> dims;
-  for (unsigned i = 0; i < count; ++i)
-    dims.push_back(i);
-  return dims;
-}
-
-/// Expands `value` to `shape` with `tensor.expand_shape`; `groups` lists, for
-/// each source dimension, the result dimensions it becomes.
-static Value expand(OpBuilder &b, Location loc, Value value,
-                    ArrayRef<ReassociationIndices> groups,
-                    ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, elementOf(value));
-  return b.create<tensor::ExpandShapeOp>(loc, type, value, groups);
-}
-
-/// Collapses `value` with `tensor.collapse_shape`; `groups` lists, for each
-/// result dimension, the source dimensions merged into it.
-static Value collapse(OpBuilder &b, Location loc, Value value,
-                      ArrayRef<ReassociationIndices> groups) {
-  return b.create<tensor::CollapseShapeOp>(loc, value, groups);
-}
-
-/// Splits the width of `[batch, seq, heads * head_dim]` into
-/// `[batch, seq, heads, head_dim]`.
-static Value splitHeads(OpBuilder &b, Location loc, Value value,
-                        int64_t heads) {
-  ArrayRef<int64_t> shape = shapeOf(value);
-  return expand(b, loc, value, {{0}, {1}, {2, 3}},
-                {shape[0], shape[1], heads, shape[2] / heads});
-}
-
-/// Merges `[batch, seq, heads, head_dim]` back into
-/// `[batch, seq, heads * head_dim]`.
-static Value mergeHeads(OpBuilder &b, Location loc, Value value) {
-  return collapse(b, loc, value, {{0}, {1}, {2, 3}});
-}
 
 /// Element-wise sum of tensors of the same type.
 static Value addAll(OpBuilder &b, Location loc, ValueRange terms) {
@@ -106,49 +53,6 @@ static Value addAll(OpBuilder &b, Location loc, ValueRange terms) {
                          sum = nb.create<arith::AddFOp>(nloc, sum, args[i]);
                        return sum;
                      });
-}
-
-/// Element-wise `value * factor`.
-static Value scale(OpBuilder &b, Location loc, Value value, double factor) {
-  Type element = elementOf(value);
-  return elementwise(
-      b, loc, shapeOf(value), element, {value},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value c = floatConstant(nb, nloc, element, factor);
-        return nb.create<arith::MulFOp>(nloc, args[0], c).getResult();
-      });
-}
-
-/// Collapses every dimension but the last: `[..., n] -> [rows, n]`.
-static Value toRows(OpBuilder &b, Location loc, Value value) {
-  unsigned rank = shapeOf(value).size();
-  if (rank == 2)
-    return value;
-  ReassociationIndices leading;
-  for (unsigned i = 0; i + 1 < rank; ++i)
-    leading.push_back(i);
-  return collapse(b, loc, value, {leading, {rank - 1}});
-}
-
-/// Expands `[rows, n]` back to `leading` followed by `n`, the inverse of
-/// `toRows` for a value whose leading dimensions were `leading`.
-static Value fromRows(OpBuilder &b, Location loc, Value rows,
-                      ArrayRef<int64_t> leading) {
-  if (leading.size() == 1)
-    return rows;
-  SmallVector<int64_t> shape(leading);
-  shape.push_back(shapeOf(rows)[1]);
-  ReassociationIndices leadingGroup;
-  for (unsigned i = 0; i < leading.size(); ++i)
-    leadingGroup.push_back(i);
-  return expand(b, loc, rows,
-                {leadingGroup, {static_cast<int64_t>(leading.size())}}, shape);
-}
-
-/// `nn.Linear` without bias over the last dimension: `x[..., in] W[out, in]^T`.
-static Value project(OpBuilder &b, Location loc, Value x, Value weight) {
-  Value y = matmulTransposeB(b, loc, toRows(b, loc, x), weight);
-  return fromRows(b, loc, y, shapeOf(x).drop_back());
 }
 
 /// The input gradient of a linear layer: `dy[..., out] W[out, in]`.
@@ -194,81 +98,12 @@ static Value sumOver(OpBuilder &b, Location loc, Value value,
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{zeros.getType()}, ValueRange{value}, ValueRange{zeros},
       ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
-                          dimsMap(b, rank, kept)},
+                          loopDims(b, rank, kept)},
       iterators, [](OpBuilder &nb, Location nloc, ValueRange args) {
         nb.create<linalg::YieldOp>(
             nloc, nb.create<arith::AddFOp>(nloc, args[1], args[0]).getResult());
       });
   return generic.getResult(0);
-}
-
-/// A `linalg.generic` accumulating `lhs * rhs` into `init`. Its loops are the
-/// dimensions of `init` followed by `numReductions` reduction dimensions;
-/// `lhsMap` and `rhsMap` index the operands from those loops.
-static Value contract(OpBuilder &b, Location loc, Value init, Value lhs,
-                      AffineMap lhsMap, Value rhs, AffineMap rhsMap,
-                      unsigned numReductions) {
-  unsigned outRank = shapeOf(init).size();
-  unsigned numLoops = outRank + numReductions;
-  AffineMap outMap = dimsMap(b, numLoops, leadingDims(outRank));
-  SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
-  for (unsigned i = outRank; i < numLoops; ++i)
-    iterators[i] = utils::IteratorType::reduction;
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
-      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-        Value sum = nb.create<arith::AddFOp>(nloc, args[2], product);
-        nb.create<linalg::YieldOp>(nloc, sum);
-      });
-  return generic.getResult(0);
-}
-
-/// `contract` into a zero tensor of `shape`.
-static Value contractNew(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                         Value lhs, AffineMap lhsMap, Value rhs,
-                         AffineMap rhsMap, unsigned numReductions) {
-  Value zeros = filledTensor(b, loc, shape, elementOf(lhs), 0.0);
-  return contract(b, loc, zeros, lhs, lhsMap, rhs, rhsMap, numReductions);
-}
-
-/// Softmax of `factor * scores` over the last dimension, for `factor > 0`,
-/// computed as the forward lowering does. Entries equal to `-inf` (masked)
-/// get probability 0; every row must hold a finite entry.
-static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
-                           double factor) {
-  ArrayRef<int64_t> shape = shapeOf(scores);
-  unsigned rank = shape.size();
-  Type element = elementOf(scores);
-  AffineMap identity = b.getMultiDimIdentityMap(rank);
-  AffineMap rowMap = dimsMap(b, rank, leadingDims(rank - 1));
-
-  Value rowMax = reduceLastDim(
-      b, loc, scores, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return stabilizerMax(nb, nloc, acc, x);
-      });
-  Value exps =
-      elementwise(b, loc, shape, element, {scores, rowMax},
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    Value shifted =
-                        nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-                    Value c = floatConstant(nb, nloc, element, factor);
-                    Value scaled = nb.create<arith::MulFOp>(nloc, shifted, c);
-                    return nb.create<math::ExpOp>(nloc, scaled).getResult();
-                  },
-                  {identity, rowMap});
-  Value rowSum = reduceLastDim(
-      b, loc, exps, 0.0, [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return nb.create<arith::AddFOp>(nloc, acc, x).getResult();
-      });
-  return elementwise(
-      b, loc, shape, element, {exps, rowSum},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return nb.create<arith::DivFOp>(nloc, args[0], args[1]).getResult();
-      },
-      {identity, rowMap});
 }
 
 /// The gradient of the scores of `probs = softmax(factor * scores)` (over the
@@ -281,7 +116,7 @@ static Value scaledSoftmaxGrad(OpBuilder &b, Location loc, Value probs,
   unsigned rank = shape.size();
   Type element = elementOf(probs);
   AffineMap identity = b.getMultiDimIdentityMap(rank);
-  AffineMap rowMap = dimsMap(b, rank, leadingDims(rank - 1));
+  AffineMap rowMap = loopDims(b, rank, leadingDims(rank - 1));
   Value rowDot = contractNew(b, loc, shape.drop_back(), probs, identity,
                              probsGrad, identity, 1);
   return elementwise(
@@ -311,19 +146,6 @@ static Value averageGroups(OpBuilder &b, Location loc, Value x,
                            int64_t factor) {
   return scale(b, loc, sumGroups(b, loc, x, factor),
                1.0 / static_cast<double>(factor));
-}
-
-/// Repeats each position of `[batch, groups, width]` `factor` times:
-/// `[batch, groups * factor, width]`.
-static Value repeatPositions(OpBuilder &b, Location loc, Value x,
-                             int64_t factor) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t batch = shape[0], groups = shape[1], width = shape[2];
-  Value repeated = elementwise(
-      b, loc, {batch, groups, factor, width}, elementOf(x), {x},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
-      {dimsMap(b, 4, {0, 1, 3})});
-  return collapse(b, loc, repeated, {{0}, {1, 2}, {3}});
 }
 
 /// Pads dimension 1 of a rank-3 tensor with `low` zeros in front and `high`
@@ -405,13 +227,13 @@ struct LowerDepthwiseConvGrad : OpRewritePattern<DepthwiseConvGradOp> {
     Value gradPadded = padSequence(rewriter, loc, grad, 0, kernel - 1);
     Value inputGrad = contractNew(rewriter, loc, shape, gradPadded,
                                   AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
-                                  weight, dimsMap(rewriter, 4, {3, 2}), 1);
+                                  weight, loopDims(rewriter, 4, {3, 2}), 1);
 
     // Loops (j, c, b, s): padded position s + kernel - 1 - j is x[s - j],
     // zero before the start.
     Value inputPadded = padSequence(rewriter, loc, x, kernel - 1, 0);
     Value weightGradFlat = contractNew(
-        rewriter, loc, {kernel, width}, grad, dimsMap(rewriter, 4, {2, 3, 1}),
+        rewriter, loc, {kernel, width}, grad, loopDims(rewriter, 4, {2, 3, 1}),
         inputPadded,
         AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx), 2);
     Value weightGradOut =
@@ -469,26 +291,26 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
 
   // Forward recomputation.
   Value pooled = averageGroups(b, loc, x, factor);
-  Value query = splitHeads(b, loc, project(b, loc, pooled, wq), heads);
+  Value query = splitHeads(b, loc, linear(b, loc, pooled, wq), heads);
   auto splitGroups = [&](Value v) {
     return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
                   {batch, groups, factor, heads, headDim});
   };
-  Value key = splitGroups(project(b, loc, x, wk));
-  Value value = splitGroups(project(b, loc, x, wv));
+  Value key = splitGroups(linear(b, loc, x, wk));
+  Value value = splitGroups(linear(b, loc, x, wv));
   // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
   // (b, n, h, j, e).
   Value scores = contractNew(b, loc, {batch, groups, heads, factor}, query,
-                             dimsMap(b, 5, {0, 1, 2, 4}), key,
-                             dimsMap(b, 5, {0, 1, 3, 2, 4}), 1);
+                             loopDims(b, 5, {0, 1, 2, 4}), key,
+                             loopDims(b, 5, {0, 1, 3, 2, 4}), 1);
   Value probs = scaledSoftmax(b, loc, scores, scoreScale);
   // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
   // (b, n, h, e, j).
   Value attended =
       mergeHeads(b, loc,
                  contractNew(b, loc, {batch, groups, heads, headDim}, probs,
-                             dimsMap(b, 5, {0, 1, 2, 4}), value,
-                             dimsMap(b, 5, {0, 1, 4, 2, 3}), 1));
+                             loopDims(b, 5, {0, 1, 2, 4}), value,
+                             loopDims(b, 5, {0, 1, 4, 2, 3}), 1));
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);
@@ -497,24 +319,24 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
   // Through A V. dA[b, n, h, j] = sum_e dO[b, n, h, e] v[b, n, j, h, e];
   // loops (b, n, h, j, e).
   Value probsGrad = contractNew(b, loc, {batch, groups, heads, factor},
-                                attendedGrad, dimsMap(b, 5, {0, 1, 2, 4}),
-                                value, dimsMap(b, 5, {0, 1, 3, 2, 4}), 1);
+                                attendedGrad, loopDims(b, 5, {0, 1, 2, 4}),
+                                value, loopDims(b, 5, {0, 1, 3, 2, 4}), 1);
   // dV[b, n, j, h, e] = p[b, n, h, j] dO[b, n, h, e]; loops (b, n, j, h, e).
   Value valueGrad = contractNew(b, loc, {batch, groups, factor, heads, headDim},
-                                probs, dimsMap(b, 5, {0, 1, 3, 2}),
-                                attendedGrad, dimsMap(b, 5, {0, 1, 3, 4}), 0);
+                                probs, loopDims(b, 5, {0, 1, 3, 2}),
+                                attendedGrad, loopDims(b, 5, {0, 1, 3, 4}), 0);
 
   // Through the softmax and Q . K.
   Value scoresGrad = scaledSoftmaxGrad(b, loc, probs, probsGrad, scoreScale);
   // dQ[b, n, h, e] = sum_j dS[b, n, h, j] k[b, n, j, h, e]; loops
   // (b, n, h, e, j).
   Value queryGrad = contractNew(b, loc, {batch, groups, heads, headDim},
-                                scoresGrad, dimsMap(b, 5, {0, 1, 2, 4}), key,
-                                dimsMap(b, 5, {0, 1, 4, 2, 3}), 1);
+                                scoresGrad, loopDims(b, 5, {0, 1, 2, 4}), key,
+                                loopDims(b, 5, {0, 1, 4, 2, 3}), 1);
   // dK[b, n, j, h, e] = dS[b, n, h, j] q[b, n, h, e]; loops (b, n, j, h, e).
   Value keyGrad = contractNew(b, loc, {batch, groups, factor, heads, headDim},
-                              scoresGrad, dimsMap(b, 5, {0, 1, 3, 2}), query,
-                              dimsMap(b, 5, {0, 1, 3, 4}), 0);
+                              scoresGrad, loopDims(b, 5, {0, 1, 3, 2}), query,
+                              loopDims(b, 5, {0, 1, 3, 4}), 0);
 
   // Back to [batch, seq, width] and through the projections.
   auto mergeGroups = [&](Value v) {
@@ -616,14 +438,14 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   Value wq = weights[0], wk = weights[1], wv = weights[2], wo = weights[3];
 
   // Forward recomputation.
-  Value query = splitHeads(b, loc, project(b, loc, residual, wq), heads);
-  Value key = splitHeads(b, loc, project(b, loc, shortened, wk), heads);
-  Value value = splitHeads(b, loc, project(b, loc, shortened, wv), heads);
+  Value query = splitHeads(b, loc, linear(b, loc, residual, wq), heads);
+  Value key = splitHeads(b, loc, linear(b, loc, shortened, wk), heads);
+  Value value = splitHeads(b, loc, linear(b, loc, shortened, wv), heads);
   // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
   // (b, p, h, i, e).
   Value scores = contractNew(b, loc, {batch, seq, heads, groups}, query,
-                             dimsMap(b, 5, {0, 1, 2, 4}), key,
-                             dimsMap(b, 5, {0, 3, 2, 4}), 1);
+                             loopDims(b, 5, {0, 1, 2, 4}), key,
+                             loopDims(b, 5, {0, 3, 2, 4}), 1);
   Value masked = elementwise(
       b, loc, {batch, seq, heads, groups}, element, {scores},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -644,8 +466,8 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   Value attended =
       mergeHeads(b, loc,
                  contractNew(b, loc, {batch, seq, heads, headDim}, probs,
-                             dimsMap(b, 5, {0, 1, 2, 4}), value,
-                             dimsMap(b, 5, {0, 4, 2, 3}), 1));
+                             loopDims(b, 5, {0, 1, 2, 4}), value,
+                             loopDims(b, 5, {0, 4, 2, 3}), 1));
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);
@@ -654,26 +476,26 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   // Through A V. dA[b, p, h, i] = sum_e dO[b, p, h, e] v[b, i, h, e]; loops
   // (b, p, h, i, e).
   Value probsGrad = contractNew(b, loc, {batch, seq, heads, groups},
-                                attendedGrad, dimsMap(b, 5, {0, 1, 2, 4}),
-                                value, dimsMap(b, 5, {0, 3, 2, 4}), 1);
+                                attendedGrad, loopDims(b, 5, {0, 1, 2, 4}),
+                                value, loopDims(b, 5, {0, 3, 2, 4}), 1);
   // dV[b, i, h, e] = sum_p p[b, p, h, i] dO[b, p, h, e]; loops
   // (b, i, h, e, p).
   Value valueGrad = contractNew(b, loc, {batch, groups, heads, headDim}, probs,
-                                dimsMap(b, 5, {0, 4, 2, 1}), attendedGrad,
-                                dimsMap(b, 5, {0, 4, 2, 3}), 1);
+                                loopDims(b, 5, {0, 4, 2, 1}), attendedGrad,
+                                loopDims(b, 5, {0, 4, 2, 3}), 1);
 
   // Through the softmax and Q . K.
   Value scoresGrad = scaledSoftmaxGrad(b, loc, probs, probsGrad, scoreScale);
   // dQ[b, p, h, e] = sum_i dS[b, p, h, i] k[b, i, h, e]; loops
   // (b, p, h, e, i).
   Value queryGrad = contractNew(b, loc, {batch, seq, heads, headDim},
-                                scoresGrad, dimsMap(b, 5, {0, 1, 2, 4}), key,
-                                dimsMap(b, 5, {0, 4, 2, 3}), 1);
+                                scoresGrad, loopDims(b, 5, {0, 1, 2, 4}), key,
+                                loopDims(b, 5, {0, 4, 2, 3}), 1);
   // dK[b, i, h, e] = sum_p dS[b, p, h, i] q[b, p, h, e]; loops
   // (b, i, h, e, p).
   Value keyGrad = contractNew(b, loc, {batch, groups, heads, headDim},
-                              scoresGrad, dimsMap(b, 5, {0, 4, 2, 1}), query,
-                              dimsMap(b, 5, {0, 4, 2, 3}), 1);
+                              scoresGrad, loopDims(b, 5, {0, 4, 2, 1}), query,
+                              loopDims(b, 5, {0, 4, 2, 3}), 1);
 
   // Through the projections.
   Value queryRows = mergeHeads(b, loc, queryGrad);

@@ -16,6 +16,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
 #include "passes/Passes.h"
@@ -28,193 +29,14 @@
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+using attention::loopDims;
+using attention::mergeHeads;
+using attention::splitHeads;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
-
-/// Whether every operand and result of `op` is a statically shaped tensor.
-static bool hasStaticShapes(Operation *op) {
-  auto isStatic = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
-/// The affine map `(d0, ..., d{numDims-1}) -> (exprs)`.
-static AffineMap mapOf(OpBuilder &b, unsigned numDims,
-                       ArrayRef<AffineExpr> exprs) {
-  return AffineMap::get(numDims, 0, exprs, b.getContext());
-}
-
-/// The affine map `(d0, ..., d{numDims-1}) -> (d[dims[0]], d[dims[1]], ...)`.
-static AffineMap dimsMap(OpBuilder &b, unsigned numDims,
-                         ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned dim : dims)
-    exprs.push_back(b.getAffineDimExpr(dim));
-  return mapOf(b, numDims, exprs);
-}
-
-/// Expands `value` to `shape` with `tensor.expand_shape`; `groups` lists, for
-/// each source dimension, the result dimensions it becomes.
-static Value expand(OpBuilder &b, Location loc, Value value,
-                    ArrayRef<ReassociationIndices> groups,
-                    ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, elementOf(value));
-  return b.create<tensor::ExpandShapeOp>(loc, type, value, groups);
-}
-
-/// Collapses `value` with `tensor.collapse_shape`; `groups` lists, for each
-/// result dimension, the source dimensions merged into it.
-static Value collapse(OpBuilder &b, Location loc, Value value,
-                      ArrayRef<ReassociationIndices> groups) {
-  return b.create<tensor::CollapseShapeOp>(loc, value, groups);
-}
-
-/// Splits the width of `[batch, seq, heads * head_dim]` into
-/// `[batch, seq, heads, head_dim]`.
-static Value splitHeads(OpBuilder &b, Location loc, Value value,
-                        int64_t heads) {
-  ArrayRef<int64_t> shape = shapeOf(value);
-  return expand(b, loc, value, {{0}, {1}, {2, 3}},
-                {shape[0], shape[1], heads, shape[2] / heads});
-}
-
-/// Merges `[batch, seq, heads, head_dim]` back into
-/// `[batch, seq, heads * head_dim]`.
-static Value mergeHeads(OpBuilder &b, Location loc, Value value) {
-  return collapse(b, loc, value, {{0}, {1}, {2, 3}});
-}
-
-/// Element-wise `lhs + rhs` of two tensors of the same type.
-static Value add(OpBuilder &b, Location loc, Value lhs, Value rhs) {
-  return elementwise(
-      b, loc, shapeOf(lhs), elementOf(lhs), {lhs, rhs},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return nb.create<arith::AddFOp>(nloc, args[0], args[1]).getResult();
-      });
-}
-
-/// Element-wise `value * factor`.
-static Value scale(OpBuilder &b, Location loc, Value value, double factor) {
-  Type element = elementOf(value);
-  return elementwise(
-      b, loc, shapeOf(value), element, {value},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value c = floatConstant(nb, nloc, element, factor);
-        return nb.create<arith::MulFOp>(nloc, args[0], c).getResult();
-      });
-}
-
-/// A tensor of `shape` whose last dimension is `vector` (`[shape.back()]`),
-/// repeated over the leading dimensions.
-static Value broadcastLastDim(OpBuilder &b, Location loc, Value vector,
-                              ArrayRef<int64_t> shape) {
-  unsigned rank = shape.size();
-  AffineMap map = dimsMap(b, rank, {rank - 1});
-  return elementwise(
-      b, loc, shape, elementOf(vector), {vector},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; }, {map});
-}
-
-/// `nn.Linear` over the last dimension: `x[..., in] W[out, in]^T + bias[out]`
-/// (no bias when `bias` is null). `x` has rank 2 or more.
-static Value linear(OpBuilder &b, Location loc, Value x, Value weight,
-                    Value bias = Value()) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  unsigned rank = shape.size();
-  Value rows = x;
-  if (rank > 2) {
-    ReassociationIndices leading;
-    for (unsigned i = 0; i + 1 < rank; ++i)
-      leading.push_back(i);
-    rows = collapse(b, loc, x, {leading, {rank - 1}});
-  }
-  Value y = matmulTransposeB(b, loc, rows, weight);
-  if (bias) {
-    Value biasRows = broadcastLastDim(b, loc, bias, shapeOf(y));
-    y = add(b, loc, y, biasRows);
-  }
-  if (rank == 2)
-    return y;
-  SmallVector<int64_t> outShape(shape.drop_back());
-  outShape.push_back(shapeOf(weight)[0]);
-  ReassociationIndices leading;
-  for (unsigned i = 0; i + 1 < rank; ++i)
-    leading.push_back(i);
-  return expand(b, loc, y, {leading, {rank - 1}}, outShape);
-}
-
-/// A `linalg.generic` accumulating `lhs * rhs` into `init`. Its loops are the
-/// dimensions of `init` followed by `numReductions` reduction dimensions;
-/// `lhsMap` and `rhsMap` index the operands from those loops.
-static Value contract(OpBuilder &b, Location loc, Value init, Value lhs,
-                      AffineMap lhsMap, Value rhs, AffineMap rhsMap,
-                      unsigned numReductions) {
-  unsigned outRank = shapeOf(init).size();
-  unsigned numLoops = outRank + numReductions;
-  SmallVector<unsigned> outDims;
-  for (unsigned i = 0; i < outRank; ++i)
-    outDims.push_back(i);
-  AffineMap outMap = dimsMap(b, numLoops, outDims);
-  SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
-  for (unsigned i = outRank; i < numLoops; ++i)
-    iterators[i] = utils::IteratorType::reduction;
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
-      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-        Value sum = nb.create<arith::AddFOp>(nloc, args[2], product);
-        nb.create<linalg::YieldOp>(nloc, sum);
-      });
-  return generic.getResult(0);
-}
-
-/// Softmax of `factor * scores` over the last dimension, for `factor > 0`.
-/// Entries equal to `-inf` (masked) get probability 0; every row must hold a
-/// finite entry.
-static Value scaledSoftmax(OpBuilder &b, Location loc, Value scores,
-                           double factor) {
-  ArrayRef<int64_t> shape = shapeOf(scores);
-  unsigned rank = shape.size();
-  Type element = elementOf(scores);
-  AffineMap identity = b.getMultiDimIdentityMap(rank);
-  SmallVector<unsigned> rowDims;
-  for (unsigned i = 0; i + 1 < rank; ++i)
-    rowDims.push_back(i);
-  AffineMap rowMap = dimsMap(b, rank, rowDims);
-
-  Value rowMax = reduceLastDim(
-      b, loc, scores, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return stabilizerMax(nb, nloc, acc, x);
-      });
-  // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
-  Value exps =
-      elementwise(b, loc, shape, element, {scores, rowMax},
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    Value shifted =
-                        nb.create<arith::SubFOp>(nloc, args[0], args[1]);
-                    Value c = floatConstant(nb, nloc, element, factor);
-                    Value scaled = nb.create<arith::MulFOp>(nloc, shifted, c);
-                    return nb.create<math::ExpOp>(nloc, scaled).getResult();
-                  },
-                  {identity, rowMap});
-  Value rowSum = reduceLastDim(
-      b, loc, exps, 0.0, [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return nb.create<arith::AddFOp>(nloc, acc, x).getResult();
-      });
-  return elementwise(
-      b, loc, shape, element, {exps, rowSum},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return nb.create<arith::DivFOp>(nloc, args[0], args[1]).getResult();
-      },
-      {identity, rowMap});
-}
 
 /// Mean over each group of `factor` consecutive positions:
 /// `[batch, seq, width] -> [batch, seq / factor, width]`.
@@ -229,8 +51,8 @@ static Value averageGroups(OpBuilder &b, Location loc, Value x,
   Value zeros = filledTensor(b, loc, {batch, groups, width}, element, 0.0);
   auto sum = b.create<linalg::GenericOp>(
       loc, TypeRange{zeros.getType()}, ValueRange{grouped}, ValueRange{zeros},
-      ArrayRef<AffineMap>{dimsMap(b, 4, {0, 1, 3, 2}),
-                          dimsMap(b, 4, {0, 1, 2})},
+      ArrayRef<AffineMap>{loopDims(b, 4, {0, 1, 3, 2}),
+                          loopDims(b, 4, {0, 1, 2})},
       ArrayRef<utils::IteratorType>{
           utils::IteratorType::parallel, utils::IteratorType::parallel,
           utils::IteratorType::parallel, utils::IteratorType::reduction},
@@ -239,19 +61,6 @@ static Value averageGroups(OpBuilder &b, Location loc, Value x,
             nloc, nb.create<arith::AddFOp>(nloc, args[1], args[0]).getResult());
       });
   return scale(b, loc, sum.getResult(0), 1.0 / static_cast<double>(factor));
-}
-
-/// Repeats each position of `[batch, groups, width]` `factor` times:
-/// `[batch, groups * factor, width]`.
-static Value repeatPositions(OpBuilder &b, Location loc, Value x,
-                             int64_t factor) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t batch = shape[0], groups = shape[1], width = shape[2];
-  Value repeated = elementwise(
-      b, loc, {batch, groups, factor, width}, elementOf(x), {x},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
-      {dimsMap(b, 4, {0, 1, 3})});
-  return collapse(b, loc, repeated, {{0}, {1, 2}, {3}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -279,7 +88,7 @@ static std::pair<Value, Value> rotaryTables(OpBuilder &b, Location loc,
   auto tables = b.create<linalg::GenericOp>(
       loc, TypeRange{cosInit.getType(), sinInit.getType()},
       ValueRange{inverseFrequencies}, ValueRange{cosInit, sinInit},
-      ArrayRef<AffineMap>{dimsMap(b, 2, {1}), b.getMultiDimIdentityMap(2),
+      ArrayRef<AffineMap>{loopDims(b, 2, {1}), b.getMultiDimIdentityMap(2),
                           b.getMultiDimIdentityMap(2)},
       parallelIterators(2), [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value position = nb.create<linalg::IndexOp>(nloc, 0);
@@ -328,9 +137,9 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
     AffineExpr zero = getAffineConstantExpr(0, ctx),
                one = getAffineConstantExpr(1, ctx);
     SmallVector<AffineMap> inputMaps = {
-        mapOf(rewriter, 5, {d0, d1, d2, zero, d4}),
-        mapOf(rewriter, 5, {d0, d1, d2, one, d4}), mapOf(rewriter, 5, {d1, d4}),
-        mapOf(rewriter, 5, {d1, d4})};
+        AffineMap::get(5, 0, {d0, d1, d2, zero, d4}, ctx),
+        AffineMap::get(5, 0, {d0, d1, d2, one, d4}, ctx),
+        loopDims(rewriter, 5, {1, 4}), loopDims(rewriter, 5, {1, 4})};
     bool inverse = op.getInverse();
     Value rotated = elementwise(
         rewriter, loc, {batch, seq, heads, 2, half}, element,
@@ -404,8 +213,9 @@ struct LowerDepthwiseConv : OpRewritePattern<DepthwiseConvOp> {
     MLIRContext *ctx = rewriter.getContext();
     AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
                d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
-    AffineMap inputMap = mapOf(rewriter, 4, {d0, d1 + (kernel - 1) - d3, d2});
-    AffineMap weightMap = mapOf(rewriter, 4, {d3, d2});
+    AffineMap inputMap =
+        AffineMap::get(4, 0, {d0, d1 + (kernel - 1) - d3, d2}, ctx);
+    AffineMap weightMap = loopDims(rewriter, 4, {3, 2});
     rewriter.replaceOp(op, contract(rewriter, loc, init, padded, inputMap,
                                     weight, weightMap, 1));
     return success();
@@ -493,7 +303,7 @@ static Value shortenAttention(OpBuilder &b, Location loc, Value x,
   // (b, n, h, j, e).
   Value scores = contract(
       b, loc, filledTensor(b, loc, {batch, groups, heads, factor}, element, 0),
-      query, dimsMap(b, 5, {0, 1, 2, 4}), key, dimsMap(b, 5, {0, 1, 3, 2, 4}),
+      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 1, 3, 2, 4}),
       1);
   Value probs = scaledSoftmax(b, loc, scores,
                               1.0 / std::sqrt(static_cast<double>(headDim)));
@@ -501,7 +311,7 @@ static Value shortenAttention(OpBuilder &b, Location loc, Value x,
   // (b, n, h, e, j).
   Value attended = contract(
       b, loc, filledTensor(b, loc, {batch, groups, heads, headDim}, element, 0),
-      probs, dimsMap(b, 5, {0, 1, 2, 4}), value, dimsMap(b, 5, {0, 1, 4, 2, 3}),
+      probs, loopDims(b, 5, {0, 1, 2, 4}), value, loopDims(b, 5, {0, 1, 4, 2, 3}),
       1);
   Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
   return add(b, loc, pooled, projected);
@@ -574,7 +384,7 @@ static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
   // (b, p, h, i, e).
   Value scores = contract(
       b, loc, filledTensor(b, loc, {batch, seq, heads, groups}, element, 0),
-      query, dimsMap(b, 5, {0, 1, 2, 4}), key, dimsMap(b, 5, {0, 3, 2, 4}), 1);
+      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 3, 2, 4}), 1);
   // Position p sees the shortened positions i with i * factor <= p.
   Value masked = elementwise(
       b, loc, {batch, seq, heads, groups}, element, {scores},
@@ -596,7 +406,7 @@ static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
   // (b, p, h, e, i).
   Value attended = contract(
       b, loc, filledTensor(b, loc, {batch, seq, heads, headDim}, element, 0),
-      probs, dimsMap(b, 5, {0, 1, 2, 4}), value, dimsMap(b, 5, {0, 4, 2, 3}),
+      probs, loopDims(b, 5, {0, 1, 2, 4}), value, loopDims(b, 5, {0, 4, 2, 3}),
       1);
   Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
   return add(b, loc, repeatPositions(b, loc, shortened, factor), projected);

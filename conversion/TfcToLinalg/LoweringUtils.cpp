@@ -1,0 +1,194 @@
+//===- LoweringUtils.cpp - Builders shared by the tfc lowerings -----------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conversion/TfcToLinalg/LoweringUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+using attention::loopDims;
+
+/// The reassociation group `[0, 1, ..., count - 1]`.
+static ReassociationIndices leadingDims64(unsigned count) {
+  ReassociationIndices dims;
+  for (unsigned i = 0; i < count; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
+bool lowering::hasStaticShapes(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return !shaped || shaped.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+SmallVector<unsigned> lowering::leadingDims(unsigned count) {
+  SmallVector<unsigned> dims;
+  for (unsigned i = 0; i < count; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
+Value lowering::expand(OpBuilder &b, Location loc, Value value,
+                       ArrayRef<ReassociationIndices> groups,
+                       ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, elementOf(value));
+  return b.create<tensor::ExpandShapeOp>(loc, type, value, groups);
+}
+
+Value lowering::collapse(OpBuilder &b, Location loc, Value value,
+                         ArrayRef<ReassociationIndices> groups) {
+  return b.create<tensor::CollapseShapeOp>(loc, value, groups);
+}
+
+Value lowering::toRows(OpBuilder &b, Location loc, Value value) {
+  unsigned rank = shapeOf(value).size();
+  if (rank == 2)
+    return value;
+  return collapse(b, loc, value, {leadingDims64(rank - 1), {rank - 1}});
+}
+
+Value lowering::fromRows(OpBuilder &b, Location loc, Value rows,
+                         ArrayRef<int64_t> leading) {
+  if (leading.size() == 1)
+    return rows;
+  SmallVector<int64_t> shape(leading);
+  shape.push_back(shapeOf(rows)[1]);
+  return expand(b, loc, rows,
+                {leadingDims64(leading.size()),
+                 {static_cast<int64_t>(leading.size())}},
+                shape);
+}
+
+Value lowering::add(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return elementwise(
+      b, loc, shapeOf(lhs), elementOf(lhs), {lhs, rhs},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return nb.create<arith::AddFOp>(nloc, args[0], args[1]).getResult();
+      });
+}
+
+Value lowering::broadcastLastDim(OpBuilder &b, Location loc, Value vector,
+                                 ArrayRef<int64_t> shape) {
+  unsigned rank = shape.size();
+  AffineMap map = loopDims(b, rank, {rank - 1});
+  return elementwise(
+      b, loc, shape, elementOf(vector), {vector},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; }, {map});
+}
+
+Value lowering::linear(OpBuilder &b, Location loc, Value x, Value weight,
+                       Value bias) {
+  Value y = matmulTransposeB(b, loc, toRows(b, loc, x), weight);
+  if (bias) {
+    Value biasRows = broadcastLastDim(b, loc, bias, shapeOf(y));
+    y = add(b, loc, y, biasRows);
+  }
+  return fromRows(b, loc, y, shapeOf(x).drop_back());
+}
+
+Value lowering::scale(OpBuilder &b, Location loc, Value value, double factor) {
+  Type element = elementOf(value);
+  return elementwise(
+      b, loc, shapeOf(value), element, {value},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value c = floatConstant(nb, nloc, element, factor);
+        return nb.create<arith::MulFOp>(nloc, args[0], c).getResult();
+      });
+}
+
+Value lowering::contract(OpBuilder &b, Location loc, Value init, Value lhs,
+                         AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                         unsigned numReductions) {
+  unsigned outRank = shapeOf(init).size();
+  unsigned numLoops = outRank + numReductions;
+  AffineMap outMap = loopDims(b, numLoops, leadingDims(outRank));
+  SmallVector<utils::IteratorType> iterators = parallelIterators(numLoops);
+  for (unsigned i = outRank; i < numLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        Value sum = nb.create<arith::AddFOp>(nloc, args[2], product);
+        nb.create<linalg::YieldOp>(nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+Value lowering::contractNew(OpBuilder &b, Location loc,
+                            ArrayRef<int64_t> shape, Value lhs,
+                            AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                            unsigned numReductions) {
+  Value zeros = filledTensor(b, loc, shape, elementOf(lhs), 0.0);
+  return contract(b, loc, zeros, lhs, lhsMap, rhs, rhsMap, numReductions);
+}
+
+Value lowering::scaledSoftmax(OpBuilder &b, Location loc, Value scores,
+                              double factor) {
+  ArrayRef<int64_t> shape = shapeOf(scores);
+  unsigned rank = shape.size();
+  Type element = elementOf(scores);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap rowMap = loopDims(b, rank, leadingDims(rank - 1));
+
+  Value rowMax = reduceLastDim(
+      b, loc, scores, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return stabilizerMax(nb, nloc, acc, x);
+      });
+  // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
+  Value exps =
+      elementwise(b, loc, shape, element, {scores, rowMax},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value shifted =
+                        nb.create<arith::SubFOp>(nloc, args[0], args[1]);
+                    Value c = floatConstant(nb, nloc, element, factor);
+                    Value scaled = nb.create<arith::MulFOp>(nloc, shifted, c);
+                    return nb.create<math::ExpOp>(nloc, scaled).getResult();
+                  },
+                  {identity, rowMap});
+  Value rowSum = reduceLastDim(
+      b, loc, exps, 0.0, [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+        return nb.create<arith::AddFOp>(nloc, acc, x).getResult();
+      });
+  return elementwise(
+      b, loc, shape, element, {exps, rowSum},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return nb.create<arith::DivFOp>(nloc, args[0], args[1]).getResult();
+      },
+      {identity, rowMap});
+}
+
+Value lowering::repeatPositions(OpBuilder &b, Location loc, Value x,
+                                int64_t factor) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1], width = shape[2];
+  Value repeated = elementwise(
+      b, loc, {batch, groups, factor, width}, elementOf(x), {x},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+      {loopDims(b, 4, {0, 1, 3})});
+  return collapse(b, loc, repeated, {{0}, {1, 2}, {3}});
+}
+
+Value lowering::clampedIndex(OpBuilder &b, Location loc, Value id,
+                             int64_t limit) {
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+  Value zero = indexConstant(b, loc, 0);
+  Value bound = indexConstant(b, loc, limit);
+  Value below =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
+  Value above =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, index, bound);
+  Value outside = b.create<arith::OrIOp>(loc, below, above);
+  return b.create<arith::SelectOp>(loc, outside, zero, index);
+}

@@ -1,0 +1,90 @@
+//===- LoweringUtils.h - Builders shared by the tfc lowerings ---*- C++ -*-===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The builders that several lowering files of this folder share: the
+/// static-shape check of every pattern, reshapes, scaling, contractions,
+/// the scaled softmax of the resampling attention and the clamped ids of
+/// the embedding and the losses. Private to conversion/TfcToLinalg.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_TFCTOLINALG_LOWERINGUTILS_H
+#define TFC_CONVERSION_TFCTOLINALG_LOWERINGUTILS_H
+
+#include "passes/AttentionBuilders.h"
+#include "passes/Utils.h"
+
+namespace mlir::tfc::lowering {
+
+/// Whether every shaped operand and result of `op` has a static shape.
+bool hasStaticShapes(Operation *op);
+
+/// The dimensions `0, 1, ..., count - 1`.
+SmallVector<unsigned> leadingDims(unsigned count);
+
+/// Expands `value` to `shape` with `tensor.expand_shape`; `groups` lists, for
+/// each source dimension, the result dimensions it becomes.
+Value expand(OpBuilder &b, Location loc, Value value,
+             ArrayRef<ReassociationIndices> groups, ArrayRef<int64_t> shape);
+
+/// Collapses `value` with `tensor.collapse_shape`; `groups` lists, for each
+/// result dimension, the source dimensions merged into it.
+Value collapse(OpBuilder &b, Location loc, Value value,
+               ArrayRef<ReassociationIndices> groups);
+
+/// Collapses every dimension but the last: `[..., n] -> [rows, n]`.
+Value toRows(OpBuilder &b, Location loc, Value value);
+
+/// Expands `[rows, n]` back to `leading` followed by `n`, the inverse of
+/// `toRows` for a value whose leading dimensions were `leading`.
+Value fromRows(OpBuilder &b, Location loc, Value rows,
+               ArrayRef<int64_t> leading);
+
+/// Element-wise `lhs + rhs` of two tensors of the same type.
+Value add(OpBuilder &b, Location loc, Value lhs, Value rhs);
+
+/// A tensor of `shape` whose last dimension is `vector` (`[shape.back()]`),
+/// repeated over the leading dimensions.
+Value broadcastLastDim(OpBuilder &b, Location loc, Value vector,
+                       ArrayRef<int64_t> shape);
+
+/// `nn.Linear` over the last dimension: `x[..., in] W[out, in]^T + bias[out]`
+/// (no bias when `bias` is null). `x` has rank 2 or more.
+Value linear(OpBuilder &b, Location loc, Value x, Value weight,
+             Value bias = Value());
+
+/// Element-wise `value * factor`.
+Value scale(OpBuilder &b, Location loc, Value value, double factor);
+
+/// A `linalg.generic` accumulating `lhs * rhs` into `init`. Its loops are the
+/// dimensions of `init` followed by `numReductions` reduction dimensions;
+/// `lhsMap` and `rhsMap` index the operands from those loops.
+Value contract(OpBuilder &b, Location loc, Value init, Value lhs,
+               AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+               unsigned numReductions);
+
+/// `contract` into a zero tensor of `shape`.
+Value contractNew(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
+                  unsigned numReductions);
+
+/// Softmax of `factor * scores` over the last dimension, for `factor > 0`.
+/// Entries equal to `-inf` (masked) get probability 0; every row must hold a
+/// finite entry.
+Value scaledSoftmax(OpBuilder &b, Location loc, Value scores, double factor);
+
+/// Repeats each position of `[batch, groups, width]` `factor` times:
+/// `[batch, groups * factor, width]`.
+Value repeatPositions(OpBuilder &b, Location loc, Value x, int64_t factor);
+
+/// Clamps an i32 id to `[0, limit)` as an index; ids outside map to 0 (read
+/// row 0), in the embedding, the losses and their gradients alike.
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t limit);
+
+} // namespace mlir::tfc::lowering
+
+#endif // TFC_CONVERSION_TFCTOLINALG_LOWERINGUTILS_H
