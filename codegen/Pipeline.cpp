@@ -43,12 +43,12 @@
 using namespace mlir;
 
 void ::tfc::registerCodegenDialects(DialectRegistry &registry) {
-  registry.insert<mlir::tfc::TfcDialect, func::FuncDialect, arith::ArithDialect,
-                  linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-                  tensor::TensorDialect, bufferization::BufferizationDialect,
-                  memref::MemRefDialect, cf::ControlFlowDialect,
-                  vector::VectorDialect, omp::OpenMPDialect,
-                  LLVM::LLVMDialect>();
+  registry
+      .insert<mlir::tfc::TfcDialect, func::FuncDialect, arith::ArithDialect,
+              linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+              tensor::TensorDialect, bufferization::BufferizationDialect,
+              memref::MemRefDialect, cf::ControlFlowDialect,
+              vector::VectorDialect, omp::OpenMPDialect, LLVM::LLVMDialect>();
   func::registerInlinerExtension(registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -165,8 +165,7 @@ void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 
 void ::tfc::registerCodegenPipelines() {
   PassPipelineRegistration<>(
-      "tfc-to-linalg",
-      "tfc IR to linalg on tensors with the C entry point",
+      "tfc-to-linalg", "tfc IR to linalg on tensors with the C entry point",
       [](OpPassManager &pm) { ::tfc::buildTfcToLinalgPipeline(pm); });
   PassPipelineRegistration<>(
       "tfc-linalg-to-buffers",

@@ -1,4 +1,5 @@
-//===- TfcDialect.h - The tfc dialect ----------------------------*- C++ -*-===//
+//===- TfcDialect.h - The tfc dialect ----------------------------*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
@@ -22,8 +23,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialect/TfcDialect.h.inc"
-#include "dialect/TfcInterfaces.h.inc"
 #include "dialect/TfcEnums.h.inc"
+#include "dialect/TfcInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialect/TfcAttrs.h.inc"

@@ -17,9 +17,9 @@ static ArrayRef<int64_t> shapeOf(Value value) {
 static LogicalResult sameType(Operation *op, Value value, StringRef name,
                               Value like, StringRef likeName) {
   if (value.getType() != like.getType())
-    return op->emitOpError() << "'" << name << "' must have the type of '"
-                             << likeName << "' (" << like.getType()
-                             << "), got " << value.getType();
+    return op->emitOpError()
+           << "'" << name << "' must have the type of '" << likeName << "' ("
+           << like.getType() << "), got " << value.getType();
   return success();
 }
 
@@ -77,10 +77,10 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult LayerNormGradOp::verify() {
   if (failed(sameType(*this, getGrad(), "grad", getInput(), "input")) ||
-      failed(sameType(*this, getInputGrad(), "input_grad", getInput(),
-                      "input")) ||
-      failed(sameType(*this, getGammaGrad(), "gamma_grad", getGamma(),
-                      "gamma")) ||
+      failed(
+          sameType(*this, getInputGrad(), "input_grad", getInput(), "input")) ||
+      failed(
+          sameType(*this, getGammaGrad(), "gamma_grad", getGamma(), "gamma")) ||
       failed(sameType(*this, getBetaGrad(), "beta_grad", getGamma(), "gamma")))
     return failure();
   return success();
@@ -112,11 +112,11 @@ LogicalResult ClassifyLossGradOp::verify() {
 
 LogicalResult AttentionGradOp::verify() {
   if (failed(sameType(*this, getGrad(), "grad", getQuery(), "query")) ||
-      failed(sameType(*this, getQueryGrad(), "query_grad", getQuery(),
-                      "query")) ||
+      failed(
+          sameType(*this, getQueryGrad(), "query_grad", getQuery(), "query")) ||
       failed(sameType(*this, getKeyGrad(), "key_grad", getKey(), "key")) ||
-      failed(sameType(*this, getValueGrad(), "value_grad", getValue(),
-                      "value")))
+      failed(
+          sameType(*this, getValueGrad(), "value_grad", getValue(), "value")))
     return failure();
   size_t globals = getGlobalQuery() ? 3 : 0;
   if (getGlobalGrads().size() != globals)
@@ -128,8 +128,8 @@ LogicalResult AttentionGradOp::verify() {
 
 LogicalResult DepthwiseConvGradOp::verify() {
   if (failed(sameType(*this, getGrad(), "grad", getInput(), "input")) ||
-      failed(sameType(*this, getInputGrad(), "input_grad", getInput(),
-                      "input")) ||
+      failed(
+          sameType(*this, getInputGrad(), "input_grad", getInput(), "input")) ||
       failed(sameType(*this, getWeightGrad(), "weight_grad", getWeight(),
                       "weight")))
     return failure();
@@ -147,24 +147,24 @@ static LogicalResult checkWeightGrads(Operation *op, ValueRange weights,
     return op->emitOpError() << "expects one gradient per weight";
   for (auto [weight, grad] : llvm::zip(weights, grads))
     if (weight.getType() != grad.getType())
-      return op->emitOpError() << "weight gradient type " << grad.getType()
-                               << " differs from the weight's "
-                               << weight.getType();
+      return op->emitOpError()
+             << "weight gradient type " << grad.getType()
+             << " differs from the weight's " << weight.getType();
   return success();
 }
 
 LogicalResult ShortenGradOp::verify() {
-  if (failed(sameType(*this, getInputGrad(), "input_grad", getInput(),
-                      "input")))
+  if (failed(
+          sameType(*this, getInputGrad(), "input_grad", getInput(), "input")))
     return failure();
   return checkWeightGrads(*this, getWeights(), getWeightGrads());
 }
 
 LogicalResult UpsampleGradOp::verify() {
-  if (failed(sameType(*this, getInputGrad(), "input_grad", getInput(),
-                      "input")) ||
-      failed(sameType(*this, getResidualGrad(), "residual_grad",
-                      getResidual(), "residual")) ||
+  if (failed(
+          sameType(*this, getInputGrad(), "input_grad", getInput(), "input")) ||
+      failed(sameType(*this, getResidualGrad(), "residual_grad", getResidual(),
+                      "residual")) ||
       failed(sameType(*this, getGrad(), "grad", getResidual(), "residual")))
     return failure();
   return checkWeightGrads(*this, getWeights(), getWeightGrads());

@@ -55,9 +55,9 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 static LogicalResult checkRank(Operation *op, Value value, StringRef name,
                                int64_t rank) {
   if (tensorType(value).getRank() != rank)
-    return op->emitOpError() << "'" << name << "' must have rank " << rank
-                             << ", got "
-                             << shapeString(tensorType(value).getShape());
+    return op->emitOpError()
+           << "'" << name << "' must have rank " << rank << ", got "
+           << shapeString(tensorType(value).getShape());
   return success();
 }
 
@@ -66,9 +66,9 @@ static LogicalResult checkShape(Operation *op, Value value, StringRef name,
                                 ArrayRef<int64_t> expected) {
   ArrayRef<int64_t> actual = tensorType(value).getShape();
   if (!sameShape(actual, expected))
-    return op->emitOpError() << "'" << name << "' must have shape "
-                             << shapeString(expected) << ", got "
-                             << shapeString(actual);
+    return op->emitOpError()
+           << "'" << name << "' must have shape " << shapeString(expected)
+           << ", got " << shapeString(actual);
   return success();
 }
 
@@ -183,8 +183,7 @@ LogicalResult RotaryOp::verify() {
   int64_t heads = getHeads();
   if (heads <= 0 || width % heads != 0)
     return emitOpError() << "'heads' (" << heads
-                         << ") must be positive and divide the width "
-                         << width;
+                         << ") must be positive and divide the width " << width;
   if ((width / heads) % 2 != 0)
     return emitOpError() << "head width " << width / heads
                          << " must be even for rotary positions";
@@ -256,8 +255,7 @@ LogicalResult AttentionOp::verify() {
   int64_t heads = getHeads();
   if (heads <= 0 || width % heads != 0)
     return emitOpError() << "'heads' (" << heads
-                         << ") must be positive and divide the width "
-                         << width;
+                         << ") must be positive and divide the width " << width;
   if (getMask() && failed(checkShape(*this, getMask(), "mask", {batch, keys})))
     return failure();
 
@@ -294,9 +292,8 @@ LogicalResult AttentionOp::verify() {
                            << " is larger than the sequence length " << keys;
     for (int64_t position : longformer.getGlobalTokens())
       if (!ShapedType::isDynamic(keys) && position >= keys)
-        return emitOpError() << "#tfc.longformer 'global' position "
-                             << position << " is outside the sequence of "
-                             << keys;
+        return emitOpError() << "#tfc.longformer 'global' position " << position
+                             << " is outside the sequence of " << keys;
     bool wantsGlobal = !longformer.getGlobalTokens().empty();
     if (wantsGlobal != hasGlobal)
       return emitOpError() << (wantsGlobal
@@ -377,9 +374,9 @@ static LogicalResult checkHeads(Operation *op, std::optional<uint64_t> heads,
   if (!heads)
     return op->emitOpError() << "'heads' is required with kind attention";
   if (*heads == 0 || width % static_cast<int64_t>(*heads) != 0)
-    return op->emitOpError() << "'heads' (" << *heads
-                             << ") must be positive and divide the width "
-                             << width;
+    return op->emitOpError()
+           << "'heads' (" << *heads
+           << ") must be positive and divide the width " << width;
   return success();
 }
 
@@ -406,9 +403,8 @@ LogicalResult ShortenOp::verify() {
       return failure();
     break;
   case ShortenKind::linear:
-    if (failed(checkResampleWeights(*this, getWeights(),
-                                    {{width, factor * width}, {width}},
-                                    "linear")))
+    if (failed(checkResampleWeights(
+            *this, getWeights(), {{width, factor * width}, {width}}, "linear")))
       return failure();
     break;
   case ShortenKind::attention:
@@ -419,8 +415,8 @@ LogicalResult ShortenOp::verify() {
       return failure();
     break;
   }
-  if (failed(checkHeads(*this, heads, width,
-                        getKind() == ShortenKind::attention)))
+  if (failed(
+          checkHeads(*this, heads, width, getKind() == ShortenKind::attention)))
     return failure();
   return checkElementTypes(*this);
 }
@@ -477,7 +473,8 @@ LogicalResult TakeTokenOp::verify() {
     return failure();
   ArrayRef<int64_t> input = getInput().getType().getShape();
   int64_t position = getPosition();
-  if (position < 0 || (!ShapedType::isDynamic(input[1]) && position >= input[1]))
+  if (position < 0 ||
+      (!ShapedType::isDynamic(input[1]) && position >= input[1]))
     return emitOpError() << "'position' must be in [0, " << input[1]
                          << "), got " << position;
   if (failed(checkShape(*this, getResult(), "result", {input[0], input[2]})))
@@ -489,8 +486,8 @@ LogicalResult CrossEntropyOp::verify() {
   if (failed(checkRank(*this, getLogits(), "logits", 3)))
     return failure();
   ArrayRef<int64_t> logits = getLogits().getType().getShape();
-  if (failed(checkShape(*this, getTargets(), "targets",
-                        {logits[0], logits[1]})))
+  if (failed(
+          checkShape(*this, getTargets(), "targets", {logits[0], logits[1]})))
     return failure();
   return checkElementTypes(*this);
 }

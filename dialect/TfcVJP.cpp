@@ -74,10 +74,9 @@ LogicalResult RotaryOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
   // A rotation's transpose is the rotation by the opposite angle.
-  auto inverse = b.create<RotaryOp>(getLoc(), getType(), resultGrads[0],
-                                    getHeadsAttr(), getBaseAttr(),
-                                    getInverse() ? UnitAttr()
-                                                 : b.getUnitAttr());
+  auto inverse = b.create<RotaryOp>(
+      getLoc(), getType(), resultGrads[0], getHeadsAttr(), getBaseAttr(),
+      getInverse() ? UnitAttr() : b.getUnitAttr());
   operandGrads.push_back(inverse);
   return success();
 }
@@ -93,8 +92,8 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
       {weight.getDimSize(1), weight.getDimSize(0)}, weight.getElementType());
   Value transposed = b.create<TransposeOp>(loc, transposedType, getWeight());
   // dx = dy W: a linear layer with the transposed weight.
-  operandGrads.push_back(b.create<LinearOp>(loc, getInput().getType(), grad,
-                                            transposed, Value()));
+  operandGrads.push_back(
+      b.create<LinearOp>(loc, getInput().getType(), grad, transposed, Value()));
   operandGrads.push_back(b.create<OuterSumOp>(loc, weight, grad, getInput()));
   if (getBias()) {
     int64_t leading = getResult().getType().getRank() - 1;
@@ -109,11 +108,10 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
   auto grad = b.create<LayerNormGradOp>(
-      getLoc(), getInput().getType(), getGamma().getType(),
-      getBeta().getType(), getInput(), getGamma(), resultGrads[0],
-      getEpsAttr());
-  operandGrads.append({grad.getInputGrad(), grad.getGammaGrad(),
-                       grad.getBetaGrad()});
+      getLoc(), getInput().getType(), getGamma().getType(), getBeta().getType(),
+      getInput(), getGamma(), resultGrads[0], getEpsAttr());
+  operandGrads.append(
+      {grad.getInputGrad(), grad.getGammaGrad(), grad.getBetaGrad()});
   return success();
 }
 
@@ -178,8 +176,8 @@ LogicalResult DepthwiseConvOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
   ArrayRef<int64_t> weight = getWeight().getType().getShape();
-  auto biasType = RankedTensorType::get(
-      {weight[1], weight[2]}, getWeight().getType().getElementType());
+  auto biasType = RankedTensorType::get({weight[1], weight[2]},
+                                        getWeight().getType().getElementType());
   auto grad = b.create<DepthwiseConvGradOp>(
       getLoc(), getInput().getType(), getWeight().getType(), biasType,
       getInput(), getWeight(), resultGrads[0]);
@@ -193,8 +191,8 @@ LogicalResult ShiftRightOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                      SmallVectorImpl<Value> &operandGrads) {
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
-  operandGrads.push_back(b.create<ShiftLeftOp>(getLoc(), getType(),
-                                               resultGrads[0], getAmount()));
+  operandGrads.push_back(
+      b.create<ShiftLeftOp>(getLoc(), getType(), resultGrads[0], getAmount()));
   return success();
 }
 
@@ -206,9 +204,8 @@ LogicalResult ShortenOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   for (Value weight : getWeights())
     types.push_back(weight.getType());
   auto grad = b.create<ShortenGradOp>(getLoc(), types, getKindAttr(),
-                                      getInput(), getFactorAttr(),
-                                      getWeights(), resultGrads[0],
-                                      getHeadsAttr());
+                                      getInput(), getFactorAttr(), getWeights(),
+                                      resultGrads[0], getHeadsAttr());
   operandGrads.push_back(grad.getInputGrad());
   operandGrads.append(grad.getWeightGrads().begin(),
                       grad.getWeightGrads().end());
@@ -253,9 +250,9 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                        SmallVectorImpl<Value> &operandGrads) {
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
-  operandGrads.push_back(b.create<CrossEntropyGradOp>(
-      getLoc(), getLogits().getType(), getLogits(), getTargets(),
-      resultGrads[0]));
+  operandGrads.push_back(
+      b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(), getLogits(),
+                                   getTargets(), resultGrads[0]));
   operandGrads.push_back(Value());
   return success();
 }
@@ -265,8 +262,8 @@ LogicalResult ClassifyLossOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   if (noGradient(*this, resultGrads, operandGrads))
     return success();
   operandGrads.push_back(b.create<ClassifyLossGradOp>(
-      getLoc(), getLogits().getType(), getKindAttr(), getLogits(),
-      getLabels(), resultGrads[0]));
+      getLoc(), getLogits().getType(), getKindAttr(), getLogits(), getLabels(),
+      resultGrads[0]));
   operandGrads.push_back(Value());
   return success();
 }

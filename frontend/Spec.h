@@ -43,34 +43,34 @@ enum class DataFormat { Bytes, Jsonl };
 struct Model {
   std::string name;
   Task task = Task::LanguageModel;
-  int64_t vocab = 256;      ///< LM: byte vocabulary; classify: word vocabulary
-                            ///< size including the special tokens.
+  int64_t vocab = 256; ///< LM: byte vocabulary; classify: word vocabulary
+                       ///< size including the special tokens.
   int64_t dModel = 256;
   int64_t heads = 8;
   int64_t dFF = 1024;
-  int64_t layers = 6;       ///< Without [hourglass]: the layer count; with
-                            ///< it, the parser sets it to totalLayers().
+  int64_t layers = 6; ///< Without [hourglass]: the layer count; with
+                      ///< it, the parser sets it to totalLayers().
   double dropout = 0.0;
   double normEps = 1e-5;
   Positions positions = Positions::Sinusoidal;
-  int64_t classes = 2;      ///< classify only.
+  int64_t classes = 2;                            ///< classify only.
   ClassifyLoss loss = ClassifyLoss::CrossEntropy; ///< classify only.
   bool tieEmbeddings = false;
 };
 
 struct Attention {
   AttentionKind kind = AttentionKind::Softmax;
-  bool causal = true;       ///< Defaults to true for lm, false for classify.
+  bool causal = true; ///< Defaults to true for lm, false for classify.
   // Performer.
   int64_t features = 256;
-  int64_t redraw = 1000;    ///< Redraw interval in steps; 0 = never.
+  int64_t redraw = 1000; ///< Redraw interval in steps; 0 = never.
   bool orthogonal = true;
   // Longformer; one entry per layer after expansion of a scalar.
   std::vector<int64_t> window;
   std::vector<int64_t> dilation;
   std::vector<int64_t> globalTokens; ///< Token positions with global attention.
   // Primer EZ.
-  bool dconv = false;       ///< Depth-wise conv after the Q/K/V projections.
+  bool dconv = false; ///< Depth-wise conv after the Q/K/V projections.
   int64_t dconvKernel = 3;
 };
 
@@ -102,7 +102,7 @@ struct Training {
   double weightDecay = 0.0;
   Schedule schedule = Schedule::Constant;
   int64_t warmup = 0;
-  double clip = 0.0;        ///< Global-norm clip; 0 = off.
+  double clip = 0.0; ///< Global-norm clip; 0 = off.
   /// f32, or bf16 contraction operands (`tfc compile --precision` wins).
   Precision precision = Precision::F32;
   int64_t batch = 16;
@@ -115,23 +115,23 @@ struct Training {
   int64_t evalEvery = 100;
   int64_t evalBatches = 20;
   int64_t checkpointEvery = 500;
-  int64_t patience = 0;     ///< Early stopping: evaluations without
-                            ///< improvement; 0 = off.
+  int64_t patience = 0; ///< Early stopping: evaluations without
+                        ///< improvement; 0 = off.
   uint64_t seed = 0;
 };
 
 struct Data {
   DataFormat format = DataFormat::Bytes;
-  std::string train;        ///< Paths as written in the spec (relative to it).
+  std::string train; ///< Paths as written in the spec (relative to it).
   std::string val;
   std::string test;
   double trainFraction = 0.9; ///< Bytes: train/val/test split of one file.
   double valFraction = 0.05;
-  int64_t minFreq = 1;      ///< Word vocabulary (classify).
+  int64_t minFreq = 1; ///< Word vocabulary (classify).
 };
 
 struct Spec {
-  std::string path;         ///< The file it was read from.
+  std::string path; ///< The file it was read from.
   Model model;
   Attention attention;
   Ffn ffn;

@@ -257,8 +257,8 @@ Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
       {b.getMultiDimIdentityMap(4), rowMap});
 }
 
-Value attention::weightValues(OpBuilder &b, Location loc, Value probs,
-                              Value v, Value init) {
+Value attention::weightValues(OpBuilder &b, Location loc, Value probs, Value v,
+                              Value init) {
   ArrayRef<int64_t> pShape = shapeOf(probs), vShape = shapeOf(v);
   if (!init)
     init = filledTensor(b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]},
@@ -329,14 +329,12 @@ Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
     Value back = b.create<arith::SubIOp>(loc, i, j);
     Value notFuture =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, back, zero);
-    Value inWindow =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, back,
-                                constant(window * dilation));
+    Value inWindow = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                             back, constant(window * dilation));
     Value band = b.create<arith::AndIOp>(loc, notFuture, inWindow);
     if (dilation == 1)
       return band;
-    Value phase =
-        b.create<arith::RemSIOp>(loc, back, constant(dilation));
+    Value phase = b.create<arith::RemSIOp>(loc, back, constant(dilation));
     Value onGrid =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
     return b.create<arith::AndIOp>(loc, band, onGrid);
@@ -350,8 +348,7 @@ Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
   Value band = b.create<arith::AndIOp>(loc, above, below);
   if (dilation == 1)
     return band;
-  Value phase =
-      b.create<arith::RemSIOp>(loc, offset, constant(dilation));
+  Value phase = b.create<arith::RemSIOp>(loc, offset, constant(dilation));
   Value onGrid =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, phase, zero);
   return b.create<arith::AndIOp>(loc, band, onGrid);
@@ -394,8 +391,8 @@ Value attention::longformerLocalFilter(OpBuilder &b, Location loc,
 Value attention::longformerGlobalRows(OpBuilder &b, Location loc, Value result,
                                       Value globalQuery, Value globalKey,
                                       Value globalValue, Value mask,
-                                      int64_t heads,
-                                      ArrayRef<int64_t> globals, bool causal) {
+                                      int64_t heads, ArrayRef<int64_t> globals,
+                                      bool causal) {
   Value keys = splitHeads(b, loc, globalKey, heads);
   Value values = splitHeads(b, loc, globalValue, heads);
   for (int64_t position : globals) {

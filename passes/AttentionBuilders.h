@@ -200,13 +200,11 @@ struct AttentionGrads {
 /// `globalColumns`, `rowOffset` and `filter`) given the output gradient
 /// `gradOut [B, Sq, H, Dh]`. The key and value gradients are added to
 /// `keyInit` and `valueInit` (`[B, Sk, H, Dh]`) when given.
-AttentionGrads maskedSoftmaxAttentionGrad(OpBuilder &b, Location loc, Value q,
-                                          Value k, Value v, Value mask,
-                                          Value globalColumns,
-                                          int64_t rowOffset, PairFilter filter,
-                                          Value gradOut,
-                                          Value keyInit = Value(),
-                                          Value valueInit = Value());
+AttentionGrads
+maskedSoftmaxAttentionGrad(OpBuilder &b, Location loc, Value q, Value k,
+                           Value v, Value mask, Value globalColumns,
+                           int64_t rowOffset, PairFilter filter, Value gradOut,
+                           Value keyInit = Value(), Value valueInit = Value());
 
 /// The gradients of longformerGlobalRows with respect to `globalQuery`,
 /// `globalKey` and `globalValue` (`[B, S, H * Dh]` each), given the
@@ -506,10 +504,11 @@ Value causalChunkMask(OpBuilder &b, Location loc, Value x, Value stabiliser);
 ///   den[b, n, i, h]    = sum_j A[b, n, h, i, j]
 ///                        + g[b, n, i, h] sum_m phiQ[b, n, i, h, m]
 ///                                              z[b, n, h, m].
-std::pair<Value, Value>
-chunkNumeratorDenominator(OpBuilder &b, Location loc, Value queryFeatures,
-                          Value queryScale, Value v, Value scores, Value kv,
-                          Value z);
+std::pair<Value, Value> chunkNumeratorDenominator(OpBuilder &b, Location loc,
+                                                  Value queryFeatures,
+                                                  Value queryScale, Value v,
+                                                  Value scores, Value kv,
+                                                  Value z);
 
 } // namespace mlir::tfc::attention
 

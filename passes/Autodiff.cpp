@@ -86,8 +86,9 @@ struct TfcAutodiffPass : public tfc::impl::TfcAutodiffBase<TfcAutodiffPass> {
     GradientMap grads;
     auto lossType = cast<RankedTensorType>(loss.getType());
     Value one = builder.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+        loc,
+        DenseElementsAttr::get(
+            lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
     grads.accumulate(builder, loc, loss, one);
 
     // Reverse sweep over the forward ops (those before the return).
@@ -123,9 +124,9 @@ struct TfcAutodiffPass : public tfc::impl::TfcAutodiffBase<TfcAutodiffPass> {
         if (!grad)
           continue;
         if (grad.getType() != operand.getType()) {
-          op->emitOpError() << "VJP gradient type " << grad.getType()
-                            << " differs from the operand's "
-                            << operand.getType();
+          op->emitOpError()
+              << "VJP gradient type " << grad.getType()
+              << " differs from the operand's " << operand.getType();
           return signalPassFailure();
         }
         grads.accumulate(builder, op->getLoc(), operand, grad);

@@ -51,8 +51,8 @@
 
 #include "passes/BlockedAttention.h"
 #include "passes/AttentionBuilders.h"
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -71,10 +71,9 @@ using namespace mlir::tfc::blocked;
 
 namespace mlir::tfc::blocked {
 
-
 /// The rows `positions` (dimension 1) of `x`, gathered into one tensor.
 static Value gatherRows(OpBuilder &b, Location loc, Value x,
-                 ArrayRef<int64_t> positions) {
+                        ArrayRef<int64_t> positions) {
   SmallVector<int64_t> shape(shapeOf(x));
   shape[1] = positions.size();
   Value result = emptyTensor(b, loc, shape, elementOf(x));
@@ -177,12 +176,11 @@ Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
           };
           Value i = position(nb.create<linalg::IndexOp>(nloc, 2), rowOffset);
           // The global columns' positions are i64 constants.
-          Value j = columnArg >= 0
-                        ? nb.create<arith::TruncIOp>(nloc, i32,
-                                                     args[columnArg])
-                              .getResult()
-                        : position(nb.create<linalg::IndexOp>(nloc, 3),
-                                   colOffset);
+          Value j =
+              columnArg >= 0
+                  ? nb.create<arith::TruncIOp>(nloc, i32, args[columnArg])
+                        .getResult()
+                  : position(nb.create<linalg::IndexOp>(nloc, 3), colOffset);
           allowed = filter(nb, nloc, i, j);
         }
         if (maskArg >= 0) {
@@ -239,21 +237,21 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
       },
       {id3, id3});
   OnlineState next;
-  next.max = buildGeneric(
-      b, loc, ValueRange{blockMax}, state.max, {id3}, id3,
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return stabilizerMax(nb, nloc, args[1], args[0]);
-      });
-  Value probs = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{s, next.max},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value p = nb.create<math::ExpOp>(
-            nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
-        return nb.create<arith::SelectOp>(nloc, isNegInf(nb, nloc, args[1]),
-                                          floatConstant(nb, nloc, element, 0.0),
-                                          p);
-      },
-      {b.getMultiDimIdentityMap(4), rowMap});
+  next.max =
+      buildGeneric(b, loc, ValueRange{blockMax}, state.max, {id3}, id3,
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return stabilizerMax(nb, nloc, args[1], args[0]);
+                   });
+  Value probs =
+      elementwise(b, loc, shapeOf(s), element, ValueRange{s, next.max},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    Value p = nb.create<math::ExpOp>(
+                        nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
+                    return nb.create<arith::SelectOp>(
+                        nloc, isNegInf(nb, nloc, args[1]),
+                        floatConstant(nb, nloc, element, 0.0), p);
+                  },
+                  {b.getMultiDimIdentityMap(4), rowMap});
   Value blockSum = reduceLastDim(
       b, loc, probs, 0.0,
       [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
@@ -265,21 +263,20 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
         Value scaled = nb.create<arith::MulFOp>(nloc, args[2], args[0]);
         return nb.create<arith::AddFOp>(nloc, scaled, args[1]);
       });
-  Value scaledAcc = buildGeneric(
-      b, loc, ValueRange{correction}, state.acc, {loopDims(b, 4, {0, 2, 1})},
-      b.getMultiDimIdentityMap(4),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MulFOp>(nloc, args[1], args[0]);
-      });
+  Value scaledAcc =
+      buildGeneric(b, loc, ValueRange{correction}, state.acc,
+                   {loopDims(b, 4, {0, 2, 1})}, b.getMultiDimIdentityMap(4),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return nb.create<arith::MulFOp>(nloc, args[1], args[0]);
+                   });
   next.acc = weightValues(b, loc, probs, v, scaledAcc);
   return next;
 }
 
 } // namespace
 
-KeySide blocked::buildKeySide(OpBuilder &b, Location loc,
-                              const BlockPlan &plan, Value k, Value v,
-                              Value mask) {
+KeySide blocked::buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
+                              Value k, Value v, Value mask) {
   KeySide side{k, v, mask, {}, {}, {}};
   if (plan.globals.empty())
     return side;
@@ -326,14 +323,12 @@ std::pair<Value, Value> blockedForwardOf(OpBuilder &b, Location loc,
         Value rowOffset = nb.create<arith::MulIOp>(nloc, qb, blockSize);
         Value qBlock = sliceDim(nb, nloc, q, 1, rowOffset, T);
         OnlineState state;
-        state.max = filledTensor(nb, nloc, {plan.batch, plan.heads, T},
-                                 element,
+        state.max = filledTensor(nb, nloc, {plan.batch, plan.heads, T}, element,
                                  -std::numeric_limits<double>::infinity());
         state.sum =
             filledTensor(nb, nloc, {plan.batch, plan.heads, T}, element, 0.0);
-        state.acc = filledTensor(nb, nloc, {plan.batch, T, plan.heads,
-                                            plan.headDim},
-                                 element, 0.0);
+        state.acc = filledTensor(
+            nb, nloc, {plan.batch, T, plan.heads, plan.headDim}, element, 0.0);
         auto [lo, hi] = keyBlockRange(nb, nloc, plan, qb);
         auto inner = nb.create<scf::ForOp>(
             nloc, lo, hi, indexConstant(nb, nloc, 1),
@@ -346,8 +341,8 @@ std::pair<Value, Value> blockedForwardOf(OpBuilder &b, Location loc,
                                     colOffset);
               OnlineState next = onlineSoftmaxStep(
                   ib, iloc, s, key.v, OnlineState{st[0], st[1], st[2]});
-              ib.create<scf::YieldOp>(
-                  iloc, ValueRange{next.max, next.sum, next.acc});
+              ib.create<scf::YieldOp>(iloc,
+                                      ValueRange{next.max, next.sum, next.acc});
             });
         state = {inner.getResult(0), inner.getResult(1), inner.getResult(2)};
         if (keys.globalK) {
@@ -455,8 +450,8 @@ SmallVector<Value> forEachHead(OpBuilder &b, Location loc,
   b.setInsertionPointToEnd(loop.getTerminator().getBody());
   for (auto [result, output, shared] :
        llvm::zip_equal(results, outputs, loop.getRegionIterArgs())) {
-    HeadSlice slice = headSlice(b, HeadTensor{shared, output.headDim}, batch,
-                                head);
+    HeadSlice slice =
+        headSlice(b, HeadTensor{shared, output.headDim}, batch, head);
     b.create<tensor::ParallelInsertSliceOp>(loc, result, shared, slice.offsets,
                                             slice.sizes, slice.strides);
   }
@@ -502,8 +497,9 @@ BlockedGrads blockedBackward(OpBuilder &b, Location loc, const BlockPlan &plan,
       grads,
       [](OpBuilder &nb, Location nloc, const BlockPlan &pairPlan,
          ArrayRef<Value> in) -> SmallVector<Value> {
-        BlockedGrads pair = blockedBackwardOf(nb, nloc, pairPlan, in[0], in[1],
-                                              in[2], in[3], in[4], in[5], in[6]);
+        BlockedGrads pair =
+            blockedBackwardOf(nb, nloc, pairPlan, in[0], in[1], in[2], in[3],
+                              in[4], in[5], in[6]);
         return {pair.query, pair.key, pair.value};
       });
   return {results[0], results[1], results[2]};
@@ -579,9 +575,9 @@ int64_t chooseBandBlock(int64_t length, int64_t preferred, int64_t reachBack,
     int64_t block = chooseBlock(length, limit);
     if (block == 0)
       break;
-    int64_t keyBlocks = std::min(ceilDiv(reachBack, block) + 1 +
-                                     ceilDiv(reachAhead, block),
-                                 length / block);
+    int64_t keyBlocks =
+        std::min(ceilDiv(reachBack, block) + 1 + ceilDiv(reachAhead, block),
+                 length / block);
     double cost = static_cast<double>(keyBlocks * (block + kBlockOverhead));
     if (best == 0 || cost < 0.9 * bestCost) {
       best = block;
@@ -746,10 +742,9 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   out = unpadPositions(b, loc, plan, out);
   Value result = out;
   if (!plan.globals.empty())
-    result = longformerGlobalRows(b, loc, out, op.getGlobalQuery(),
-                                  op.getGlobalKey(), op.getGlobalValue(),
-                                  op.getMask(), heads, plan.globals,
-                                  plan.causal);
+    result = longformerGlobalRows(
+        b, loc, out, op.getGlobalQuery(), op.getGlobalKey(),
+        op.getGlobalValue(), op.getMask(), heads, plan.globals, plan.causal);
   op.getResult().replaceAllUsesWith(mergeHeads(b, loc, result));
   op.erase();
   return {out, lse};
@@ -830,8 +825,7 @@ struct TfcBlockedAttentionPass
     // The loops over (batch, head) pairs are the foralls that the rewrites
     // add.
     llvm::DenseSet<Operation *> earlierLoops;
-    getOperation().walk(
-        [&](scf::ForallOp loop) { earlierLoops.insert(loop); });
+    getOperation().walk([&](scf::ForallOp loop) { earlierLoops.insert(loop); });
     // Gradients first find their forward, so that the forward's rewrite
     // keeps its output and log-sum-exp for them.
     SmallVector<AttentionOp> forwards;

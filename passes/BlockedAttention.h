@@ -22,7 +22,8 @@
 namespace mlir::tfc::blocked {
 
 /// A filter of (query, key) pairs on absolute positions.
-using PositionFilter = std::function<Value(OpBuilder &, Location, Value, Value)>;
+using PositionFilter =
+    std::function<Value(OpBuilder &, Location, Value, Value)>;
 
 /// Which pairs of one attention are visited, and how, by blocks of `block`
 /// rows and columns.
@@ -59,8 +60,8 @@ struct BlockPlan {
 /// `k`, `v`, `mask` and, for a Longformer with globals, the global columns
 /// gathered once.
 struct KeySide {
-  Value k, v, mask;                     // [B, S, H, Dh], [B, S]
-  Value globalK, globalV, globalMask;   // [B, G, H, Dh], [B, G]
+  Value k, v, mask;                   // [B, S, H, Dh], [B, S]
+  Value globalK, globalV, globalMask; // [B, G, H, Dh], [B, G]
 };
 
 /// Key block `kb` (at `colOffset`) of the band: its keys, values, padding
@@ -75,7 +76,6 @@ struct KeyBlock {
 struct BlockedGrads {
   Value query, key, value;
 };
-
 
 /// `x * c`, with `c` a constant of the type of `x`.
 Value mulConst(OpBuilder &b, Location loc, Value x, double c);
@@ -102,8 +102,8 @@ Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
 
 /// The key side of `k`, `v` and `mask` under `plan`: the band as it is and,
 /// for a Longformer with globals, the global columns gathered once.
-KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan,
-                     Value k, Value v, Value mask);
+KeySide buildKeySide(OpBuilder &b, Location loc, const BlockPlan &plan, Value k,
+                     Value v, Value mask);
 
 /// The band's key block at `colOffset`.
 KeyBlock sliceKeyBlock(OpBuilder &b, Location loc, const BlockPlan &plan,

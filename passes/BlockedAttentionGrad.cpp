@@ -54,13 +54,13 @@ PairGrads blockPairGrads(OpBuilder &b, Location loc, const BlockPlan &plan,
   Type element = elementOf(s);
   AffineMap id4 = b.getMultiDimIdentityMap(4);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  Value probs = elementwise(
-      b, loc, shapeOf(s), element, ValueRange{s, query.lse},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<math::ExpOp>(
-            nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
-      },
-      {id4, rowMap});
+  Value probs =
+      elementwise(b, loc, shapeOf(s), element, ValueRange{s, query.lse},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return nb.create<math::ExpOp>(
+                        nloc, nb.create<arith::SubFOp>(nloc, args[0], args[1]));
+                  },
+                  {id4, rowMap});
   PairGrads next;
   next.valueGrad = weightQueries(b, loc, probs, query.gradOut, acc.valueGrad);
   Value probGrads = dotScores(b, loc, query.gradOut, vBlock);
@@ -101,9 +101,9 @@ Value scatterAddRows(OpBuilder &b, Location loc, Value rows, Value dest,
 } // namespace
 
 BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
-                                        const BlockPlan &plan, Value q,
-                                        Value k, Value v, Value mask,
-                                        Value out, Value lse, Value gradOut) {
+                                        const BlockPlan &plan, Value q, Value k,
+                                        Value v, Value mask, Value out,
+                                        Value lse, Value gradOut) {
   Type element = elementOf(q);
   int64_t T = plan.block;
   KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
@@ -111,8 +111,7 @@ BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
   // D[b, h, i] = sum_e dO[b, i, h, e] * O[b, i, h, e].
   Value delta = buildGeneric(
       b, loc, ValueRange{gradOut, out},
-      filledTensor(b, loc, {plan.batch, plan.heads, plan.length}, element,
-                   0.0),
+      filledTensor(b, loc, {plan.batch, plan.heads, plan.length}, element, 0.0),
       {b.getMultiDimIdentityMap(4), b.getMultiDimIdentityMap(4)},
       loopDims(b, 4, {0, 2, 1}),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -140,12 +139,12 @@ BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
               Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
               QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut,
                                                  lse, delta, rowOffset);
-              Value s = blockScores(ib, iloc, plan, plan.filter, query.q,
-                                    key.k, key.mask, key.exclude, Value(),
-                                    rowOffset, colOffset);
-              PairGrads next = blockPairGrads(
-                  ib, iloc, plan, s, query, key.k, key.v, rowOffset,
-                  PairGrads{acc[0], acc[1], acc[2]});
+              Value s = blockScores(ib, iloc, plan, plan.filter, query.q, key.k,
+                                    key.mask, key.exclude, Value(), rowOffset,
+                                    colOffset);
+              PairGrads next =
+                  blockPairGrads(ib, iloc, plan, s, query, key.k, key.v,
+                                 rowOffset, PairGrads{acc[0], acc[1], acc[2]});
               ib.create<scf::YieldOp>(
                   iloc,
                   ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
@@ -174,8 +173,8 @@ BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
       ValueRange{grads.query, globalKeyGrad0, globalValueGrad0},
       [&](OpBuilder &ib, Location iloc, Value qb, ValueRange acc) {
         Value rowOffset = ib.create<arith::MulIOp>(iloc, qb, blockSize);
-        QueryBlock query = sliceQueryBlock(ib, iloc, plan, q, gradOut, lse,
-                                           delta, rowOffset);
+        QueryBlock query =
+            sliceQueryBlock(ib, iloc, plan, q, gradOut, lse, delta, rowOffset);
         Value s = blockScores(ib, iloc, plan, plan.globalFilter, query.q,
                               keys.globalK, keys.globalMask, Value(),
                               plan.globalIndex, rowOffset, Value());
@@ -186,9 +185,9 @@ BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
             iloc, ValueRange{next.queryGrad, next.keyGrad, next.valueGrad});
       });
   grads.query = loop.getResult(0);
-  grads.key = scatterAddRows(b, loc, loop.getResult(1), grads.key,
-                             plan.globals);
-  grads.value = scatterAddRows(b, loc, loop.getResult(2), grads.value,
-                               plan.globals);
+  grads.key =
+      scatterAddRows(b, loc, loop.getResult(1), grads.key, plan.globals);
+  grads.value =
+      scatterAddRows(b, loc, loop.getResult(2), grads.value, plan.globals);
   return grads;
 }

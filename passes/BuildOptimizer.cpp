@@ -14,8 +14,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -122,8 +122,8 @@ Value learningRate(OpBuilder &b, Location loc, const OptimizerSettings &s,
   } else if (s.schedule == "inverse_sqrt") {
     Value floor = b.create<arith::MaximumFOp>(loc, one, warmup);
     Value tt = b.create<arith::MaximumFOp>(loc, t, floor);
-    decay = b.create<math::SqrtOp>(loc,
-                                   b.create<arith::DivFOp>(loc, floor, tt));
+    decay =
+        b.create<math::SqrtOp>(loc, b.create<arith::DivFOp>(loc, floor, tt));
   }
   return b.create<arith::MulFOp>(loc, baseRate,
                                  b.create<arith::MulFOp>(loc, factor, decay));
@@ -196,12 +196,12 @@ struct TfcBuildOptimizerPass
     if (s.clip > 0)
       clipScale = b.create<arith::MinimumFOp>(
           loc, c(1.0),
-          b.create<arith::DivFOp>(
-              loc, c(s.clip), b.create<arith::AddFOp>(loc, norm, c(1e-6))));
+          b.create<arith::DivFOp>(loc, c(s.clip),
+                                  b.create<arith::AddFOp>(loc, norm, c(1e-6))));
 
     // Step, learning rate and bias corrections.
-    Value step = b.create<tensor::ExtractOp>(loc, body->getArgument(4),
-                                             ValueRange{});
+    Value step =
+        b.create<tensor::ExtractOp>(loc, body->getArgument(4), ValueRange{});
     Value t = b.create<arith::SIToFPOp>(loc, element, step);
     Value schedule = body->getArgument(5);
     auto scheduleEntry = [&](int64_t i) -> Value {
@@ -224,8 +224,8 @@ struct TfcBuildOptimizerPass
       SmallVector<Value> inits(3, emptyTensor(b, loc, {size}, element));
       AffineMap identity = b.getMultiDimIdentityMap(1);
       auto update = b.create<linalg::GenericOp>(
-          loc, TypeRange{inits[0].getType(), inits[0].getType(),
-                         inits[0].getType()},
+          loc,
+          TypeRange{inits[0].getType(), inits[0].getType(), inits[0].getType()},
           inputs, inits, SmallVector<AffineMap>(7, identity),
           parallelIterators(1),
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -240,8 +240,8 @@ struct TfcBuildOptimizerPass
                 nb.create<arith::MulFOp>(l, g, k(1.0 - s.beta1)));
             Value v2 = nb.create<arith::AddFOp>(
                 l, nb.create<arith::MulFOp>(l, v, k(s.beta2)),
-                nb.create<arith::MulFOp>(
-                    l, nb.create<arith::MulFOp>(l, g, g), k(1.0 - s.beta2)));
+                nb.create<arith::MulFOp>(l, nb.create<arith::MulFOp>(l, g, g),
+                                         k(1.0 - s.beta2)));
             Value mHat = nb.create<arith::DivFOp>(l, m2, correction1);
             Value vHat = nb.create<arith::DivFOp>(l, v2, correction2);
             Value denom = nb.create<arith::AddFOp>(
@@ -259,8 +259,8 @@ struct TfcBuildOptimizerPass
       newMoment1 = insertInto(b, loc, update.getResult(1), newMoment1, run);
       newMoment2 = insertInto(b, loc, update.getResult(2), newMoment2, run);
     }
-    Value stats = b.create<tensor::FromElementsOp>(loc, pairType,
-                                                   ValueRange{norm, lr});
+    Value stats =
+        b.create<tensor::FromElementsOp>(loc, pairType, ValueRange{norm, lr});
     b.create<func::ReturnOp>(
         loc, ValueRange{newParams, newMoment1, newMoment2, stats});
   }

@@ -132,9 +132,8 @@ static FailureOr<std::string> manifestText(ModuleOp module,
 /// so that the inliner folds it into the entry point. The writes are
 /// `restrict` (the buffer is not the memory of any other argument) but for
 /// the first `aliasedOutputs` outputs, which may be the memory of inputs.
-static void exportEntry(OpBuilder &builder, func::FuncOp callee,
-                        StringRef name, unsigned inputs,
-                        ArrayRef<unsigned> resultOrder,
+static void exportEntry(OpBuilder &builder, func::FuncOp callee, StringRef name,
+                        unsigned inputs, ArrayRef<unsigned> resultOrder,
                         unsigned aliasedOutputs = 0) {
   Location loc = callee.getLoc();
   FunctionType type = callee.getFunctionType();
@@ -147,8 +146,8 @@ static void exportEntry(OpBuilder &builder, func::FuncOp callee,
     argTypes.push_back(toMemRef(input));
   for (unsigned result : resultOrder)
     argTypes.push_back(toMemRef(type.getResult(result)));
-  auto entry = builder.create<func::FuncOp>(loc, name,
-                                            builder.getFunctionType(argTypes, {}));
+  auto entry = builder.create<func::FuncOp>(
+      loc, name, builder.getFunctionType(argTypes, {}));
   Block *body = entry.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
@@ -160,8 +159,8 @@ static void exportEntry(OpBuilder &builder, func::FuncOp callee,
   auto call = builder.create<func::CallOp>(loc, callee, tensors);
   for (auto [i, result] : llvm::enumerate(resultOrder))
     builder.create<bufferization::MaterializeInDestinationOp>(
-        loc, TypeRange{}, call.getResult(result),
-        body->getArgument(inputs + i), /*restrict=*/i >= aliasedOutputs,
+        loc, TypeRange{}, call.getResult(result), body->getArgument(inputs + i),
+        /*restrict=*/i >= aliasedOutputs,
         /*writable=*/true);
   builder.create<func::ReturnOp>(loc);
   callee.setPrivate();
@@ -207,8 +206,8 @@ struct TfcExportAbiPass
 
     // The manifest, NUL-terminated, as an external constant.
     manifest.push_back('\0');
-    auto arrayType = LLVM::LLVMArrayType::get(builder.getI8Type(),
-                                              manifest.size());
+    auto arrayType =
+        LLVM::LLVMArrayType::get(builder.getI8Type(), manifest.size());
     builder.setInsertionPointToEnd(module.getBody());
     builder.create<LLVM::GlobalOp>(loc, arrayType, /*isConstant=*/true,
                                    LLVM::Linkage::External, record::kGlobalName,

@@ -34,8 +34,8 @@ struct TfcFastMathPass : public tfc::impl::TfcFastMathBase<TfcFastMathPass> {
         return signalPassFailure();
     }
     populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Flags an op already carries (a softmax offset's nnan and nsz) stay.
     // Conversions whose flags are optional and absent (the bf16 rounding's

@@ -13,8 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/FlopCount.h"
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -52,25 +52,25 @@ static LogicalResult packGradients(func::FuncOp func, ArrayAttr names,
   Location loc = ret.getLoc();
   Type element = flatType.getElementType();
   Value flat = filledTensor(builder, loc, flatType.getShape(), element, 0.0);
-  for (auto [name, grad] :
-       llvm::zip(names.getAsValueRange<StringAttr>(),
-                 ret.getOperands().drop_front())) {
+  for (auto [name, grad] : llvm::zip(names.getAsValueRange<StringAttr>(),
+                                     ret.getOperands().drop_front())) {
     auto it = offsets.find(name);
     if (it == offsets.end())
-      return func.emitOpError() << "gradient of unknown parameter '" << name
-                                << "'";
+      return func.emitOpError()
+             << "gradient of unknown parameter '" << name << "'";
     int64_t count = elementCount(shapeOf(grad));
     Value line = reshape(builder, loc, grad, {count});
     flat = builder.create<tensor::InsertSliceOp>(
-        loc, line, flat, ArrayRef<OpFoldResult>{builder.getIndexAttr(it->second)},
+        loc, line, flat,
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(it->second)},
         ArrayRef<OpFoldResult>{builder.getIndexAttr(count)},
         ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
   }
   SmallVector<Value> results = {ret.getOperand(0), flat};
   builder.create<func::ReturnOp>(loc, results);
   ret.erase();
-  func.setFunctionType(builder.getFunctionType(
-      func.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(),
+                                               ValueRange(results).getTypes()));
   func->removeAttr("tfc.param_grads");
   return success();
 }
@@ -107,11 +107,12 @@ struct TfcFlattenParamsPass
           builder.getNamedAttr("shape",
                                builder.getDenseI64ArrayAttr(type.getShape())),
           builder.getNamedAttr("init", param.getInitAttr()),
-          builder.getNamedAttr(
-              "kind", builder.getStringAttr(stringifyParamKind(param.getKind()))),
+          builder.getNamedAttr("kind", builder.getStringAttr(stringifyParamKind(
+                                           param.getKind()))),
       }));
       int64_t count = elementCount(type.getShape());
-      total += (count + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
+      total +=
+          (count + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

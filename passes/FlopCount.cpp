@@ -57,8 +57,8 @@ static int64_t longformerLocalPairs(LongformerAttr kind, int64_t i,
   return pairs;
 }
 
-std::optional<int64_t> mlir::tfc::attendedPairs(Attribute kind,
-                                                int64_t queries, int64_t keys) {
+std::optional<int64_t> mlir::tfc::attendedPairs(Attribute kind, int64_t queries,
+                                                int64_t keys) {
   auto causalKeys = [&](int64_t i) { return std::min(i + 1, keys); };
   auto longformer = dyn_cast<LongformerAttr>(kind);
   if (!longformer && !cast<SoftmaxAttr>(kind).getCausal())
@@ -96,9 +96,8 @@ static std::optional<int64_t> attentionFlops(AttentionOp attention) {
   }
   // Feature maps of q and k, then the two contractions with v.
   int64_t m = performer.getFeatures();
-  std::optional<int64_t> flops =
-      sum(product({2, 2, q[0], q[1], m, q[2]}),
-          product({2, 2, q[0], q[1], m, q[2]}));
+  std::optional<int64_t> flops = sum(product({2, 2, q[0], q[1], m, q[2]}),
+                                     product({2, 2, q[0], q[1], m, q[2]}));
   if (!performer.getCausal())
     return flops;
   // Causal: each chunk's scores over its own keys and their product with
@@ -116,7 +115,8 @@ static std::optional<int64_t> attentionFlops(AttentionOp attention) {
 ForwardFlopCount::ForwardFlopCount(Operation *op) : total(0) {
   op->walk([&](Operation *inner) {
     if (auto linear = dyn_cast<LinearOp>(inner)) {
-      std::optional<int64_t> flops = product({2, shapeOf(linear.getWeight())[0]});
+      std::optional<int64_t> flops =
+          product({2, shapeOf(linear.getWeight())[0]});
       for (int64_t extent : shapeOf(linear.getInput()))
         flops = flops ? llvm::checkedMul(*flops, extent) : std::nullopt;
       total = sum(total, flops);

@@ -36,8 +36,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -125,9 +125,8 @@ linalg::GenericOp elementwiseUser(Value value, RewriterBase &rewriter) {
   auto endShape = cast<RankedTensorType>(end.getType()).getShape();
   std::optional<SmallVector<ReassociationIndices>> merged =
       getReassociationIndicesForCollapse(endShape, shape);
-  if (!merged ||
-      !linalg::areDimSequencesPreserved(generic.getIndexingMapsArray(),
-                                        *merged))
+  if (!merged || !linalg::areDimSequencesPreserved(
+                     generic.getIndexingMapsArray(), *merged))
     return nullptr;
   unsigned operand = use->getOperandNumber();
   rewriter.setInsertionPoint(generic);

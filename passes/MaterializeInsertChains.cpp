@@ -150,7 +150,8 @@ static Operation *laterOf(Operation *point, Value value, Block *block) {
   return !point || point->isBeforeInBlock(def) ? def : point;
 }
 
-static void setInsertionPointAfter(OpBuilder &b, Block *block, Operation *point) {
+static void setInsertionPointAfter(OpBuilder &b, Block *block,
+                                   Operation *point) {
   if (point)
     b.setInsertionPointAfter(point);
   else
@@ -163,8 +164,10 @@ static Value subviewOf(OpBuilder &b, Location loc, Value dest,
                        ArrayRef<OpFoldResult> offsets,
                        ArrayRef<OpFoldResult> sizes,
                        ArrayRef<OpFoldResult> strides) {
-  auto viewType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-      sourceShape, cast<MemRefType>(dest.getType()), offsets, sizes, strides));
+  auto viewType =
+      cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+          sourceShape, cast<MemRefType>(dest.getType()), offsets, sizes,
+          strides));
   return b.create<memref::SubViewOp>(loc, viewType, dest, offsets, sizes,
                                      strides);
 }

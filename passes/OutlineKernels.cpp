@@ -8,13 +8,14 @@
 /// Moves each top-level loop nest of a function into a kernel function of its
 /// own (or, with `linalg-ops`, each top-level linalg op on buffers, so that
 /// the passes that lower linalg ops to loops work on each distinct kernel
-/// once instead of on every layer's copy). Kernels with the same body (the same layer type at the same shapes,
-/// repeated through a deep model) are generated once and called from every
-/// place, so LLVM compiles each distinct kernel once. A contraction that
-/// tfc-fuse-epilogues marked and its epilogue are outlined together, and so
-/// are a fill and the reduction right after it that accumulates into the
-/// filled buffer, so that tfc-vectorize-contractions finds them in one
-/// kernel (and starts a zero-filled contraction's accumulators from zero).
+/// once instead of on every layer's copy). Kernels with the same body (the same
+/// layer type at the same shapes, repeated through a deep model) are generated
+/// once and called from every place, so LLVM compiles each distinct kernel
+/// once. A contraction that tfc-fuse-epilogues marked and its epilogue are
+/// outlined together, and so are a fill and the reduction right after it that
+/// accumulates into the filled buffer, so that tfc-vectorize-contractions finds
+/// them in one kernel (and starts a zero-filled contraction's accumulators from
+/// zero).
 ///
 /// A buffer whose layout holds a static offset (a slice of the flat
 /// parameter or gradient buffer, at another offset in every layer) would
@@ -27,8 +28,8 @@
 
 #include "passes/Passes.h"
 
-#include "passes/Utils.h"
 #include "passes/ManifestText.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,15 +56,14 @@ using namespace mlir::tfc;
 static llvm::hash_code kernelHash(func::FuncOp kernel) {
   llvm::hash_code hash = hash_value(kernel.getFunctionType());
   kernel.getBody().walk([&](Operation *op) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  op, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
+    hash =
+        llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                     op, OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::IgnoreLocations));
   });
   return hash;
 }
-
 
 /// The type of the view that `view` (a subview, expand_shape or
 /// collapse_shape) makes of a source of type `source`, or null.
@@ -74,8 +74,7 @@ static MemRefType viewTypeFrom(Operation *view, MemRefType source) {
         subview.getMixedSizes(), subview.getMixedStrides()));
   if (auto expand = dyn_cast<memref::ExpandShapeOp>(view)) {
     FailureOr<MemRefType> type = memref::ExpandShapeOp::computeExpandedType(
-        source, expand.getType().getShape(),
-        expand.getReassociationIndices());
+        source, expand.getType().getShape(), expand.getReassociationIndices());
     return succeeded(type) ? *type : MemRefType();
   }
   if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view)) {
@@ -116,8 +115,8 @@ static bool canRetype(Value value, MemRefType type,
 /// that follow from it, transitively.
 static void retypeViews(Value value) {
   for (Operation *user : value.getUsers()) {
-    if (!isa<memref::SubViewOp, memref::ExpandShapeOp,
-             memref::CollapseShapeOp>(user))
+    if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+            user))
       continue;
     Value view = user->getResult(0);
     view.setType(viewTypeFrom(user, cast<MemRefType>(value.getType())));
@@ -292,8 +291,8 @@ struct TfcOutlineKernelsPass
       Operation *def = value.getDefiningOp();
       if (def && def->hasTrait<OpTrait::ConstantLike>())
         continue;
-      Capture capture{value, static_cast<unsigned>(arguments.size()), {}, {},
-                      {}};
+      Capture capture{
+          value, static_cast<unsigned>(arguments.size()), {}, {}, {}};
       auto type = dyn_cast<MemRefType>(value.getType());
       auto layout = staticOffsetLayout(value.getType());
       if (layout) {
@@ -344,8 +343,8 @@ struct TfcOutlineKernelsPass
       // The capture's view again, at the offset passed in.
       Value view = builder.create<memref::ReinterpretCastOp>(
           loc, capture.dynamicType, argument,
-          OpFoldResult(body->getArgument(capture.argument + 1)),
-          capture.sizes, capture.strides);
+          OpFoldResult(body->getArgument(capture.argument + 1)), capture.sizes,
+          capture.strides);
       mapping.map(capture.value, view);
       rebasedViews.push_back(view);
     }

@@ -1,4 +1,5 @@
-//===- Passes.h - tfc passes -------------------------------------*- C++ -*-===//
+//===- Passes.h - tfc passes -------------------------------------*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //

@@ -87,9 +87,8 @@ Value attention::rowMaximum(OpBuilder &b, Location loc, Value projection) {
 
 /// `value == 0` for a float `value`.
 static Value isZero(OpBuilder &b, Location loc, Value value) {
-  return b.create<arith::CmpFOp>(
-      loc, arith::CmpFPredicate::OEQ, value,
-      floatConstant(b, loc, value.getType(), 0.0));
+  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, value,
+                                 floatConstant(b, loc, value.getType(), 0.0));
 }
 
 Value attention::exponentialFeatures(OpBuilder &b, Location loc,
@@ -117,9 +116,9 @@ Value attention::exponentialFeatures(OpBuilder &b, Location loc,
         // A masked key is left out of the stabiliser, so its exponential
         // may overflow; select rather than multiply by 0.
         value = nb.create<arith::MulFOp>(nloc, value, args[2]);
-        return nb.create<arith::SelectOp>(
-            nloc, isZero(nb, nloc, args[2]),
-            floatConstant(nb, nloc, element, 0.0), value);
+        return nb.create<arith::SelectOp>(nloc, isZero(nb, nloc, args[2]),
+                                          floatConstant(nb, nloc, element, 0.0),
+                                          value);
       },
       maps);
 }
@@ -156,14 +155,14 @@ static Value sequenceMaximum(OpBuilder &b, Location loc, Value x) {
   ArrayRef<int64_t> shape = shapeOf(x);
   Type element = elementOf(x);
   // Loops (b, h, s); s is reduced.
-  Value total = buildGeneric(
-      b, loc, ValueRange{x},
-      filledTensor(b, loc, {shape[0], shape[2]}, element,
-                   lowestFinite(element)),
-      {loopDims(b, 3, {0, 2, 1})}, loopDims(b, 3, {0, 1}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return stabilizerMax(nb, nloc, args[1], args[0]);
-      });
+  Value total =
+      buildGeneric(b, loc, ValueRange{x},
+                   filledTensor(b, loc, {shape[0], shape[2]}, element,
+                                lowestFinite(element)),
+                   {loopDims(b, 3, {0, 2, 1})}, loopDims(b, 3, {0, 1}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return stabilizerMax(nb, nloc, args[1], args[0]);
+                   });
   return elementwise(
       b, loc, shape, element, ValueRange{total},
       [](OpBuilder &, Location, ValueRange args) { return args[0]; },
@@ -201,18 +200,18 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
                    element, lowest),
       {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}), maximum);
   Value before = exclusiveChunkMaximum(b, loc, chunkMax);
-  Value running = elementwise(
-      b, loc, chunkShape, element, ValueRange{within, before},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return stabilizerMax(nb, nloc, args[0], args[1]);
-      },
-      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 3})});
+  Value running =
+      elementwise(b, loc, chunkShape, element, ValueRange{within, before},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    return stabilizerMax(nb, nloc, args[0], args[1]);
+                  },
+                  {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 1, 3})});
   return fromChunks(b, loc, running, shape[1]);
 }
 
 FeatureMap attention::randomFeatures(OpBuilder &b, Location loc, Value x,
-                                     Value scaled, Stabiliser kind,
-                                     Value mask, bool transposed) {
+                                     Value scaled, Stabiliser kind, Value mask,
+                                     bool transposed) {
   FeatureMap map;
   map.projection = featureProjection(b, loc, x, scaled, transposed);
   if (kind == Stabiliser::Row) {
@@ -226,12 +225,12 @@ FeatureMap attention::randomFeatures(OpBuilder &b, Location loc, Value x,
     map.stabiliser = kind == Stabiliser::Prefix
                          ? causalRunningMaximum(b, loc, rowMax)
                          : sequenceMaximum(b, loc, rowMax);
-    map.offset = elementwise(
-        b, loc, shapeOf(halfNorm), elementOf(halfNorm),
-        ValueRange{halfNorm, map.stabiliser},
-        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          return nb.create<arith::AddFOp>(nloc, args[0], args[1]);
-        });
+    map.offset =
+        elementwise(b, loc, shapeOf(halfNorm), elementOf(halfNorm),
+                    ValueRange{halfNorm, map.stabiliser},
+                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                      return nb.create<arith::AddFOp>(nloc, args[0], args[1]);
+                    });
   }
   map.phi = exponentialFeatures(b, loc, map.projection, map.offset, mask);
   return map;
@@ -280,14 +279,14 @@ Value attention::performerDenominator(OpBuilder &b, Location loc,
   ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(z);
   // Loops (b, i, h, m); m is reduced.
-  return buildGeneric(b, loc, ValueRange{queryFeatures, z},
-                      filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]},
-                                   element, 0.0),
-                      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
-                      loopDims(b, 4, {0, 1, 2}),
-                      [](OpBuilder &nb, Location nloc, ValueRange args) {
-                        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                      });
+  return buildGeneric(
+      b, loc, ValueRange{queryFeatures, z},
+      filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element, 0.0),
+      {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
+      loopDims(b, 4, {0, 1, 2}),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+      });
 }
 
 Value attention::performerQuotient(OpBuilder &b, Location loc, Value num,
@@ -320,8 +319,8 @@ Chunking attention::performerChunking(int64_t length) {
   return {count, (length + count - 1) / count};
 }
 
-Value attention::toChunks(OpBuilder &b, Location loc, Value x,
-                          Chunking chunks, double padding) {
+Value attention::toChunks(OpBuilder &b, Location loc, Value x, Chunking chunks,
+                          double padding) {
   ArrayRef<int64_t> shape = shapeOf(x);
   unsigned rank = shape.size();
   Type element = elementOf(x);
@@ -357,8 +356,7 @@ Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
 /// `combine(state, x[:, n], decay[:, n])`, where `decay [B, NC, H]` (null
 /// when not needed) broadcasts over the trailing dimensions.
 static Value scanChunks(
-    OpBuilder &b, Location loc, Value x, bool reverse, double init,
-    Value decay,
+    OpBuilder &b, Location loc, Value x, bool reverse, double init, Value decay,
     function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
   ArrayRef<int64_t> shape = shapeOf(x);
   Type element = elementOf(x);
@@ -394,31 +392,27 @@ static Value scanChunks(
                                    decay ? args[1] : Value());
               bb.create<linalg::YieldOp>(bloc, ValueRange{next});
             });
-        nb.create<scf::YieldOp>(nloc,
-                                ValueRange{update.getResult(0), written});
+        nb.create<scf::YieldOp>(nloc, ValueRange{update.getResult(0), written});
       });
   return loop.getResult(1);
 }
 
 Value attention::exclusiveChunkScan(OpBuilder &b, Location loc, Value x,
                                     bool reverse, Value decay) {
-  return scanChunks(
-      b, loc, x, reverse, 0.0, decay,
-      [](OpBuilder &nb, Location nloc, Value state, Value chunk,
-         Value factor) -> Value {
-        if (factor)
-          state = nb.create<arith::MulFOp>(nloc, state, factor);
-        return nb.create<arith::AddFOp>(nloc, state, chunk);
-      });
+  return scanChunks(b, loc, x, reverse, 0.0, decay,
+                    [](OpBuilder &nb, Location nloc, Value state, Value chunk,
+                       Value factor) -> Value {
+                      if (factor)
+                        state = nb.create<arith::MulFOp>(nloc, state, factor);
+                      return nb.create<arith::AddFOp>(nloc, state, chunk);
+                    });
 }
 
 Value attention::exclusiveChunkMaximum(OpBuilder &b, Location loc, Value x) {
-  return scanChunks(b, loc, x, /*reverse=*/false,
-                    lowestFinite(elementOf(x)), Value(),
-                    [](OpBuilder &nb, Location nloc, Value state, Value chunk,
-                       Value) -> Value {
-                      return stabilizerMax(nb, nloc, state, chunk);
-                    });
+  return scanChunks(
+      b, loc, x, /*reverse=*/false, lowestFinite(elementOf(x)), Value(),
+      [](OpBuilder &nb, Location nloc, Value state, Value chunk,
+         Value) -> Value { return stabilizerMax(nb, nloc, state, chunk); });
 }
 
 std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
@@ -492,10 +486,10 @@ Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x,
 }
 
 CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
-                                         Value queryFeatures,
-                                         Value keyFeatures,
-                                         Value keyStabiliser, Value v,
-                                         int64_t length) {
+                                          Value queryFeatures,
+                                          Value keyFeatures,
+                                          Value keyStabiliser, Value v,
+                                          int64_t length) {
   CausalChunks c;
   Type element = elementOf(v);
   c.chunking = performerChunking(length);
@@ -507,35 +501,34 @@ CausalChunks attention::buildCausalChunks(OpBuilder &b, Location loc,
   ArrayRef<int64_t> shape = shapeOf(c.stabiliser);
   // E_n, the stabiliser at the end of chunk n (the running max never
   // decreases); loops (b, n, h, i), i is reduced.
-  Value end = buildGeneric(
-      b, loc, ValueRange{c.stabiliser},
-      filledTensor(b, loc, {shape[0], shape[1], shape[3]}, element,
-                   lowestFinite(element)),
-      {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return stabilizerMax(nb, nloc, args[1], args[0]);
-      });
+  Value end =
+      buildGeneric(b, loc, ValueRange{c.stabiliser},
+                   filledTensor(b, loc, {shape[0], shape[1], shape[3]}, element,
+                                lowestFinite(element)),
+                   {loopDims(b, 4, {0, 1, 3, 2})}, loopDims(b, 4, {0, 1, 2}),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return stabilizerMax(nb, nloc, args[1], args[0]);
+                   });
   // F_n = E_{n-1}.
   Value start = exclusiveChunkMaximum(b, loc, end);
   AffineMap identity = b.getMultiDimIdentityMap(4);
   AffineMap chunkMap = loopDims(b, 4, {0, 1, 3});
-  c.queryScale = elementwise(
-      b, loc, shape, element, ValueRange{start, c.stabiliser},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return rescaling(nb, nloc, args[0], args[1]);
-      },
-      {chunkMap, identity});
-  c.keyScale = elementwise(
-      b, loc, shape, element, ValueRange{c.stabiliser, end},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return rescaling(nb, nloc, args[0], args[1]);
-      },
-      {identity, chunkMap});
-  c.decay = elementwise(
-      b, loc, shapeOf(end), element, ValueRange{start, end},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return rescaling(nb, nloc, args[0], args[1]);
-      });
+  c.queryScale =
+      elementwise(b, loc, shape, element, ValueRange{start, c.stabiliser},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return rescaling(nb, nloc, args[0], args[1]);
+                  },
+                  {chunkMap, identity});
+  c.keyScale =
+      elementwise(b, loc, shape, element, ValueRange{c.stabiliser, end},
+                  [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    return rescaling(nb, nloc, args[0], args[1]);
+                  },
+                  {identity, chunkMap});
+  c.decay = elementwise(b, loc, shapeOf(end), element, ValueRange{start, end},
+                        [](OpBuilder &nb, Location nloc, ValueRange args) {
+                          return rescaling(nb, nloc, args[0], args[1]);
+                        });
   // The scale goes with the narrower operand: a * v is Dh wide, a * phiK
   // would be M wide.
   c.scaledValue = scaleChunkRows(b, loc, c.value, c.keyScale);
@@ -563,9 +556,10 @@ Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
   return causalChunkMask(b, loc, scores, stabiliser);
 }
 
-std::pair<Value, Value> attention::chunkNumeratorDenominator(
-    OpBuilder &b, Location loc, Value queryFeatures, Value queryScale, Value v,
-    Value scores, Value kv, Value z) {
+std::pair<Value, Value>
+attention::chunkNumeratorDenominator(OpBuilder &b, Location loc,
+                                     Value queryFeatures, Value queryScale,
+                                     Value v, Value scores, Value kv, Value z) {
   ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(v);
   auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -591,11 +585,10 @@ std::pair<Value, Value> attention::chunkNumeratorDenominator(
       filledTensor(b, loc, qShape.drop_back(), element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 3, 4}), loopDims(b, 5, {0, 1, 3, 4})},
       loopDims(b, 5, {0, 1, 2, 3}), mulAdd);
-  den = elementwise(
-      b, loc, shapeOf(den), element, ValueRange{den, queryScale},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
-      });
+  den = elementwise(b, loc, shapeOf(den), element, ValueRange{den, queryScale},
+                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                      return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+                    });
   // Loops (b, n, i, h, j); j is reduced.
   den = buildGeneric(
       b, loc, ValueRange{scores}, den, {loopDims(b, 5, {0, 1, 3, 2, 4})},

@@ -137,9 +137,9 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
             Block &body = generic.getRegion().front();
             IRMapping mapping;
             for (unsigned i = 0; i < 2; ++i)
-              mapping.map(body.getArgument(i),
-                          nb.create<arith::ExtFOp>(nloc, nb.getF32Type(),
-                                                   args[i]));
+              mapping.map(
+                  body.getArgument(i),
+                  nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[i]));
             mapping.map(body.getArgument(2), args[2]);
             for (Operation &inner : body)
               nb.clone(inner, mapping);

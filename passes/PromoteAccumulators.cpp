@@ -110,8 +110,8 @@ void promote(scf::ForOp loop, const Accumulators &accumulators) {
     moved.insert(store);
   }
   auto promoted = builder.create<scf::ForOp>(
-      loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
-      loop.getStep(), initial,
+      loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+      initial,
       [&](OpBuilder &body, Location loc, Value iv, ValueRange carried) {
         IRMapping mapping;
         mapping.map(loop.getInductionVar(), iv);
@@ -135,8 +135,7 @@ void promote(scf::ForOp loop, const Accumulators &accumulators) {
 }
 
 struct TfcPromoteAccumulatorsPass
-    : public tfc::impl::TfcPromoteAccumulatorsBase<
-          TfcPromoteAccumulatorsPass> {
+    : public tfc::impl::TfcPromoteAccumulatorsBase<TfcPromoteAccumulatorsPass> {
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });

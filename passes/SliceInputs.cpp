@@ -44,8 +44,7 @@ struct TfcSliceInputsPass
   void runOnOperation() override {
     SmallVector<tensor::ExtractSliceOp> slices;
     getOperation().walk([&](tensor::ExtractSliceOp slice) {
-      auto input =
-          slice.getSource().getDefiningOp<bufferization::ToTensorOp>();
+      auto input = slice.getSource().getDefiningOp<bufferization::ToTensorOp>();
       if (input && input.getRestrict() && !input.getWritable() &&
           isa<MemRefType>(input.getMemref().getType()))
         slices.push_back(slice);

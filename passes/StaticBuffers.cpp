@@ -76,9 +76,8 @@ int64_t assignOffsets(SmallVectorImpl<Allocation> &allocations) {
   SmallVector<Allocation *> order;
   for (Allocation &a : allocations)
     order.push_back(&a);
-  llvm::stable_sort(order, [](Allocation *a, Allocation *b) {
-    return a->bytes > b->bytes;
-  });
+  llvm::stable_sort(
+      order, [](Allocation *a, Allocation *b) { return a->bytes > b->bytes; });
   SmallVector<Allocation *> placed;
   int64_t size = 0;
   for (Allocation *a : order) {
@@ -91,7 +90,8 @@ int64_t assignOffsets(SmallVectorImpl<Allocation> &allocations) {
     for (auto [begin, end] : busy) {
       if (offset + a->bytes <= begin)
         break;
-      offset = std::max(offset, (end + kAlignment - 1) / kAlignment * kAlignment);
+      offset =
+          std::max(offset, (end + kAlignment - 1) / kAlignment * kAlignment);
     }
     a->offset = offset;
     size = std::max(size, offset + a->bytes);
@@ -109,10 +109,10 @@ int64_t reachableArenaBytes(func::FuncOp func,
     return 0;
   int64_t bytes = arenas.lookup(func);
   func.walk([&](func::CallOp call) {
-    bytes += reachableArenaBytes(
-        SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-            call, call.getCalleeAttr()),
-        arenas, seen);
+    bytes +=
+        reachableArenaBytes(SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                                call, call.getCalleeAttr()),
+                            arenas, seen);
   });
   return bytes;
 }
@@ -207,8 +207,8 @@ struct TfcStaticBuffersPass
         shared.push_back(std::move(plan));
         continue;
       }
-      std::string name = createArena(module, builder, func.getLoc(),
-                                     plan.bytes, counter);
+      std::string name =
+          createArena(module, builder, func.getLoc(), plan.bytes, counter);
       placeBuffers(plan, builder, name, plan.bytes);
       totalBytes += plan.bytes;
     }
@@ -217,8 +217,8 @@ struct TfcStaticBuffersPass
     for (FunctionPlan &plan : shared)
       sharedBytes = std::max(sharedBytes, plan.bytes);
     if (!shared.empty()) {
-      std::string name = createArena(module, builder, shared.front().func.getLoc(),
-                                     sharedBytes, counter);
+      std::string name = createArena(
+          module, builder, shared.front().func.getLoc(), sharedBytes, counter);
       for (FunctionPlan &plan : shared)
         placeBuffers(plan, builder, name, sharedBytes);
       totalBytes += sharedBytes;
@@ -317,14 +317,14 @@ struct TfcStaticBuffersPass
     Block &block = plan.func.getBody().front();
     auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
     builder.setInsertionPointToStart(&block);
-    Value arena =
-        builder.create<memref::GetGlobalOp>(plan.func.getLoc(), arenaType, name);
+    Value arena = builder.create<memref::GetGlobalOp>(plan.func.getLoc(),
+                                                      arenaType, name);
     for (Allocation &a : plan.allocations) {
       builder.setInsertionPoint(a.op);
       Value offset =
           builder.create<arith::ConstantIndexOp>(a.op.getLoc(), a.offset);
-      Value view = builder.create<memref::ViewOp>(
-          a.op.getLoc(), a.op.getType(), arena, offset, ValueRange{});
+      Value view = builder.create<memref::ViewOp>(a.op.getLoc(), a.op.getType(),
+                                                  arena, offset, ValueRange{});
       for (Operation *user : llvm::make_early_inc_range(a.op->getUsers()))
         if (isa<memref::DeallocOp>(user))
           user->erase();

@@ -74,17 +74,16 @@ SmallVector<utils::IteratorType> parallelIterators(unsigned rank);
 /// broadcast through `inputMaps` when given) producing one tensor of
 /// `shape`. `body` receives the block arguments of the inputs (and the
 /// output last) and returns the value to yield.
-Value elementwise(
-    OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
-    ValueRange inputs,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
-    ArrayRef<AffineMap> inputMaps = {});
+Value elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type element, ValueRange inputs,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+                  ArrayRef<AffineMap> inputMaps = {});
 
 /// Reduces `input` over its last dimension with `combine(acc, x)`, starting
 /// from `init`; the result drops the last dimension.
-Value reduceLastDim(OpBuilder &b, Location loc, Value input, double init,
-                    function_ref<Value(OpBuilder &, Location, Value, Value)>
-                        combine);
+Value reduceLastDim(
+    OpBuilder &b, Location loc, Value input, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine);
 
 /// An `scf.forall` over the `batch * heads` (batch, head) pairs of an
 /// attention, with `inits` as its shared outputs, and the pair's batch and
@@ -104,7 +103,6 @@ PairLoop buildPairLoop(OpBuilder &b, Location loc, int64_t batch, int64_t heads,
 /// the new shape (a fill into a collapsed empty would escape
 /// tfc-unshare-fills once CSE merges it).
 LogicalResult dropPairDims(ArrayRef<scf::ForallOp> loops);
-
 
 //===----------------------------------------------------------------------===//
 // Contractions and their epilogues
@@ -230,10 +228,9 @@ cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body, int64_t lanes,
     }
     if (op.hasTrait<OpTrait::ConstantLike>()) {
       Operation *constant = b.clone(op);
-      mapping.map(op.getResult(0),
-                  b.create<vector::BroadcastOp>(
-                      loc, vectorOf(op.getResultTypes()[0]),
-                      constant->getResult(0)));
+      mapping.map(op.getResult(0), b.create<vector::BroadcastOp>(
+                                       loc, vectorOf(op.getResultTypes()[0]),
+                                       constant->getResult(0)));
       continue;
     }
     for (Value operand : op.getOperands())
@@ -269,8 +266,8 @@ inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
       contraction.getNumDpsInits() != 1)
     return nullptr;
   Value c = contraction.getDpsInitOperand(0)->get();
-  auto consumer = dyn_cast_or_null<linalg::GenericOp>(
-      nextWithMemoryEffects(contraction));
+  auto consumer =
+      dyn_cast_or_null<linalg::GenericOp>(nextWithMemoryEffects(contraction));
   if (!consumer || !consumer.hasPureBufferSemantics() ||
       !isAllParallel(consumer) || consumer.getNumDpsInits() != 1 ||
       consumer.getDpsInitOperand(0)->get() != c ||

@@ -145,7 +145,8 @@ std::string formatBytes(size_t bytes) {
   return text;
 }
 
-template <typename F> void resolve(void *library, F &fn, const char *name) {
+template <typename F>
+void resolve(void *library, F &fn, const char *name) {
   fn = reinterpret_cast<F>(dlsym(library, name));
   if (!fn)
     fail(std::string("the NVIDIA driver library has no ") + name +
@@ -276,10 +277,10 @@ CUdeviceptr allocate(size_t bytes, const char *what) {
   if (result != 0) {
     size_t freeBytes = 0, totalBytes = 0;
     driver.memGetInfo(&freeBytes, &totalBytes);
-    fail("the model does not fit in the memory of " + deviceName + ": " +
-         what + " needs " + formatBytes(bytes) + " more after " +
-         formatBytes(allocatedBytes) + ", " + formatBytes(freeBytes) +
-         " of " + formatBytes(totalBytes) + " free");
+    fail("the model does not fit in the memory of " + deviceName + ": " + what +
+         " needs " + formatBytes(bytes) + " more after " +
+         formatBytes(allocatedBytes) + ", " + formatBytes(freeBytes) + " of " +
+         formatBytes(totalBytes) + " free");
   }
   allocatedBytes += bytes;
   return pointer;

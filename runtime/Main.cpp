@@ -277,8 +277,8 @@ int runInfo(const Manifest &m) {
            stateBytes, humanBytes(stateBytes).c_str());
     // Validation runs the forward pass; the entry points share one arena
     // (arena_bytes), or, from an older manifest, a run holds both.
-    double arenaBytes = m.arenaBytes > 0 ? double(m.arenaBytes)
-                                         : activationBytes + trainBytes;
+    double arenaBytes =
+        m.arenaBytes > 0 ? double(m.arenaBytes) : activationBytes + trainBytes;
     if (m.arenaBytes > 0)
       printf("  arenas       %14.0f bytes  %s (shared by forward, train step "
              "and optimizer)\n",
@@ -286,8 +286,7 @@ int runInfo(const Manifest &m) {
     double trainTotal =
         paramBytes + ioBytes + arenaBytes + stateBytes + threadBytes;
     printf("  total        %14.0f bytes  %s (train, validation included)\n",
-           trainTotal,
-           humanBytes(trainTotal).c_str());
+           trainTotal, humanBytes(trainTotal).c_str());
     if (m.kernelsPerStep > 0)
       printf("\nkernels per train step: %lld\n", (long long)m.kernelsPerStep);
   }
@@ -789,12 +788,12 @@ int main(int argc, char **argv) {
       if (world.rank > 0 && !freopen("/dev/null", "w", stdout))
         return endDistributed(fail("train: cannot silence the output of "
                                    "ranks other than 0"));
-      std::string model = format("%s: model %s, batch %lld x %lld, %lld "
-                                 "parameters",
-                                 programName.c_str(), manifest.model.c_str(),
-                                 (long long)manifest.batch,
-                                 (long long)manifest.seqLen,
-                                 (long long)manifest.params);
+      std::string model =
+          format("%s: model %s, batch %lld x %lld, %lld "
+                 "parameters",
+                 programName.c_str(), manifest.model.c_str(),
+                 (long long)manifest.batch, (long long)manifest.seqLen,
+                 (long long)manifest.params);
       if (!ranksAgree("model",
                       hashBytes(tfc_model_manifest, strlen(tfc_model_manifest)),
                       model, err) ||

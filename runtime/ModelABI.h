@@ -1,4 +1,5 @@
-//===- ModelABI.h - The contract between generated code and libtfcrt -*- C++ -*-===//
+//===- ModelABI.h - The contract between generated code and libtfcrt -*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
@@ -123,8 +124,8 @@ void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
 ///                       rate used                                 (written)
 void tfc_optimizer_step(float *params, float *grads, float *adam_m,
                         float *adam_v, int64_t *step, float *schedule,
-                        float *params_out, float *adam_m_out,
-                        float *adam_v_out, float *stats);
+                        float *params_out, float *adam_m_out, float *adam_v_out,
+                        float *stats);
 }
 
 #endif // TFC_RUNTIME_MODELABI_H

@@ -138,7 +138,8 @@ void orthogonalFeatures(float *dst, int64_t rows, int64_t cols, uint64_t seed,
 /// Runs fill(begin, end) over [0, n) on a few threads when n is large. The
 /// result does not depend on the split: every element is a pure function of
 /// its index.
-template <typename Fill> static void parallelFill(int64_t n, Fill fill) {
+template <typename Fill>
+static void parallelFill(int64_t n, Fill fill) {
   const int64_t minPerThread = int64_t(1) << 20;
   int64_t threads =
       std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), 16);

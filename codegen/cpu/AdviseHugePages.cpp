@@ -98,8 +98,7 @@ struct TfcAdviseHugePagesPass
           loc, i64, body.create<LLVM::AddressOfOp>(loc, global));
       Value first = body.create<LLVM::AndOp>(
           loc,
-          body.create<LLVM::AddOp>(loc, address,
-                                   constant(i64, kPageBytes - 1)),
+          body.create<LLVM::AddOp>(loc, address, constant(i64, kPageBytes - 1)),
           pageMask);
       Value end = body.create<LLVM::AndOp>(
           loc, body.create<LLVM::AddOp>(loc, address, constant(i64, bytes)),

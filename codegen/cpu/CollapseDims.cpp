@@ -19,15 +19,15 @@
 ///
 /// An op qualifies when all its loops are parallel, its body does not read
 /// loop indices, and every operand that the trailing loops index holds them
-/// as its trailing dimensions, in order, contiguous in memory. In a parallel loop's body (a
-/// tfc-fuse-rows tile) every such loop merges; elsewhere the loops in front
-/// keep at least 16 iterations for tfc-parallel-outer-loops to split
-/// between threads, so that the merged loop stays innermost and serial.
+/// as its trailing dimensions, in order, contiguous in memory. In a parallel
+/// loop's body (a tfc-fuse-rows tile) every such loop merges; elsewhere the
+/// loops in front keep at least 16 iterations for tfc-parallel-outer-loops to
+/// split between threads, so that the merged loop stays innermost and serial.
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "codegen/cpu/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -146,7 +146,8 @@ void collapse(linalg::LinalgOp op, unsigned first, IRRewriter &rewriter) {
     bool indexed = false;
     for (unsigned d = first; d < loops; ++d)
       indexed |= map.isFunctionOfDim(d);
-    unsigned kept = indexed ? map.getNumResults() - merged : map.getNumResults();
+    unsigned kept =
+        indexed ? map.getNumResults() - merged : map.getNumResults();
     SmallVector<AffineExpr> results;
     SmallVector<ReassociationIndices> groups;
     for (unsigned i = 0; i < kept; ++i) {

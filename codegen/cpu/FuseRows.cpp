@@ -133,20 +133,19 @@ std::optional<SmallVector<BufferUse>> candidateUses(linalg::LinalgOp op,
     if (!map.isFunctionOfDim(0)) {
       if (written)
         return std::nullopt;
-      uses.push_back({operand.get(), rootOf(operand.get()), Access::Whole,
-                      false});
+      uses.push_back(
+          {operand.get(), rootOf(operand.get()), Access::Whole, false});
       continue;
     }
     // Row-indexed: d0 is the first result and appears nowhere else.
     auto first = dyn_cast<AffineDimExpr>(map.getResult(0));
-    if (!first || first.getPosition() != 0 ||
-        type.getDimSize(0) != rows)
+    if (!first || first.getPosition() != 0 || type.getDimSize(0) != rows)
       return std::nullopt;
     for (AffineExpr result : map.getResults().drop_front())
       if (result.isFunctionOfDim(0))
         return std::nullopt;
-    uses.push_back({operand.get(), rootOf(operand.get()), Access::Row,
-                    written});
+    uses.push_back(
+        {operand.get(), rootOf(operand.get()), Access::Row, written});
   }
   return uses;
 }
@@ -162,8 +161,7 @@ struct Run {
   llvm::DenseMap<Value, SmallVector<std::pair<Value, Access>>> reads;
 
   /// Adds `op` with `uses` when the run stays row-local; false otherwise.
-  bool tryAdd(linalg::LinalgOp op, int64_t opRows,
-              ArrayRef<BufferUse> uses) {
+  bool tryAdd(linalg::LinalgOp op, int64_t opRows, ArrayRef<BufferUse> uses) {
     if (!ops.empty() && opRows != rows)
       return false;
     for (const BufferUse &use : uses) {
@@ -257,8 +255,8 @@ struct TfcFuseRowsPass : public tfc::impl::TfcFuseRowsBase<TfcFuseRowsPass> {
             tiles.count(operand.get()))
           continue;
         SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-        SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                                 b.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes,
+            strides(type.getRank(), b.getIndexAttr(1));
         offsets[0] = row;
         for (int64_t extent : type.getShape())
           sizes.push_back(b.getIndexAttr(extent));

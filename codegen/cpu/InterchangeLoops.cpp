@@ -28,8 +28,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "codegen/cpu/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"

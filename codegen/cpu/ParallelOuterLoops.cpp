@@ -128,8 +128,8 @@ unsigned parallelPrefix(scf::ParallelOp loop) {
   constexpr int64_t kThreadIterations = 16;
   int64_t iterations = 1;
   unsigned dims = 0;
-  for (auto [lo, hi, st] : llvm::zip(loop.getLowerBound(),
-                                     loop.getUpperBound(), loop.getStep())) {
+  for (auto [lo, hi, st] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     if (iterations >= kThreadIterations)
       break;
     iterations *= tripCount(lo, hi, st);

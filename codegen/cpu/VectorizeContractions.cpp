@@ -48,8 +48,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "codegen/cpu/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -210,7 +210,8 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   // N: the innermost dimension of C; it must come from exactly one input,
   // which then plays B.
   plan.n = cast<AffineDimExpr>(plan.cMap.getResults().back()).getPosition();
-  bool inA = plan.aMap.isFunctionOfDim(plan.n), inB = plan.bMap.isFunctionOfDim(plan.n);
+  bool inA = plan.aMap.isFunctionOfDim(plan.n),
+       inB = plan.bMap.isFunctionOfDim(plan.n);
   if (inA == inB)
     return std::nullopt;
   if (inA) {
@@ -316,8 +317,8 @@ private:
     if (i == plan.outer.size())
       return emitPanels();
     int64_t d = plan.outer[i];
-    auto loop = builder.create<scf::ForOp>(loc, index(0),
-                                           index(plan.sizes[d]), index(1));
+    auto loop = builder.create<scf::ForOp>(loc, index(0), index(plan.sizes[d]),
+                                           index(1));
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(loop.getBody());
     dims[d] = loop.getInductionVar();
@@ -333,9 +334,9 @@ private:
     int64_t iterations = 1;
     for (unsigned i = 0; i < plan.parallelOuter; ++i)
       iterations *= plan.sizes[plan.outer[i]];
-    auto loop = builder.create<scf::ParallelOp>(
-        loc, ValueRange{index(0)}, ValueRange{index(iterations)},
-        ValueRange{index(1)});
+    auto loop = builder.create<scf::ParallelOp>(loc, ValueRange{index(0)},
+                                                ValueRange{index(iterations)},
+                                                ValueRange{index(1)});
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(loop.getBody());
     Value rest = loop.getInductionVars()[0];
@@ -435,8 +436,8 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
     builder.setInsertionPointToStart(kLoop.getBody());
-    auto zLoop = builder.create<scf::ForOp>(loc, index(nSize), index(npad),
-                                            index(1));
+    auto zLoop =
+        builder.create<scf::ForOp>(loc, index(nSize), index(npad), index(1));
     builder.setInsertionPointToStart(zLoop.getBody());
     Value zero = builder.create<arith::ConstantOp>(
         loc, builder.getFloatAttr(plan.elementType, 0.0));
@@ -471,8 +472,8 @@ private:
 
   /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a
   /// time; the threads split the rows when `parallel`.
-  void emitScalarPack(Value kc, Value kLo, Value kHi, int64_t nLo,
-                      int64_t nHi, bool parallel = false) {
+  void emitScalarPack(Value kc, Value kLo, Value kHi, int64_t nLo, int64_t nHi,
+                      bool parallel = false) {
     OpBuilder::InsertionGuard guard(builder);
     Value kk = emitLoop(kLo, kHi, 1, parallel);
     dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
@@ -482,8 +483,8 @@ private:
     dims[plan.n] = nLoop.getInductionVar();
     Value value =
         builder.create<memref::LoadOp>(loc, plan.b, indices(plan.bMap));
-    builder.create<memref::StoreOp>(
-        loc, value, panel, panelIndex(kk, nLoop.getInductionVar()));
+    builder.create<memref::StoreOp>(loc, value, panel,
+                                    panelIndex(kk, nLoop.getInductionVar()));
   }
 
   /// The panel's rows [0, kTiles) and columns [0, nTiles), both multiples
@@ -511,8 +512,7 @@ private:
     rows = transposeTile(rows);
     for (int64_t j = 0; j < lanes; ++j) {
       Value kk = builder.create<arith::AddIOp>(loc, k0, index(j));
-      builder.create<vector::StoreOp>(loc, rows[j], panel,
-                                      panelIndex(kk, n0));
+      builder.create<vector::StoreOp>(loc, rows[j], panel, panelIndex(kk, n0));
     }
   }
 
@@ -569,8 +569,8 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     Value block = emitLoop(index(0), index(blocks), 1, splitsRows());
     Value m0 = builder.create<arith::MulIOp>(loc, block, index(rowsPerBlock));
-    auto nLoop = builder.create<scf::ForOp>(
-        loc, index(0), index(npad), index(lanes * vectorsPerRow));
+    auto nLoop = builder.create<scf::ForOp>(loc, index(0), index(npad),
+                                            index(lanes * vectorsPerRow));
     builder.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
     if (mSize % rowsPerBlock == 0) {
@@ -635,13 +635,13 @@ private:
       init.assign(cIndices.size(), zeros);
     } else {
       SmallVector<Type> types(cIndices.size(), vectorType);
-      Value first = builder.create<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::eq, kc, index(0));
+      Value first = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                  kc, index(0));
       auto branch = builder.create<scf::IfOp>(
           loc, first,
           [&](OpBuilder &b, Location l) {
-            b.create<scf::YieldOp>(
-                l, SmallVector<Value>(cIndices.size(), zeros));
+            b.create<scf::YieldOp>(l,
+                                   SmallVector<Value>(cIndices.size(), zeros));
           },
           [&](OpBuilder &b, Location l) {
             b.create<scf::YieldOp>(l, loadC(b));
@@ -704,9 +704,8 @@ private:
       }
     }
     for (int64_t i = 0, e = init.size(); i < e; ++i)
-      builder.create<vector::MaskedStoreOp>(loc, plan.c, cIndices[i],
-                                            masks[i % vectorsPerRow],
-                                            results[i]);
+      builder.create<vector::MaskedStoreOp>(
+          loc, plan.c, cIndices[i], masks[i % vectorsPerRow], results[i]);
   }
 
   /// Prefetches (for writing) the part of C of the tile that follows the one
@@ -718,8 +717,8 @@ private:
     int64_t tile = lanes * vectorsPerRow;
     int64_t mSize = plan.sizes[plan.m], nSize = plan.sizes[plan.n];
     Value nextColumn = builder.create<arith::AddIOp>(loc, n0, index(tile));
-    Value wraps = builder.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::sge, nextColumn, index(npad));
+    Value wraps = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge,
+                                                nextColumn, index(npad));
     Value row = builder.create<arith::SelectOp>(
         loc, wraps, builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
         m0);
@@ -751,17 +750,15 @@ private:
     if (plan.m >= 0)
       dims[plan.m] = row;
     dims[plan.n] = column;
-    auto vectorOf = [&](Type type) {
-      return VectorType::get({lanes}, type);
-    };
+    auto vectorOf = [&](Type type) { return VectorType::get({lanes}, type); };
     IRMapping mapping;
     for (auto [i, input] : llvm::enumerate(epilogue.getDpsInputOperands())) {
       // The epilogue's dims are C's, in C's order.
       SmallVector<Value> at;
       for (AffineExpr expr :
            epilogue.getMatchingIndexingMap(input).getResults()) {
-        AffineExpr dim = plan.cMap.getResult(
-            cast<AffineDimExpr>(expr).getPosition());
+        AffineExpr dim =
+            plan.cMap.getResult(cast<AffineDimExpr>(expr).getPosition());
         at.push_back(dims[cast<AffineDimExpr>(dim).getPosition()]);
       }
       Value source = input->get();
@@ -770,8 +767,8 @@ private:
       if (plan.epilogueVectors[i]) {
         Value zeros = builder.create<arith::ConstantOp>(
             loc, cast<TypedAttr>(builder.getZeroAttr(vectorOf(element))));
-        value = builder.create<vector::MaskedLoadOp>(
-            loc, vectorOf(element), source, at, mask, zeros);
+        value = builder.create<vector::MaskedLoadOp>(loc, vectorOf(element),
+                                                     source, at, mask, zeros);
       } else {
         value = builder.create<vector::BroadcastOp>(
             loc, vectorOf(element),
@@ -789,8 +786,7 @@ private:
   /// epilogue's current vector: consecutive from the current column along
   /// N, the current index broadcast along any other dimension.
   Value positionsAlong(uint64_t dim) {
-    unsigned loop =
-        cast<AffineDimExpr>(plan.cMap.getResult(dim)).getPosition();
+    unsigned loop = cast<AffineDimExpr>(plan.cMap.getResult(dim)).getPosition();
     auto type = VectorType::get({lanes}, builder.getIndexType());
     Value at = builder.create<vector::BroadcastOp>(loc, type, dims[loop]);
     if (static_cast<int64_t>(loop) != plan.n)

@@ -38,15 +38,15 @@
 /// buffer of integers (8 bits or more) or floats read through a projected
 /// permutation that either ends in the innermost loop, over a unit stride,
 /// or does not use it (an input only: broadcast), and its body is scalar
-/// arith and math without loop indices. The outer loops are an `scf.parallel` when the op
-/// is outside every parallel loop and has enough elements for threads,
-/// else a nest of `scf.for`. Longer rows are left to LLVM, which
+/// arith and math without loop indices. The outer loops are an `scf.parallel`
+/// when the op is outside every parallel loop and has enough elements for
+/// threads, else a nest of `scf.for`. Longer rows are left to LLVM, which
 /// vectorises them along the row.
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "codegen/cpu/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -231,8 +231,8 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
                  vectorOf(element),
                  builder.getFloatAttr(element, identityOf(plan.kind)))));
   }
-  auto rowLoop = builder.create<scf::ForOp>(
-      loc, index(0), index(ranges[row]), index(lanes), carried);
+  auto rowLoop = builder.create<scf::ForOp>(loc, index(0), index(ranges[row]),
+                                            index(lanes), carried);
   builder.setInsertionPointToStart(rowLoop.getBody());
   dims[row] = rowLoop.getInductionVar();
 
@@ -285,8 +285,7 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
   }
   for (auto [i, result] : llvm::enumerate(results)) {
     OpOperand *init = op.getDpsInitOperand(i);
-    builder.create<vector::StoreOp>(loc, result, init->get(),
-                                    indicesOf(*init));
+    builder.create<vector::StoreOp>(loc, result, init->get(), indicesOf(*init));
   }
   op->erase();
 }

@@ -38,8 +38,8 @@ std::string finishOutput(llvm::ToolOutputFile &out, const std::string &path);
 /// `toolDir` is the folder of the running `tfc`, from which the runtime
 /// libraries are found. A `cuda` executable links the CUDA driver glue
 /// (libtfcrt_cuda) instead of OpenMP, the runtime without MPI and
-/// libstdc++ statically, so that it needs only the NVIDIA driver. Returns an error message, empty on
-/// success.
+/// libstdc++ statically, so that it needs only the NVIDIA driver. Returns an
+/// error message, empty on success.
 std::string linkExecutable(const std::string &object, const std::string &output,
                            const std::string &toolDir, bool cuda = false);
 

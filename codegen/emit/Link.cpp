@@ -16,8 +16,8 @@
 #include <vector>
 
 std::string tfc::linkExecutable(const std::string &object,
-                           const std::string &output,
-                           const std::string &toolDir, bool cuda) {
+                                const std::string &output,
+                                const std::string &toolDir, bool cuda) {
   llvm::SmallString<256> libDir(toolDir);
   llvm::sys::path::append(libDir, "..", "lib");
   std::string runtimeMain = (libDir + "/libtfcrt_main.a").str();
@@ -44,8 +44,8 @@ std::string tfc::linkExecutable(const std::string &object,
   llvm::SmallVector<llvm::StringRef> mpiArgs;
   if (cuda) {
     // The driver glue loads libcuda at run time (dlopen).
-    args.insert(args.end(), {runtimeCuda, runtime, "-ldl",
-                             "-static-libstdc++", "-static-libgcc"});
+    args.insert(args.end(), {runtimeCuda, runtime, "-ldl", "-static-libstdc++",
+                             "-static-libgcc"});
   } else {
     args.insert(args.end(), {runtime, ompSearch, ompRpath, "-lomp"});
     // MPI, when the runtime was built with it (data-parallel `train`).

@@ -33,7 +33,8 @@ std::string emitObjectFile(ModuleOp module, const std::string &cpu,
 
   std::string triple = llvm::sys::getDefaultTargetTriple();
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return error;
   std::string cpuName = cpu;

@@ -20,7 +20,8 @@ using namespace mlir::tfc;
 
 namespace {
 
-struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuffers> {
+struct DeviceBuffers
+    : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuffers> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
@@ -37,8 +38,9 @@ struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuf
         arenas.push_back(global);
     for (LLVM::GlobalOp global : arenas) {
       int32_t number = 0;
-      global.getSymName().drop_front(kArenaPrefix.size()).getAsInteger(10,
-                                                                        number);
+      global.getSymName()
+          .drop_front(kArenaPrefix.size())
+          .getAsInteger(10, number);
       int64_t bytes = 0;
       if (auto array = dyn_cast<LLVM::LLVMArrayType>(global.getType()))
         bytes = array.getNumElements();
@@ -72,9 +74,9 @@ struct DeviceBuffers : public mlir::tfc::impl::TfcGpuDeviceBuffersBase<DeviceBuf
         continue;
       Block &entry = func.getBody().front();
       if (bytes.size() != static_cast<int64_t>(entry.getNumArguments())) {
-        func.emitOpError("has ") << entry.getNumArguments()
-                                 << " arguments, tfc.gpu.arg_bytes "
-                                 << bytes.size();
+        func.emitOpError("has ")
+            << entry.getNumArguments() << " arguments, tfc.gpu.arg_bytes "
+            << bytes.size();
         return signalPassFailure();
       }
       OpBuilder b(&entry, entry.begin());

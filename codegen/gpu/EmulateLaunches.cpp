@@ -25,9 +25,8 @@ struct EmulateLaunches
     : public mlir::tfc::impl::TfcGpuEmulateLaunchesBase<EmulateLaunches> {
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
-    getOperation().walk([&](gpu::LaunchOp launch) {
-      launches.push_back(launch);
-    });
+    getOperation().walk(
+        [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
       if (failed(emulate(launch)))
         return signalPassFailure();
@@ -51,9 +50,8 @@ struct EmulateLaunches
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    auto blocks = b.create<scf::ParallelOp>(loc, ValueRange{zero},
-                                            ValueRange{grid.x},
-                                            ValueRange{one});
+    auto blocks = b.create<scf::ParallelOp>(
+        loc, ValueRange{zero}, ValueRange{grid.x}, ValueRange{one});
     b.setInsertionPointToStart(blocks.getBody());
     auto threads = b.create<scf::ForOp>(loc, zero, block.x, one);
     b.setInsertionPointToStart(threads.getBody());

@@ -1,4 +1,5 @@
-//===- GpuPipeline.h - From linalg to NVVM kernels and host code -*- C++ -*-===//
+//===- GpuPipeline.h - From linalg to NVVM kernels and host code -*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //

@@ -27,8 +27,8 @@ namespace {
 
 /// A constant global of the host module, external so that the runtime can
 /// read it.
-void createConstantGlobal(OpBuilder &b, Location loc, StringRef name,
-                          Type type, Attribute value) {
+void createConstantGlobal(OpBuilder &b, Location loc, StringRef name, Type type,
+                          Attribute value) {
   b.create<LLVM::GlobalOp>(loc, type, /*isConstant=*/true,
                            LLVM::Linkage::External, name, value);
 }
@@ -162,10 +162,9 @@ struct LaunchToRuntime
     // void tfc_gpu_launch(i32, i64 x 6, i64 slots, i32 count)
     b.setInsertionPoint(binary);
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    auto launchType = b.getFunctionType(
-        {i32, i64, i64, i64, i64, i64, i64, i64, i32}, {});
-    auto launchFn =
-        b.create<func::FuncOp>(loc, "tfc_gpu_launch", launchType);
+    auto launchType =
+        b.getFunctionType({i32, i64, i64, i64, i64, i64, i64, i64, i32}, {});
+    auto launchFn = b.create<func::FuncOp>(loc, "tfc_gpu_launch", launchType);
     launchFn.setPrivate();
 
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -179,8 +178,8 @@ struct LaunchToRuntime
       for (gpu::LaunchFuncOp launch : launches)
         maxArgs = std::max<int64_t>(maxArgs, launch.getNumKernelOperands());
       OpBuilder fb(func.getBody());
-      auto slots = fb.create<memref::AllocaOp>(
-          func.getLoc(), MemRefType::get({maxArgs}, i64));
+      auto slots = fb.create<memref::AllocaOp>(func.getLoc(),
+                                               MemRefType::get({maxArgs}, i64));
       for (gpu::LaunchFuncOp launch : launches) {
         OpBuilder lb(launch);
         Location l = launch.getLoc();

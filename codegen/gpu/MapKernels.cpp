@@ -156,8 +156,8 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value grid,
                              Value threads) {
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    auto launch = b.create<gpu::LaunchOp>(loc, grid, one, one, threads, one,
-                                          one);
+    auto launch =
+        b.create<gpu::LaunchOp>(loc, grid, one, one, threads, one, one);
     b.setInsertionPointToEnd(&launch.getBody().front());
     b.create<gpu::TerminatorOp>(loc);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -205,7 +205,8 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
     IRMapping mapping;
     Value rest = id;
     for (int64_t d = parallel.getNumLoops() - 1; d >= 0; --d) {
-      Value index = d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, trips[d]);
+      Value index =
+          d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, trips[d]);
       if (d != 0)
         rest = b.create<arith::DivUIOp>(loc, rest, trips[d]);
       Value iv = b.create<arith::AddIOp>(

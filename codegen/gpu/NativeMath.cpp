@@ -20,16 +20,16 @@ using namespace mlir::tfc;
 namespace {
 
 /// Replaces the call `call` by the intrinsic `To` on the same operands.
-template <typename To> void replaceBy(LLVM::CallOp call) {
+template <typename To>
+void replaceBy(LLVM::CallOp call) {
   OpBuilder b(call);
-  auto intrinsic = b.create<To>(call.getLoc(), call.getResultTypes(),
-                                call.getArgOperands());
+  auto intrinsic =
+      b.create<To>(call.getLoc(), call.getResultTypes(), call.getArgOperands());
   call.replaceAllUsesWith(intrinsic->getResults());
   call.erase();
 }
 
-struct NativeMath
-    : public mlir::tfc::impl::TfcGpuNativeMathBase<NativeMath> {
+struct NativeMath : public mlir::tfc::impl::TfcGpuNativeMathBase<NativeMath> {
   void runOnOperation() override {
     using Replace = void (*)(LLVM::CallOp);
     llvm::StringMap<Replace> native;

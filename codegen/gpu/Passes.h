@@ -1,4 +1,5 @@
-//===- Passes.h - tfc passes of the GPU back end -----------------*- C++ -*-===//
+//===- Passes.h - tfc passes of the GPU back end -----------------*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //

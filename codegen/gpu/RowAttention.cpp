@@ -35,9 +35,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "codegen/gpu/Passes.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -83,17 +83,18 @@ public:
     Value out = emptyTensor(b, loc, shapeOf(query), element);
     auto loop = rowLoop(queries, {out}, [&](Value bi, Value i, Value h) {
       Value q = readRow(query, bi, i, h);
-      auto keysLoop = carryLoop(
-          constantIndex(0), keyEnd(i),
-          {constant(-std::numeric_limits<double>::infinity()), constant(0.0),
-           zeroRow()},
-          [&](Value j, ValueRange run) {
-            Value k = readRow(key, bi, j, h);
-            auto [next, c, p] = onlineStep(bi, j, run[0], score(q, k));
-            Value v = readRow(value, bi, j, h);
-            return SmallVector<Value>{next, add(mul(run[1], c), p),
-                                      fma(p, v, mulRow(run[2], c))};
-          });
+      auto keysLoop =
+          carryLoop(constantIndex(0), keyEnd(i),
+                    {constant(-std::numeric_limits<double>::infinity()),
+                     constant(0.0), zeroRow()},
+                    [&](Value j, ValueRange run) {
+                      Value k = readRow(key, bi, j, h);
+                      auto [next, c, p] =
+                          onlineStep(bi, j, run[0], score(q, k));
+                      Value v = readRow(value, bi, j, h);
+                      return SmallVector<Value>{next, add(mul(run[1], c), p),
+                                                fma(p, v, mulRow(run[2], c))};
+                    });
       // A row that attends no key gives zeros, as the dense lowering does.
       Value l = keysLoop.getResult(1);
       Value inverse = ifAny(l, b.create<arith::DivFOp>(loc, constant(1.0), l));
@@ -128,8 +129,8 @@ public:
           Value m = statsLoop.getResult(0);
           Value l = statsLoop.getResult(1);
           Value lse = ifAny(l, add(m, b.create<math::LogOp>(loc, l)));
-          Value delta = ifAny(
-              l, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l));
+          Value delta =
+              ifAny(l, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l));
           // dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j.
           auto gradLoop = carryLoop(
               constantIndex(0), keyEnd(i), {zeroRow()},
@@ -138,8 +139,8 @@ public:
                 Value p = visible(
                     bi, j, b.create<math::ExpOp>(loc, sub(score(q, k), lse)));
                 Value dp = dot(dout, readRow(value, bi, j, h));
-                return SmallVector<Value>{fma(mul(p, sub(dp, delta)), k,
-                                              run[0])};
+                return SmallVector<Value>{
+                    fma(mul(p, sub(dp, delta)), k, run[0])};
               });
           return SmallVector<Value>{
               mulRow(gradLoop.getResult(0), constant(scale)), lse, delta};
@@ -167,8 +168,7 @@ public:
             Value rowDelta = b.create<tensor::ExtractOp>(loc, delta, at);
             Value p = b.create<math::ExpOp>(loc, sub(score(q, k), rowLse));
             Value ds = mul(p, sub(dot(dout, v), rowDelta));
-            return SmallVector<Value>{fma(ds, q, run[0]),
-                                      fma(p, dout, run[1])};
+            return SmallVector<Value>{fma(ds, q, run[0]), fma(p, dout, run[1])};
           });
       return SmallVector<Value>{mulRow(loop.getResult(0), constant(scale)),
                                 loop.getResult(1)};
@@ -231,8 +231,8 @@ private:
     return loop;
   }
 
-  using CarryBody = function_ref<SmallVector<Value>(Value index,
-                                                     ValueRange carried)>;
+  using CarryBody =
+      function_ref<SmallVector<Value>(Value index, ValueRange carried)>;
 
   /// An `scf.for` from `lower` to `upper` carrying `inits` in registers;
   /// `body` returns the values of the next iteration.

@@ -169,8 +169,8 @@ std::pair<unsigned, int64_t> splitPlan(linalg::LinalgOp op) {
 /// sums run over (p, d0, ..., i, ...), every old dimension one further, the
 /// split one, ds = i * P + p, as i: an input read along ds (extent E) is
 /// viewed as [E / P, P] in place of that dimension.
-void split(IRRewriter &rewriter, linalg::GenericOp op,
-           ArrayRef<bool> outFirst, unsigned splitDim, int64_t parts) {
+void split(IRRewriter &rewriter, linalg::GenericOp op, ArrayRef<bool> outFirst,
+           unsigned splitDim, int64_t parts) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -255,8 +255,7 @@ void split(IRRewriter &rewriter, linalg::GenericOp op,
   }
   SmallVector<AffineMap> finalMaps(
       outs.size(), AffineMap::get(parallel + 1, 0, readPartial, ctx));
-  finalMaps.append(outs.size(),
-                   AffineMap::get(parallel + 1, 0, writeOut, ctx));
+  finalMaps.append(outs.size(), AffineMap::get(parallel + 1, 0, writeOut, ctx));
   SmallVector<utils::IteratorType> finalIterators(
       parallel + 1, utils::IteratorType::parallel);
   finalIterators.back() = utils::IteratorType::reduction;

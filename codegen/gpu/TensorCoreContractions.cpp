@@ -168,8 +168,7 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap outMap = maps[2];
   unsigned parallel = op.getNumLoops() - 1;
-  if (outMap.getNumResults() != parallel || parallel < 2 ||
-      usesDim(outMap, *k))
+  if (outMap.getNumResults() != parallel || parallel < 2 || usesDim(outMap, *k))
     return std::nullopt;
   TensorCorePlan plan;
   plan.k = *k;
@@ -183,10 +182,8 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
   if (!readsWithInnermost(rowMap, plan.m, plan.k) || usesDim(rowMap, plan.n) ||
       !readsWithInnermost(colMap, plan.n, plan.k) || usesDim(colMap, plan.m))
     return std::nullopt;
-  plan.rowKInner =
-      rowMap.getDimPosition(rowMap.getNumResults() - 1) == plan.k;
-  plan.colKInner =
-      colMap.getDimPosition(colMap.getNumResults() - 1) == plan.k;
+  plan.rowKInner = rowMap.getDimPosition(rowMap.getNumResults() - 1) == plan.k;
+  plan.colKInner = colMap.getDimPosition(colMap.getNumResults() - 1) == plan.k;
   if (!isMultiplyAddContraction(op))
     return std::nullopt;
   plan.extents = op.getStaticLoopRanges();
@@ -195,9 +192,8 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
     return std::nullopt;
   // The largest tile that still gives enough blocks, else the smallest.
   plan.blockRows = plan.blockCols = 64;
-  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{128, 128},
-                        {128, 64},
-                        {64, 128}}) {
+  for (auto [bm, bn] :
+       {std::pair<int64_t, int64_t>{128, 128}, {128, 64}, {64, 128}}) {
     if (rows % bm || cols % bn ||
         rows / bm * (cols / bn) * plan.batchCount() < enoughBlocks)
       continue;
@@ -298,7 +294,8 @@ private:
   /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
   void multiply(Value stage, SmallVector<Value> &accs);
   /// One mma: `acc` (4 values) plus the product of fragments `a`, `b`.
-  void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag, MutableArrayRef<Value> acc);
+  void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
+           MutableArrayRef<Value> acc);
   /// The 4 registers (i32) of an `ldmatrix` x4 of `tile` at `stage`, row
   /// `row`, 16-byte chunk `chunk` (before the swizzle).
   SmallVector<Value> loadMatrix(Value tile, Value stage, Value row, Value chunk,
@@ -316,10 +313,9 @@ private:
       linear = add(linear, mul(at[d], stride));
       stride *= type.getDimSize(d);
     }
-    Value base =
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
-    Value address = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                                 add(base, linear));
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    Value address =
+        b.create<arith::IndexCastOp>(loc, b.getI64Type(), add(base, linear));
     // Global memory's generic addresses are its global addresses.
     Value pointer = b.create<LLVM::IntToPtrOp>(
         loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
@@ -375,8 +371,8 @@ void KernelBuilder::build() {
           continue;
         }
         auto [row, col] = accumulatorPosition(i, j, q);
-        init.push_back(b.create<memref::LoadOp>(
-            loc, output, indices(outMap, row, col, {})));
+        init.push_back(b.create<memref::LoadOp>(loc, output,
+                                                indices(outMap, row, col, {})));
       }
 
   // The first stages - 1 tiles, one group each; then at step kt: wait for
@@ -392,9 +388,8 @@ void KernelBuilder::build() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    b.create<nvgpu::DeviceAsyncWaitOp>(
-        loc, loop.getRegionIterArgs().back(),
-        b.getI32IntegerAttr(plan.stages - 2));
+    b.create<nvgpu::DeviceAsyncWaitOp>(loc, loop.getRegionIterArgs().back(),
+                                       b.getI32IntegerAttr(plan.stages - 2));
     b.create<gpu::BarrierOp>(loc);
     Value next = copyTilesIfAny(add(kt, plan.stages - 1));
     SmallVector<Value> accs(loop.getRegionIterArgs().drop_back());
@@ -440,11 +435,11 @@ std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,
                                                            int64_t q) {
   // Accumulator q of a thread: row lane / 4 (+ 8 for q >= 2), column
   // 2 (lane % 4) (+ 1 for odd q) of the 16 x 8 tile.
-  Value row = add(add(firstRow, mul(warpRow, warpRows())),
-                  i * kMmaRows + (q / 2) * 8);
+  Value row =
+      add(add(firstRow, mul(warpRow, warpRows())), i * kMmaRows + (q / 2) * 8);
   row = add(row, div(lane, 4));
-  Value col = add(add(firstCol, mul(warpCol, warpCols())),
-                  j * kMmaCols + q % 2);
+  Value col =
+      add(add(firstCol, mul(warpCol, warpCols())), j * kMmaCols + q % 2);
   col = add(col, mul(rem(lane, 4), 2));
   return {row, col};
 }
@@ -459,7 +454,7 @@ Value KernelBuilder::copyTilesIfAny(Value kt) {
   b.create<scf::YieldOp>(loc, copyTiles(kt, rem(kt, plan.stages)));
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   b.create<scf::YieldOp>(loc, b.create<nvgpu::DeviceAsyncCreateGroupOp>(
-                                  loc, tokenType(), ValueRange{})
+                                   loc, tokenType(), ValueRange{})
                                   .getResult());
   return ifOp.getResult(0);
 }
@@ -518,8 +513,8 @@ SmallVector<Value> KernelBuilder::loadMatrix(Value tile, Value stage, Value row,
 void KernelBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
                         MutableArrayRef<Value> acc) {
   Type f32 = b.getF32Type();
-  auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                 {f32, f32, f32, f32});
+  auto result =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   SmallVector<Value> args(a);
   llvm::append_range(args, bFrag);
   llvm::append_range(args, acc);
@@ -548,14 +543,14 @@ void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
   // and `along` along k ([rows][k]), or, transposed ([k][rows]), `along` +
   // l % 8 along k and `across` along the rows.
   auto loadBlock = [&](Value tiles, bool kInner, int64_t extent, Value base,
-                       int64_t ks, Value across, Value acrossChunk,
-                       Value along, Value alongChunk) {
-    return kInner ? loadMatrix(tiles, stage, add(add(base, across), l8),
-                               add(alongChunk, ks / kCopyElements), kDepth,
-                               false)
-                  : loadMatrix(tiles, stage, add(add(along, l8), ks),
-                               add(div(base, kCopyElements), acrossChunk),
-                               extent, true);
+                       int64_t ks, Value across, Value acrossChunk, Value along,
+                       Value alongChunk) {
+    return kInner
+               ? loadMatrix(tiles, stage, add(add(base, across), l8),
+                            add(alongChunk, ks / kCopyElements), kDepth, false)
+               : loadMatrix(tiles, stage, add(add(along, l8), ks),
+                            add(div(base, kCopyElements), acrossChunk), extent,
+                            true);
   };
   for (int64_t ks = 0; ks < kDepth; ks += kMmaDepth) {
     SmallVector<SmallVector<Value>> aFrags, bFrags;
@@ -636,13 +631,14 @@ linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
   SmallVector<Value> slices;
   auto partialType = cast<MemRefType>(partial.getType());
   for (int64_t part = 0; part < splits; ++part) {
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(part), b.getIndexAttr(0),
-                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(part),
+                                         b.getIndexAttr(0), b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(rows),
                                        b.getIndexAttr(cols)};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    auto sliceType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-        {rows, cols}, partialType, offsets, sizes, strides));
+    auto sliceType =
+        cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+            {rows, cols}, partialType, offsets, sizes, strides));
     slices.push_back(b.create<memref::SubViewOp>(loc, sliceType, partial,
                                                  offsets, sizes, strides));
   }

@@ -109,8 +109,7 @@ std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap outMap = maps.back();
   unsigned parallel = op.getNumLoops() - 1;
-  if (outMap.getNumResults() != parallel || parallel < 2 ||
-      usesDim(outMap, *k))
+  if (outMap.getNumResults() != parallel || parallel < 2 || usesDim(outMap, *k))
     return std::nullopt;
   ContractionPlan plan;
   plan.k = *k;
@@ -354,8 +353,8 @@ struct TileContractions
     auto workgroup = gpu::AddressSpaceAttr::get(
         b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
     auto tileOf = [&](unsigned input) {
-      Type element = cast<MemRefType>(op.getDpsInputs()[input].getType())
-                         .getElementType();
+      Type element =
+          cast<MemRefType>(op.getDpsInputs()[input].getType()).getElementType();
       auto tileType = MemRefType::get({depth, kBlockTile + 1}, element,
                                       MemRefLayoutAttrInterface(), workgroup);
       return kernel.launch.addWorkgroupAttribution(tileType, loc);

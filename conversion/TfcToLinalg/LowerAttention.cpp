@@ -31,11 +31,11 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/AttentionBuilders.h"
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
-#include "passes/Utils.h"
+#include "passes/AttentionBuilders.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -160,9 +160,8 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
 
   CausalChunks c = buildCausalChunks(b, loc, queryFeatures, keyMap.phi,
                                      keyMap.stabiliser, v, chunked);
-  auto [num, den] =
-      chunkNumeratorDenominator(b, loc, c.query, c.queryScale, c.value,
-                                c.scores, c.prefixKv, c.prefixZ);
+  auto [num, den] = chunkNumeratorDenominator(
+      b, loc, c.query, c.queryScale, c.value, c.scores, c.prefixKv, c.prefixZ);
   Value out = performerQuotient(b, loc, num, den);
   return mergeHeads(b, loc, fromChunks(b, loc, out, length));
 }

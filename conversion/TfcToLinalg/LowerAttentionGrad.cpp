@@ -34,11 +34,11 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/AttentionBuilders.h"
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
-#include "passes/Utils.h"
+#include "passes/AttentionBuilders.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -162,15 +162,16 @@ quotientGrads(OpBuilder &b, Location loc, Value gradOut, Value num, Value den) {
         nloc, arith::CmpFPredicate::OGT, value,
         floatConstant(nb, nloc, element, kPerformerMinDenominator));
   };
-  Value numGrad = elementwise(
-      b, loc, shape, element, ValueRange{gradOut, den},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value quotient = nb.create<arith::DivFOp>(nloc, args[0], args[1]);
-        return nb.create<arith::SelectOp>(
-            nloc, positive(nb, nloc, args[1]), quotient,
-            floatConstant(nb, nloc, element, 0.0));
-      },
-      {identity, rowMap});
+  Value numGrad =
+      elementwise(b, loc, shape, element, ValueRange{gradOut, den},
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                    Value quotient =
+                        nb.create<arith::DivFOp>(nloc, args[0], args[1]);
+                    return nb.create<arith::SelectOp>(
+                        nloc, positive(nb, nloc, args[1]), quotient,
+                        floatConstant(nb, nloc, element, 0.0));
+                  },
+                  {identity, rowMap});
   // The last loop (e) is reduced.
   Value denGrad = buildGeneric(
       b, loc, ValueRange{gradOut, num, den},
@@ -362,9 +363,8 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
     return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
   };
   AffineMap out5 = loopDims(b, 6, {0, 1, 2, 3, 4});
-  auto [num, den] =
-      chunkNumeratorDenominator(b, loc, c.query, c.queryScale, v, c.scores,
-                                c.prefixKv, c.prefixZ);
+  auto [num, den] = chunkNumeratorDenominator(b, loc, c.query, c.queryScale, v,
+                                              c.scores, c.prefixKv, c.prefixZ);
   auto [numGrad, denGrad] = quotientGrads(b, loc, gradOut, num, den);
 
   // dA = dNum . v + dDen; loops (b, n, h, i, j, e), e is reduced. Then
@@ -372,8 +372,8 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value scoreGrad = buildGeneric(
       b, loc, ValueRange{numGrad, v},
       filledTensor(b, loc, shapeOf(c.scores), element, 0.0),
-      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})}, out5,
+      mulAdd);
   scoreGrad = elementwise(
       b, loc, shapeOf(c.scores), element, ValueRange{scoreGrad, denGrad},
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
@@ -384,9 +384,9 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
 
   // The gradients that reach the prefix states, g dNum and g dDen.
   Value prefixNumGrad = scaleChunkRows(b, loc, numGrad, c.queryScale);
-  Value prefixDenGrad = elementwise(b, loc, shapeOf(denGrad), element,
-                                    ValueRange{denGrad, c.queryScale},
-                                    multiply);
+  Value prefixDenGrad =
+      elementwise(b, loc, shapeOf(denGrad), element,
+                  ValueRange{denGrad, c.queryScale}, multiply);
 
   // dPhiQ: (g dDen) z + (g dNum) kv^T (loops (b, n, i, h, m, e), e
   // reduced), then dS phiK (loops (b, n, i, h, m, j), j reduced).
@@ -395,20 +395,20 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
       multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   queryGrad = buildGeneric(
       b, loc, ValueRange{prefixNumGrad, c.prefixKv}, queryGrad,
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5,
+      mulAdd);
   queryGrad = buildGeneric(
       b, loc, ValueRange{scoreGrad, c.key}, queryGrad,
-      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
+      mulAdd);
 
   // The state gradients of each chunk's queries; dKv loops
   // (b, n, h, m, e, i), dZ loops (b, n, h, i, m), i reduced.
   Value kvGrad = buildGeneric(
       b, loc, ValueRange{c.query, prefixNumGrad},
       filledTensor(b, loc, shapeOf(c.prefixKv), element, 0.0),
-      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})}, out5,
+      mulAdd);
   Value zGrad = buildGeneric(
       b, loc, ValueRange{c.query, prefixDenGrad},
       filledTensor(b, loc, shapeOf(c.prefixZ), element, 0.0),
@@ -430,25 +430,25 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
       multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
   keyGrad = buildGeneric(
       b, loc, ValueRange{c.scaledValue, suffixKvGrad}, keyGrad,
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5,
+      mulAdd);
   keyGrad = buildGeneric(
       b, loc, ValueRange{scoreGrad, c.query}, keyGrad,
-      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
+      mulAdd);
 
   // dV: a (phiK dS) (loops (b, n, j, h, e, m), m reduced), then A^T dNum
   // (loops (b, n, j, h, e, i), i reduced).
   Value valueGrad = buildGeneric(
       b, loc, ValueRange{c.key, suffixKvGrad},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})}, out5,
+      mulAdd);
   valueGrad = scaleChunkRows(b, loc, valueGrad, c.keyScale);
   valueGrad = buildGeneric(
       b, loc, ValueRange{c.scores, numGrad}, valueGrad,
-      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})},
-      out5, mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
+      mulAdd);
   return {queryGrad, keyGrad, valueGrad};
 }
 
@@ -489,12 +489,12 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
   Value projection = scaled;
   if (recompute) {
     ArrayRef<int64_t> shape = shapeOf(scaled);
-    projection = b.create<linalg::TransposeOp>(
-                      loc, scaled,
-                      emptyTensor(b, loc, {shape[1], shape[0]},
-                                  elementOf(scaled)),
-                      ArrayRef<int64_t>{1, 0})
-                     ->getResult(0);
+    projection =
+        b.create<linalg::TransposeOp>(
+             loc, scaled,
+             emptyTensor(b, loc, {shape[1], shape[0]}, elementOf(scaled)),
+             ArrayRef<int64_t>{1, 0})
+            ->getResult(0);
   }
   FeatureMap queryMap = randomFeatures(b, loc, q, projection, Stabiliser::Row,
                                        Value(), /*transposed=*/recompute);

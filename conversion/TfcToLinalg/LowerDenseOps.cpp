@@ -13,8 +13,8 @@
 
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include <cmath>
 
@@ -82,8 +82,8 @@ struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
               l, evenF, floatConstant(b, l, element, -logBase));
           Value frequency = b.create<math::ExpOp>(l, exponent);
           Value angle = b.create<arith::MulFOp>(l, position, frequency);
-          Value isOdd = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::ne, parity, indexConstant(b, l, 0));
+          Value isOdd = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne,
+                                                parity, indexConstant(b, l, 0));
           return b.create<arith::SelectOp>(l, isOdd,
                                            b.create<math::CosOp>(l, angle),
                                            b.create<math::SinOp>(l, angle));
@@ -109,13 +109,13 @@ struct LearnedPositionsLowering : OpRewritePattern<LearnedPositionsOp> {
     ArrayRef<int64_t> shape = shapeOf(op.getInput());
     AffineMap identity = rewriter.getMultiDimIdentityMap(3);
     AffineMap tableMap = loopDims(rewriter, 3, {1, 2});
-    Value result = elementwise(
-        rewriter, loc, shape, elementOf(op.getInput()),
-        ValueRange{op.getInput(), op.getTable()},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::AddFOp>(l, args[0], args[1]);
-        },
-        {identity, tableMap});
+    Value result =
+        elementwise(rewriter, loc, shape, elementOf(op.getInput()),
+                    ValueRange{op.getInput(), op.getTable()},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::AddFOp>(l, args[0], args[1]);
+                    },
+                    {identity, tableMap});
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -137,12 +137,12 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
     if (Value bias = op.getBias()) {
       AffineMap identity = rewriter.getMultiDimIdentityMap(2);
       AffineMap biasMap = loopDims(rewriter, 2, {1});
-      y = elementwise(
-          rewriter, loc, {rows, out}, elementOf(y), ValueRange{y, bias},
-          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return b.create<arith::AddFOp>(l, args[0], args[1]);
-          },
-          {identity, biasMap});
+      y = elementwise(rewriter, loc, {rows, out}, elementOf(y),
+                      ValueRange{y, bias},
+                      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                        return b.create<arith::AddFOp>(l, args[0], args[1]);
+                      },
+                      {identity, biasMap});
     }
     rewriter.replaceOp(op, reshape(rewriter, loc, y, shapeOf(op.getResult())));
     return success();
@@ -166,28 +166,28 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     };
     Value inverseWidth = floatConstant(rewriter, loc, element, 1.0 / width);
     Value sum = reduceLastDim(rewriter, loc, x, 0.0, add);
-    Value mean = elementwise(
-        rewriter, loc, {rows}, element, ValueRange{sum},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::MulFOp>(l, args[0], inverseWidth);
-        });
+    Value mean =
+        elementwise(rewriter, loc, {rows}, element, ValueRange{sum},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::MulFOp>(l, args[0], inverseWidth);
+                    });
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
     AffineMap rowMap = loopDims(rewriter, 2, {0});
     AffineMap colMap = loopDims(rewriter, 2, {1});
-    Value centred = elementwise(
-        rewriter, loc, {rows, width}, element, ValueRange{x, mean},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::SubFOp>(l, args[0], args[1]);
-        },
-        {identity, rowMap});
+    Value centred =
+        elementwise(rewriter, loc, {rows, width}, element, ValueRange{x, mean},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::SubFOp>(l, args[0], args[1]);
+                    },
+                    {identity, rowMap});
     Value squares = reduceLastDim(
         rewriter, loc, centred, 0.0,
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
           return b.create<arith::AddFOp>(l, acc,
                                          b.create<arith::MulFOp>(l, v, v));
         });
-    Value eps = floatConstant(rewriter, loc, element,
-                              op.getEps().convertToDouble());
+    Value eps =
+        floatConstant(rewriter, loc, element, op.getEps().convertToDouble());
     Value inverseStd = elementwise(
         rewriter, loc, {rows}, element, ValueRange{squares},
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -224,19 +224,19 @@ Value activate(OpBuilder &b, Location loc, ActivationKind kind, Value x) {
   }
   case ActivationKind::gelu: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), PyTorch's "tanh" GELU.
-    Value cube = b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
+    Value cube =
+        b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
     Value inner = b.create<arith::AddFOp>(
         loc, x,
         b.create<arith::MulFOp>(loc, cube,
                                 floatConstant(b, loc, element, 0.044715)));
     Value scaled = b.create<arith::MulFOp>(
-        loc, inner,
-        floatConstant(b, loc, element, std::sqrt(2.0 / M_PI)));
+        loc, inner, floatConstant(b, loc, element, std::sqrt(2.0 / M_PI)));
     Value t = b.create<math::TanhOp>(loc, scaled);
     Value onePlus =
         b.create<arith::AddFOp>(loc, t, floatConstant(b, loc, element, 1.0));
-    Value half = b.create<arith::MulFOp>(loc, x,
-                                         floatConstant(b, loc, element, 0.5));
+    Value half =
+        b.create<arith::MulFOp>(loc, x, floatConstant(b, loc, element, 0.5));
     return b.create<arith::MulFOp>(loc, half, onePlus);
   }
   }
@@ -248,12 +248,12 @@ struct ActivationLowering : OpRewritePattern<ActivationOp> {
   LogicalResult matchAndRewrite(ActivationOp op,
                                 PatternRewriter &rewriter) const override {
     ActivationKind kind = op.getKind();
-    Value result = elementwise(
-        rewriter, op.getLoc(), shapeOf(op.getInput()), elementOf(op.getInput()),
-        ValueRange{op.getInput()},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return activate(b, l, kind, args[0]);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), shapeOf(op.getInput()),
+                    elementOf(op.getInput()), ValueRange{op.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return activate(b, l, kind, args[0]);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -299,47 +299,46 @@ Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
   ArrayRef<int64_t> shape = shapeOf(logits);
   int64_t rows = shape[0], classes = shape[1];
   Type element = elementOf(logits);
-  Value max = reduceLastDim(
-      b, loc, logits, -INFINITY,
-      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-        return stabilizerMax(nb, l, acc, v);
-      });
+  Value max =
+      reduceLastDim(b, loc, logits, -INFINITY,
+                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                      return stabilizerMax(nb, l, acc, v);
+                    });
   AffineMap identity = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = loopDims(b, 2, {0});
-  Value shifted = elementwise(
-      b, loc, shape, element, ValueRange{logits, max},
-      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return nb.create<math::ExpOp>(
-            l, nb.create<arith::SubFOp>(l, args[0], args[1]));
-      },
-      {identity, rowMap});
-  Value sum = reduceLastDim(
-      b, loc, shifted, 0.0,
-      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-        return nb.create<arith::AddFOp>(l, acc, v);
-      });
-  Value perRow = elementwise(
-      b, loc, {rows}, element, ValueRange{max, sum, targets},
-      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value row = nb.create<linalg::IndexOp>(l, 0);
-        Value target = clampedIndex(nb, l, args[2], classes);
-        Value picked =
-            nb.create<tensor::ExtractOp>(l, logits, ValueRange{row, target});
-        Value lse = nb.create<arith::AddFOp>(
-            l, args[0], nb.create<math::LogOp>(l, args[1]));
-        return nb.create<arith::SubFOp>(l, lse, picked);
-      });
-  Value total = reduceLastDim(
-      b, loc, perRow, 0.0,
-      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-        return nb.create<arith::AddFOp>(l, acc, v);
-      });
+  Value shifted =
+      elementwise(b, loc, shape, element, ValueRange{logits, max},
+                  [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                    return nb.create<math::ExpOp>(
+                        l, nb.create<arith::SubFOp>(l, args[0], args[1]));
+                  },
+                  {identity, rowMap});
+  Value sum =
+      reduceLastDim(b, loc, shifted, 0.0,
+                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                      return nb.create<arith::AddFOp>(l, acc, v);
+                    });
+  Value perRow =
+      elementwise(b, loc, {rows}, element, ValueRange{max, sum, targets},
+                  [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                    Value row = nb.create<linalg::IndexOp>(l, 0);
+                    Value target = clampedIndex(nb, l, args[2], classes);
+                    Value picked = nb.create<tensor::ExtractOp>(
+                        l, logits, ValueRange{row, target});
+                    Value lse = nb.create<arith::AddFOp>(
+                        l, args[0], nb.create<math::LogOp>(l, args[1]));
+                    return nb.create<arith::SubFOp>(l, lse, picked);
+                  });
+  Value total =
+      reduceLastDim(b, loc, perRow, 0.0,
+                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                      return nb.create<arith::AddFOp>(l, acc, v);
+                    });
   Value inverseRows = floatConstant(b, loc, element, 1.0 / rows);
-  return elementwise(
-      b, loc, {}, element, ValueRange{total},
-      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return nb.create<arith::MulFOp>(l, args[0], inverseRows);
-      });
+  return elementwise(b, loc, {}, element, ValueRange{total},
+                     [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                       return nb.create<arith::MulFOp>(l, args[0], inverseRows);
+                     });
 }
 
 struct CrossEntropyLowering : OpRewritePattern<CrossEntropyOp> {
@@ -367,9 +366,9 @@ struct ClassifyLossLowering : OpRewritePattern<ClassifyLossOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     if (op.getKind() == ClassifyLossKind::ce) {
-      rewriter.replaceOp(op, meanSoftmaxCrossEntropy(rewriter, loc,
-                                                     op.getLogits(),
-                                                     op.getLabels()));
+      rewriter.replaceOp(op,
+                         meanSoftmaxCrossEntropy(rewriter, loc, op.getLogits(),
+                                                 op.getLabels()));
       return success();
     }
     // bce on one logit z with label y: max(z, 0) - z y + log(1 + exp(-|z|)).
@@ -398,11 +397,11 @@ struct ClassifyLossLowering : OpRewritePattern<ClassifyLossOp> {
         });
     Value inverseRows = floatConstant(rewriter, loc, element, 1.0 / rows);
     rewriter.replaceOp(
-        op, elementwise(rewriter, loc, {}, element, ValueRange{total},
-                        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                          return b.create<arith::MulFOp>(l, args[0],
-                                                         inverseRows);
-                        }));
+        op,
+        elementwise(rewriter, loc, {}, element, ValueRange{total},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::MulFOp>(l, args[0], inverseRows);
+                    }));
     return success();
   }
 };

@@ -16,8 +16,8 @@
 
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include <cmath>
 #include <cstdint>
@@ -162,13 +162,13 @@ struct ScaleLowering : OpRewritePattern<ScaleOp> {
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     Type element = elementOf(op.getInput());
     double factor = op.getFactor().convertToDouble();
-    Value result = elementwise(
-        rewriter, op.getLoc(), shapeOf(op.getInput()), element,
-        ValueRange{op.getInput()},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::MulFOp>(
-              l, args[0], floatConstant(b, l, element, factor));
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), shapeOf(op.getInput()), element,
+                    ValueRange{op.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::MulFOp>(
+                          l, args[0], floatConstant(b, l, element, factor));
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -274,8 +274,8 @@ struct TakeTokenGradLowering : OpRewritePattern<TakeTokenGradOp> {
       return rewriter.notifyMatchFailure(op, "needs static shapes");
     Location loc = op.getLoc();
     ArrayRef<int64_t> shape = shapeOf(op.getResult());
-    Value zeros = filledTensor(rewriter, loc, shape, elementOf(op.getResult()),
-                               0.0);
+    Value zeros =
+        filledTensor(rewriter, loc, shape, elementOf(op.getResult()), 0.0);
     SliceBounds slice =
         staticSlice(rewriter, {0, static_cast<int64_t>(op.getPosition()), 0},
                     {shape[0], 1, shape[2]});
@@ -320,20 +320,20 @@ struct LayerNormGradLowering : OpRewritePattern<LayerNormGradOp> {
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
           return b.create<arith::AddFOp>(l, acc, v);
         });
-    Value mean = elementwise(
-        rewriter, loc, {rows}, element, ValueRange{sum},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::MulFOp>(l, args[0], inverseWidth);
-        });
+    Value mean =
+        elementwise(rewriter, loc, {rows}, element, ValueRange{sum},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::MulFOp>(l, args[0], inverseWidth);
+                    });
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
     AffineMap rowMap = loopDims(rewriter, 2, {0});
     AffineMap colMap = loopDims(rewriter, 2, {1});
-    Value centred = elementwise(
-        rewriter, loc, {rows, width}, element, ValueRange{x, mean},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::SubFOp>(l, args[0], args[1]);
-        },
-        {identity, rowMap});
+    Value centred =
+        elementwise(rewriter, loc, {rows, width}, element, ValueRange{x, mean},
+                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                      return b.create<arith::SubFOp>(l, args[0], args[1]);
+                    },
+                    {identity, rowMap});
     Value squares = reduceLastDim(
         rewriter, loc, centred, 0.0,
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
@@ -360,8 +360,7 @@ struct LayerNormGradLowering : OpRewritePattern<LayerNormGradOp> {
         loc, TypeRange{zeroRows.getType(), zeroRows.getType()},
         ValueRange{dy, centred, inverseStd, gamma},
         ValueRange{zeroRows, zeroRows},
-        ArrayRef<AffineMap>{identity, identity, rowMap, colMap, rowMap,
-                            rowMap},
+        ArrayRef<AffineMap>{identity, identity, rowMap, colMap, rowMap, rowMap},
         rowReduction, [](OpBuilder &b, Location l, ValueRange args) {
           Value g = b.create<arith::MulFOp>(l, args[0], args[3]);
           Value xhat = b.create<arith::MulFOp>(l, args[1], args[2]);
@@ -380,9 +379,9 @@ struct LayerNormGradLowering : OpRewritePattern<LayerNormGradOp> {
           Value xhat = b.create<arith::MulFOp>(l, args[1], args[2]);
           Value meanG = b.create<arith::MulFOp>(l, args[4], inverseWidth);
           Value meanGx = b.create<arith::MulFOp>(l, args[5], inverseWidth);
-          Value inner = b.create<arith::SubFOp>(
-              l, b.create<arith::SubFOp>(l, g, meanG),
-              b.create<arith::MulFOp>(l, xhat, meanGx));
+          Value inner =
+              b.create<arith::SubFOp>(l, b.create<arith::SubFOp>(l, g, meanG),
+                                      b.create<arith::MulFOp>(l, xhat, meanGx));
           return b.create<arith::MulFOp>(l, args[2], inner);
         },
         {identity, identity, rowMap, colMap, rowMap, rowMap});
@@ -440,8 +439,8 @@ Value activationDerivativeTimes(OpBuilder &b, Location loc, ActivationKind kind,
         loc, x,
         b.create<arith::MulFOp>(loc, cube, floatConstant(b, loc, element, c)));
     Value t = b.create<math::TanhOp>(
-        loc, b.create<arith::MulFOp>(loc, inner,
-                                     floatConstant(b, loc, element, k)));
+        loc,
+        b.create<arith::MulFOp>(loc, inner, floatConstant(b, loc, element, k)));
     Value one = floatConstant(b, loc, element, 1.0);
     Value half = floatConstant(b, loc, element, 0.5);
     // d(inner * k)/dx = k (1 + 3 c x^2).
@@ -454,8 +453,8 @@ Value activationDerivativeTimes(OpBuilder &b, Location loc, ActivationKind kind,
         floatConstant(b, loc, element, k));
     Value sech2 =
         b.create<arith::SubFOp>(loc, one, b.create<arith::MulFOp>(loc, t, t));
-    Value left = b.create<arith::MulFOp>(
-        loc, half, b.create<arith::AddFOp>(loc, one, t));
+    Value left = b.create<arith::MulFOp>(loc, half,
+                                         b.create<arith::AddFOp>(loc, one, t));
     Value right = b.create<arith::MulFOp>(
         loc, b.create<arith::MulFOp>(loc, half, x),
         b.create<arith::MulFOp>(loc, sech2, innerSlope));
@@ -500,11 +499,11 @@ Value softmaxCrossEntropyGrad(OpBuilder &b, Location loc, Value logits,
   ArrayRef<int64_t> shape = shapeOf(logits);
   int64_t rows = shape[0], classes = shape[1];
   Type element = elementOf(logits);
-  Value max = reduceLastDim(
-      b, loc, logits, -INFINITY,
-      [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-        return stabilizerMax(nb, l, acc, v);
-      });
+  Value max =
+      reduceLastDim(b, loc, logits, -INFINITY,
+                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                      return stabilizerMax(nb, l, acc, v);
+                    });
   AffineMap identity = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = loopDims(b, 2, {0});
   AffineMap scalarMap = loopDims(b, 2, {});
@@ -685,8 +684,8 @@ struct DropoutLowering : OpRewritePattern<DropoutOp> {
             return b.create<arith::MulIOp>(l, mixed,
                                            i64Constant(b, l, multiplier));
           };
-          Value key = b.create<arith::MulIOp>(l, args[1],
-                                              i64Constant(b, l, kGolden));
+          Value key =
+              b.create<arith::MulIOp>(l, args[1], i64Constant(b, l, kGolden));
           key = b.create<arith::XOrIOp>(l, key, i64Constant(b, l, streamBits));
           key = b.create<arith::XOrIOp>(l, key, linear);
           Value z = b.create<arith::AddIOp>(l, key, i64Constant(b, l, kGolden));
@@ -711,10 +710,10 @@ struct DropoutLowering : OpRewritePattern<DropoutOp> {
 } // namespace
 
 void mlir::tfc::populateGradLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<TransposeLowering, OuterSumLowering, SumLeadingLowering,
-               ScaleLowering, ShiftLeftLowering, EmbeddingGradLowering,
-               TakeTokenGradLowering, LayerNormGradLowering,
-               ActivationGradLowering, CrossEntropyGradLowering,
-               ClassifyLossGradLowering, DropoutLowering>(
-      patterns.getContext());
+  patterns
+      .add<TransposeLowering, OuterSumLowering, SumLeadingLowering,
+           ScaleLowering, ShiftLeftLowering, EmbeddingGradLowering,
+           TakeTokenGradLowering, LayerNormGradLowering, ActivationGradLowering,
+           CrossEntropyGradLowering, ClassifyLossGradLowering, DropoutLowering>(
+          patterns.getContext());
 }

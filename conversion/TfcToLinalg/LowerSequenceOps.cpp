@@ -18,8 +18,8 @@
 
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
-#include "passes/Utils.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -311,8 +311,8 @@ static Value shortenAttention(OpBuilder &b, Location loc, Value x,
   // (b, n, h, e, j).
   Value attended = contract(
       b, loc, filledTensor(b, loc, {batch, groups, heads, headDim}, element, 0),
-      probs, loopDims(b, 5, {0, 1, 2, 4}), value, loopDims(b, 5, {0, 1, 4, 2, 3}),
-      1);
+      probs, loopDims(b, 5, {0, 1, 2, 4}), value,
+      loopDims(b, 5, {0, 1, 4, 2, 3}), 1);
   Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
   return add(b, loc, pooled, projected);
 }
@@ -384,7 +384,8 @@ static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
   // (b, p, h, i, e).
   Value scores = contract(
       b, loc, filledTensor(b, loc, {batch, seq, heads, groups}, element, 0),
-      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 3, 2, 4}), 1);
+      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 3, 2, 4}),
+      1);
   // Position p sees the shortened positions i with i * factor <= p.
   Value masked = elementwise(
       b, loc, {batch, seq, heads, groups}, element, {scores},

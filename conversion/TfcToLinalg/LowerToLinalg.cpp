@@ -11,9 +11,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "conversion/Passes.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
 #include "passes/Utils.h"
-#include "conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

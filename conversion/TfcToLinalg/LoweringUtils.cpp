@@ -62,10 +62,10 @@ Value lowering::fromRows(OpBuilder &b, Location loc, Value rows,
     return rows;
   SmallVector<int64_t> shape(leading);
   shape.push_back(shapeOf(rows)[1]);
-  return expand(b, loc, rows,
-                {leadingDims64(leading.size()),
-                 {static_cast<int64_t>(leading.size())}},
-                shape);
+  return expand(
+      b, loc, rows,
+      {leadingDims64(leading.size()), {static_cast<int64_t>(leading.size())}},
+      shape);
 }
 
 Value lowering::add(OpBuilder &b, Location loc, Value lhs, Value rhs) {
@@ -125,10 +125,9 @@ Value lowering::contract(OpBuilder &b, Location loc, Value init, Value lhs,
   return generic.getResult(0);
 }
 
-Value lowering::contractNew(OpBuilder &b, Location loc,
-                            ArrayRef<int64_t> shape, Value lhs,
-                            AffineMap lhsMap, Value rhs, AffineMap rhsMap,
-                            unsigned numReductions) {
+Value lowering::contractNew(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                            Value lhs, AffineMap lhsMap, Value rhs,
+                            AffineMap rhsMap, unsigned numReductions) {
   Value zeros = filledTensor(b, loc, shape, elementOf(lhs), 0.0);
   return contract(b, loc, zeros, lhs, lhsMap, rhs, rhsMap, numReductions);
 }
@@ -141,11 +140,11 @@ Value lowering::scaledSoftmax(OpBuilder &b, Location loc, Value scores,
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap rowMap = loopDims(b, rank, leadingDims(rank - 1));
 
-  Value rowMax = reduceLastDim(
-      b, loc, scores, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-        return stabilizerMax(nb, nloc, acc, x);
-      });
+  Value rowMax =
+      reduceLastDim(b, loc, scores, -std::numeric_limits<double>::infinity(),
+                    [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+                      return stabilizerMax(nb, nloc, acc, x);
+                    });
   // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
   Value exps =
       elementwise(b, loc, shape, element, {scores, rowMax},

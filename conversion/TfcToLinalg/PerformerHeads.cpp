@@ -30,9 +30,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "passes/Utils.h"
 #include "conversion/Passes.h"
 #include "conversion/TfcToLinalg/TfcToLinalg.h"
+#include "passes/Utils.h"
 
 #include "dialect/TfcDialect.h"
 

@@ -19,7 +19,6 @@
 
 namespace mlir::tfc {
 
-
 /// Embedding, positions, linear, layer norm, activation, add, take_token,
 /// losses (LowerDenseOps.cpp).
 void populateDenseLoweringPatterns(RewritePatternSet &patterns);

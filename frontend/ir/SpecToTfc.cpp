@@ -42,8 +42,8 @@ public:
         fileLoc(FileLineColLoc::get(&ctx, spec.path, 1, 1)) {
     batch = opts.batch > 0 ? opts.batch : spec.training.batch;
     seqLen = opts.seqLen > 0 ? opts.seqLen : spec.training.seqLen;
-    element = opts.useF64 ? Type(builder.getF64Type())
-                          : Type(builder.getF32Type());
+    element =
+        opts.useF64 ? Type(builder.getF64Type()) : Type(builder.getF32Type());
     width = spec.model.dModel;
   }
 
@@ -60,10 +60,9 @@ private:
   /// A trained tensor named `name`.
   Value param(const std::string &name, ArrayRef<int64_t> shape,
               const std::string &init) {
-    return builder.create<ParamOp>(loc(name), floatTensor(shape),
-                                   builder.getStringAttr(name),
-                                   builder.getStringAttr(init),
-                                   ParamKind::param);
+    return builder.create<ParamOp>(
+        loc(name), floatTensor(shape), builder.getStringAttr(name),
+        builder.getStringAttr(init), ParamKind::param);
   }
   std::pair<Value, Value> linearParams(const std::string &name, int64_t in,
                                        int64_t out, bool bias = true);
@@ -148,9 +147,9 @@ Value ForwardBuilder::layerNorm(Value x, const std::string &name) {
   int64_t d = cast<RankedTensorType>(x.getType()).getShape().back();
   Value gamma = param(name + ".weight", {d}, "ones");
   Value beta = param(name + ".bias", {d}, "zeros");
-  return builder.create<LayerNormOp>(loc(name), x.getType(), x, gamma, beta,
-                                     builder.getF64FloatAttr(
-                                         spec.model.normEps));
+  return builder.create<LayerNormOp>(
+      loc(name), x.getType(), x, gamma, beta,
+      builder.getF64FloatAttr(spec.model.normEps));
 }
 
 Value ForwardBuilder::dropout(Value x) {
@@ -176,8 +175,8 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
       // PyTorch's Conv1d default: uniform(1/sqrt(fan_in)), fan_in = kernel.
       std::string bound =
           "uniform:" + std::to_string(1.0 / std::sqrt(double(att.dconvKernel)));
-      Value w = param(dname + ".weight", {att.dconvKernel, heads, headDim},
-                      bound);
+      Value w =
+          param(dname + ".weight", {att.dconvKernel, heads, headDim}, bound);
       Value b = param(dname + ".bias", {heads, headDim}, bound);
       return builder.create<DepthwiseConvOp>(loc(dname), t.getType(), t, w, b);
     };
@@ -209,8 +208,8 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
     features = builder.create<ParamOp>(
         loc(fname), floatTensor({att.features, headDim}),
         builder.getStringAttr(fname),
-        builder.getStringAttr("features:" + std::to_string(att.features) +
-                              ":" + std::to_string(headDim)),
+        builder.getStringAttr("features:" + std::to_string(att.features) + ":" +
+                              std::to_string(headDim)),
         ParamKind::buffer);
     break;
   }
@@ -236,13 +235,12 @@ Value ForwardBuilder::attention(Value x, const std::string &name,
     break;
   }
   }
-  Value keyMask = spec.model.task == ::tfc::spec::Task::Classify &&
-                          seq == seqLen
-                      ? mask
-                      : Value();
-  Value a = builder.create<AttentionOp>(
-      loc(name), q.getType(), kind, builder.getI64IntegerAttr(heads), q, k, v,
-      keyMask, features, gq, gk, gv);
+  Value keyMask =
+      spec.model.task == ::tfc::spec::Task::Classify && seq == seqLen ? mask
+                                                                      : Value();
+  Value a = builder.create<AttentionOp>(loc(name), q.getType(), kind,
+                                        builder.getI64IntegerAttr(heads), q, k,
+                                        v, keyMask, features, gq, gk, gv);
   return linear(a, name + ".out_proj", width);
 }
 
@@ -275,8 +273,7 @@ Value ForwardBuilder::block(Value x, const std::string &name, int64_t layer) {
   return builder.create<AddOp>(loc(name), x.getType(), x, h);
 }
 
-Value ForwardBuilder::stack(Value x, const std::string &prefix,
-                            int64_t count) {
+Value ForwardBuilder::stack(Value x, const std::string &prefix, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     x = block(x, prefix + std::to_string(i), nextLayer++);
   return x;
@@ -312,14 +309,14 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   case ::tfc::spec::ShortenKind::Avg:
     break;
   case ::tfc::spec::ShortenKind::Linear:
-    shortenWeights = {param(sname + ".weight", {width, factor * width},
-                            "normal:0.02"),
-                      param(sname + ".bias", {width}, "zeros")};
+    shortenWeights = {
+        param(sname + ".weight", {width, factor * width}, "normal:0.02"),
+        param(sname + ".bias", {width}, "zeros")};
     break;
   case ::tfc::spec::ShortenKind::Attention:
     for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
-      shortenWeights.push_back(param(sname + "." + proj + ".weight",
-                                     {width, width}, "normal:0.02"));
+      shortenWeights.push_back(
+          param(sname + "." + proj + ".weight", {width, width}, "normal:0.02"));
     heads = spec.model.heads;
     break;
   }
@@ -339,14 +336,14 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   case ::tfc::spec::UpsampleKind::Naive:
     break;
   case ::tfc::spec::UpsampleKind::Linear:
-    upWeights = {param(uname + ".weight", {factor * width, width},
-                       "normal:0.02"),
-                 param(uname + ".bias", {factor * width}, "zeros")};
+    upWeights = {
+        param(uname + ".weight", {factor * width, width}, "normal:0.02"),
+        param(uname + ".bias", {factor * width}, "zeros")};
     break;
   case ::tfc::spec::UpsampleKind::Attention:
     for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
-      upWeights.push_back(param(uname + "." + proj + ".weight", {width, width},
-                                "normal:0.02"));
+      upWeights.push_back(
+          param(uname + "." + proj + ".weight", {width, width}, "normal:0.02"));
     heads = spec.model.heads;
     break;
   }

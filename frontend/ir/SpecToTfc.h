@@ -15,9 +15,9 @@ namespace tfc {
 
 /// Options that override or complete the spec when building IR.
 struct ImportOptions {
-  int64_t batch = 0;     ///< 0: training.batch from the spec.
-  int64_t seqLen = 0;    ///< 0: training.seq_len from the spec.
-  bool useF64 = false;   ///< Build in float64 (gradient checks).
+  int64_t batch = 0;   ///< 0: training.batch from the spec.
+  int64_t seqLen = 0;  ///< 0: training.seq_len from the spec.
+  bool useF64 = false; ///< Build in float64 (gradient checks).
 };
 
 /// Builds a module holding `func.func @forward(tokens, targets, mask) ->

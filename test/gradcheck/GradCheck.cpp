@@ -343,11 +343,10 @@ Options parseOptions(int argc, char **argv) {
       std::string rule = value();
       size_t eq = rule.find('=');
       char *end = nullptr;
-      double factor = eq == std::string::npos
-                          ? 0.0
-                          : strtod(rule.c_str() + eq + 1, &end);
-      if (eq == std::string::npos || eq == 0 ||
-          end == rule.c_str() + eq + 1 || *end != '\0')
+      double factor =
+          eq == std::string::npos ? 0.0 : strtod(rule.c_str() + eq + 1, &end);
+      if (eq == std::string::npos || eq == 0 || end == rule.c_str() + eq + 1 ||
+          *end != '\0')
         fatal("--scale: expected TEXT=FACTOR, got '" + rule + "'");
       options.scales.push_back({rule.substr(0, eq), factor});
     } else if (arg == "--verbose")
@@ -712,8 +711,7 @@ int main(int argc, char **argv) {
     if (!options.dump.empty()) {
       writeResults(options.dump, results);
     } else {
-      BuildResults other =
-          readResults(options.compare, results.parts.size());
+      BuildResults other = readResults(options.compare, results.parts.size());
       bool same = compareResults(results, other, options.compareRtol);
       printf("compare: %s\n", same ? "ok" : "FAILED");
       ok &= same;

@@ -502,8 +502,8 @@ Matrix ReferenceModel::performer(const Matrix &q, const Matrix &k,
   double inputScale = std::pow(double(headDim), -0.25);
   // E(x)_m for every row of x and head h, [rows][count].
   auto exponents = [&](const Matrix &x, int64_t h) {
-    std::vector<std::vector<double>> out(
-        size_t(x.rows), std::vector<double>(size_t(count)));
+    std::vector<std::vector<double>> out(size_t(x.rows),
+                                         std::vector<double>(size_t(count)));
     for (int64_t p = 0; p < x.rows; ++p) {
       double halfNorm = 0;
       for (int64_t e = 0; e < headDim; ++e) {
@@ -1024,8 +1024,7 @@ int runRandomize(const Options &o) {
 }
 
 int runEdit(const Options &o) {
-  o.only({"--weights", "--output", "--rename", "--zero", "--drop",
-          "--scale"});
+  o.only({"--weights", "--output", "--rename", "--zero", "--drop", "--scale"});
   auto startsWith = [](const std::string &name, const std::string &prefix) {
     return name.compare(0, prefix.size(), prefix) == 0;
   };

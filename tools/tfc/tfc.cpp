@@ -69,20 +69,19 @@ cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.toml>"),
 
 cl::opt<Stage> emitStage(
     "emit", cl::desc("The stage to stop after and print"),
-    cl::values(clEnumValN(Stage::SpecIR, "spec-ir",
-                          "the tfc IR as built from the spec, before passes"),
-               clEnumValN(Stage::Tfc, "tfc",
-                          "the tfc IR after the tfc-level pipeline"),
-               clEnumValN(Stage::Linalg, "linalg",
-                          "linalg/tensor IR with the C entry point"),
-               clEnumValN(Stage::LLVMDialect, "llvm-dialect",
-                          "MLIR's LLVM dialect, after bufferization"),
-               clEnumValN(Stage::PTX, "ptx",
-                          "the kernels' PTX (--target=cuda)"),
-               clEnumValN(Stage::LLVMIR, "llvm", "optimised LLVM IR"),
-               clEnumValN(Stage::Obj, "obj", "an object file"),
-               clEnumValN(Stage::Exe, "exe",
-                          "the model's executable (default)")),
+    cl::values(
+        clEnumValN(Stage::SpecIR, "spec-ir",
+                   "the tfc IR as built from the spec, before passes"),
+        clEnumValN(Stage::Tfc, "tfc",
+                   "the tfc IR after the tfc-level pipeline"),
+        clEnumValN(Stage::Linalg, "linalg",
+                   "linalg/tensor IR with the C entry point"),
+        clEnumValN(Stage::LLVMDialect, "llvm-dialect",
+                   "MLIR's LLVM dialect, after bufferization"),
+        clEnumValN(Stage::PTX, "ptx", "the kernels' PTX (--target=cuda)"),
+        clEnumValN(Stage::LLVMIR, "llvm", "optimised LLVM IR"),
+        clEnumValN(Stage::Obj, "obj", "an object file"),
+        clEnumValN(Stage::Exe, "exe", "the model's executable (default)")),
     cl::init(Stage::Exe), cl::cat(compileCategory));
 
 cl::opt<Target> target(
@@ -92,11 +91,11 @@ cl::opt<Target> target(
                           "an NVIDIA GPU, through NVVM and the CUDA driver")),
     cl::init(Target::CPU), cl::cat(compileCategory));
 
-cl::opt<std::string> gpuArch(
-    "gpu-arch",
-    cl::desc("NVIDIA architecture of the kernels with --target=cuda "
-             "(default sm_90)"),
-    cl::init("sm_90"), cl::cat(compileCategory));
+cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("NVIDIA architecture of the kernels with --target=cuda "
+                     "(default sm_90)"),
+            cl::init("sm_90"), cl::cat(compileCategory));
 
 cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
@@ -128,10 +127,11 @@ cl::opt<GpuAttention> gpuAttention(
                    "(tfc-row-attention)")),
     cl::init(GpuAttention::Blocks), cl::cat(compileCategory));
 
-cl::opt<std::string> cpuName(
-    "cpu", cl::desc("Target CPU for the generated code (default: this "
-                    "machine's, 'native')"),
-    cl::init("native"), cl::cat(compileCategory));
+cl::opt<std::string>
+    cpuName("cpu",
+            cl::desc("Target CPU for the generated code (default: this "
+                     "machine's, 'native')"),
+            cl::init("native"), cl::cat(compileCategory));
 
 cl::opt<std::string> outputPath(
     "o",
@@ -140,16 +140,18 @@ cl::opt<std::string> outputPath(
         "stdout for IR, the spec's name for obj/exe)"),
     cl::value_desc("path"), cl::init(""), cl::cat(compileCategory));
 
-cl::opt<int64_t> batchOverride(
-    "batch", cl::desc("Batch size of the generated code, 1 to 1048576 "
-                      "(default: training.batch)"),
-    cl::init(0), cl::cat(compileCategory));
+cl::opt<int64_t>
+    batchOverride("batch",
+                  cl::desc("Batch size of the generated code, 1 to 1048576 "
+                           "(default: training.batch)"),
+                  cl::init(0), cl::cat(compileCategory));
 
-cl::opt<int64_t> seqLenOverride(
-    "seq-len", cl::desc("Sequence length of the generated code, 1 to "
-                        "4194304, checked against the spec like "
-                        "training.seq_len (default: training.seq_len)"),
-    cl::init(0), cl::cat(compileCategory));
+cl::opt<int64_t>
+    seqLenOverride("seq-len",
+                   cl::desc("Sequence length of the generated code, 1 to "
+                            "4194304, checked against the spec like "
+                            "training.seq_len (default: training.seq_len)"),
+                   cl::init(0), cl::cat(compileCategory));
 
 cl::opt<bool> useF64("f64",
                      cl::desc("Build the model in float64 (an object or IR "
@@ -157,10 +159,11 @@ cl::opt<bool> useF64("f64",
                               "runtime holds float32 tensors)"),
                      cl::init(false), cl::cat(compileCategory));
 
-cl::opt<unsigned> optLevel(
-    "O", cl::desc("LLVM optimisation level of the generated code (0-3, "
-                  "default 3; lower levels compile large models faster)"),
-    cl::Prefix, cl::init(3), cl::cat(compileCategory));
+cl::opt<unsigned>
+    optLevel("O",
+             cl::desc("LLVM optimisation level of the generated code (0-3, "
+                      "default 3; lower levels compile large models faster)"),
+             cl::Prefix, cl::init(3), cl::cat(compileCategory));
 
 cl::opt<bool> withTraining(
     "train",
@@ -359,8 +362,7 @@ std::string optionError(llvm::StringRef text) {
             .match(message, &value)) {
       std::string expected;
       if (flag == "--emit")
-        expected =
-            "spec-ir, tfc, linalg, llvm-dialect, ptx, llvm, obj or exe";
+        expected = "spec-ir, tfc, linalg, llvm-dialect, ptx, llvm, obj or exe";
       else if (flag == "--target")
         expected = "cpu or cuda";
       else if (llvm::StringRef(flag).starts_with("--mlir-print-ir-"))
@@ -540,8 +542,8 @@ void warnThreadHeap(ModuleOp module, llvm::StringRef output,
 /// add --recompute-attention (a Performer trained without it) and
 /// --recompute-elementwise (a training build without it) to the ways of
 /// needing less.
-bool checkArenaSize(ModuleOp module, llvm::StringRef output,
-                    bool attentionHint, bool elementwiseHint) {
+bool checkArenaSize(ModuleOp module, llvm::StringRef output, bool attentionHint,
+                    bool elementwiseHint) {
   std::optional<uint64_t> bytes = ::tfc::staticArenaBytes(module);
   uint64_t memory = ::tfc::physicalMemoryBytes();
   bool beyondAny = !bytes || *bytes > ::tfc::kMaxAddressableBytes;

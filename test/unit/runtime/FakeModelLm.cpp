@@ -140,8 +140,8 @@ void tfc_train_step(float *params, int32_t *tokens, int32_t *targets,
 
 void tfc_optimizer_step(float *params, float *grads, float *adam_m,
                         float *adam_v, int64_t *step, float *schedule,
-                        float *params_out, float *adam_m_out,
-                        float *adam_v_out, float *stats) {
+                        float *params_out, float *adam_m_out, float *adam_v_out,
+                        float *stats) {
   // In place only, as the runtime calls it.
   if (params_out != params || adam_m_out != adam_m || adam_v_out != adam_v) {
     stats[0] = NAN;

@@ -142,9 +142,9 @@ TEST(Manifest, OptionalAndUnknownRecords) {
 }
 
 TEST(Manifest, TrainingWorkingMemory) {
-  std::string text = edited("activation_bytes 4096\n",
-                            "activation_bytes 4096\n"
-                            "train_activation_bytes 12288\n");
+  std::string text =
+      edited("activation_bytes 4096\n", "activation_bytes 4096\n"
+                                        "train_activation_bytes 12288\n");
   Manifest m;
   std::string err;
   ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
