@@ -9,6 +9,7 @@
 #include "passes/Utils.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -39,12 +40,9 @@ static int64_t longformerLocalPairs(LongformerAttr kind, int64_t i,
   // Window offsets `t * dilation` from the query, t in [first, last].
   attention::WindowSteps steps = attention::windowSteps(kind);
   int64_t first = -steps.back, last = steps.ahead;
-  auto floorDiv = [](int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  };
   // Keys 0 <= i + t * dilation < keys.
-  int64_t lo = std::max(first, -floorDiv(i, dilation));
-  int64_t hi = std::min(last, floorDiv(keys - 1 - i, dilation));
+  int64_t lo = std::max(first, -llvm::divideFloorSigned(i, dilation));
+  int64_t hi = std::min(last, llvm::divideFloorSigned(keys - 1 - i, dilation));
   int64_t pairs = std::max<int64_t>(0, hi - lo + 1);
   for (int64_t g : globals) {
     if (g >= keys || (causal && g > i))

@@ -25,9 +25,9 @@
 /// head-split view `[B, S, H, Dh]` (a `tensor.expand_shape`, no data
 /// movement) and merges heads back at the end. All shapes are static.
 ///
-/// The building blocks declared in AttentionBuilders.h are defined here; the
-/// gradient lowering (LowerAttentionGrad.cpp) recomputes the forward
-/// quantities with them.
+/// The building blocks come from passes/AttentionBuilders.h, which the
+/// gradient lowering (LowerAttentionGrad.cpp) and tfc-blocked-attention use
+/// too, so that every path computes the same numbers.
 ///
 //===----------------------------------------------------------------------===//
 

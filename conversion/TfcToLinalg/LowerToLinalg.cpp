@@ -5,9 +5,8 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Drives the lowering patterns of LowerDenseOps.cpp, LowerAttention.cpp and
-/// LowerSequenceOps.cpp and checks that no tfc operation but `tfc.param` is
-/// left.
+/// Applies every lowering pattern of this folder (populateTfcToLinalgPatterns)
+/// and checks that no tfc operation but `tfc.param` is left.
 ///
 //===----------------------------------------------------------------------===//
 
