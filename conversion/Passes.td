@@ -16,7 +16,10 @@ def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
     tensors: `linalg.generic` and named linalg ops for the math, `tensor`
     reshapes and slices, `scf.for` for the prefix sums of causal Performer
     attention. `tfc.dropout` must have been removed (`tfc-strip-dropout`) or
-    lowered by the training pipeline first.
+    lowered by the training pipeline first. The patterns run as a partial
+    dialect conversion with the tfc dialect illegal but for `tfc.param`, so
+    an operation no pattern lowers fails the pass ("failed to legalize"),
+    and what they build is then folded.
 
     The gradient of an attention recomputes what it needs from the forward
     with the forward's own ops, so that CSE merges the two and the forward's

@@ -161,42 +161,12 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
     for (int64_t extent : shape.drop_back())
       rows *= extent;
     Value x = reshape(rewriter, loc, op.getInput(), {rows, width});
-    auto add = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-      return b.create<arith::AddFOp>(l, acc, v);
-    };
-    Value inverseWidth = floatConstant(rewriter, loc, element, 1.0 / width);
-    Value sum = reduceLastDim(rewriter, loc, x, 0.0, add);
-    Value mean =
-        elementwise(rewriter, loc, {rows}, element, ValueRange{sum},
-                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                      return b.create<arith::MulFOp>(l, args[0], inverseWidth);
-                    });
+    LayerNormStatistics stats =
+        layerNormStatistics(rewriter, loc, x, op.getEps().convertToDouble());
+    Value centred = stats.centred, inverseStd = stats.inverseStd;
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
     AffineMap rowMap = loopDims(rewriter, 2, {0});
     AffineMap colMap = loopDims(rewriter, 2, {1});
-    Value centred =
-        elementwise(rewriter, loc, {rows, width}, element, ValueRange{x, mean},
-                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                      return b.create<arith::SubFOp>(l, args[0], args[1]);
-                    },
-                    {identity, rowMap});
-    Value squares = reduceLastDim(
-        rewriter, loc, centred, 0.0,
-        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::AddFOp>(l, acc,
-                                         b.create<arith::MulFOp>(l, v, v));
-        });
-    Value eps =
-        floatConstant(rewriter, loc, element, op.getEps().convertToDouble());
-    Value inverseStd = elementwise(
-        rewriter, loc, {rows}, element, ValueRange{squares},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value variance = b.create<arith::MulFOp>(l, args[0], inverseWidth);
-          Value std = b.create<math::SqrtOp>(
-              l, b.create<arith::AddFOp>(l, variance, eps));
-          return b.create<arith::DivFOp>(l, floatConstant(b, l, element, 1.0),
-                                         std);
-        });
     Value y = elementwise(
         rewriter, loc, {rows, width}, element,
         ValueRange{centred, inverseStd, op.getGamma(), op.getBeta()},

@@ -311,46 +311,14 @@ struct LayerNormGradLowering : OpRewritePattern<LayerNormGradOp> {
     Value x = reshape(rewriter, loc, op.getInput(), {rows, width});
     Value dy = reshape(rewriter, loc, op.getGrad(), {rows, width});
     Value gamma = op.getGamma();
-    Value inverseWidth =
-        floatConstant(rewriter, loc, element, 1.0 / static_cast<double>(width));
-
     // Statistics, exactly as the forward lowering.
-    Value sum = reduceLastDim(
-        rewriter, loc, x, 0.0,
-        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::AddFOp>(l, acc, v);
-        });
-    Value mean =
-        elementwise(rewriter, loc, {rows}, element, ValueRange{sum},
-                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                      return b.create<arith::MulFOp>(l, args[0], inverseWidth);
-                    });
+    LayerNormStatistics stats =
+        layerNormStatistics(rewriter, loc, x, op.getEps().convertToDouble());
+    Value inverseWidth = stats.inverseWidth;
+    Value centred = stats.centred, inverseStd = stats.inverseStd;
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
     AffineMap rowMap = loopDims(rewriter, 2, {0});
     AffineMap colMap = loopDims(rewriter, 2, {1});
-    Value centred =
-        elementwise(rewriter, loc, {rows, width}, element, ValueRange{x, mean},
-                    [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                      return b.create<arith::SubFOp>(l, args[0], args[1]);
-                    },
-                    {identity, rowMap});
-    Value squares = reduceLastDim(
-        rewriter, loc, centred, 0.0,
-        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::AddFOp>(l, acc,
-                                         b.create<arith::MulFOp>(l, v, v));
-        });
-    Value eps =
-        floatConstant(rewriter, loc, element, op.getEps().convertToDouble());
-    Value inverseStd = elementwise(
-        rewriter, loc, {rows}, element, ValueRange{squares},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value variance = b.create<arith::MulFOp>(l, args[0], inverseWidth);
-          Value std = b.create<math::SqrtOp>(
-              l, b.create<arith::AddFOp>(l, variance, eps));
-          return b.create<arith::DivFOp>(l, floatConstant(b, l, element, 1.0),
-                                         std);
-        });
 
     // Row sums of g and g * xhat: one generic reducing over the width.
     Value zeroRows = filledTensor(rewriter, loc, {rows}, element, 0.0);

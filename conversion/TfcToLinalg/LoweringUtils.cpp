@@ -191,3 +191,47 @@ Value lowering::clampedIndex(OpBuilder &b, Location loc, Value id,
   Value outside = b.create<arith::OrIOp>(loc, below, above);
   return b.create<arith::SelectOp>(loc, outside, zero, index);
 }
+
+LayerNormStatistics lowering::layerNormStatistics(OpBuilder &b, Location loc,
+                                                  Value x, double eps) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t rows = shape[0], width = shape[1];
+  LayerNormStatistics stats;
+  stats.inverseWidth =
+      floatConstant(b, loc, element, 1.0 / static_cast<double>(width));
+  Value inverseWidth = stats.inverseWidth;
+  Value sum =
+      reduceLastDim(b, loc, x, 0.0,
+                    [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+                      return b.create<arith::AddFOp>(l, acc, v);
+                    });
+  Value mean =
+      elementwise(b, loc, {rows}, element, ValueRange{sum},
+                  [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                    return b.create<arith::MulFOp>(l, args[0], inverseWidth);
+                  });
+  stats.centred =
+      elementwise(b, loc, {rows, width}, element, ValueRange{x, mean},
+                  [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                    return b.create<arith::SubFOp>(l, args[0], args[1]);
+                  },
+                  {b.getMultiDimIdentityMap(2), loopDims(b, 2, {0})});
+  Value squares =
+      reduceLastDim(b, loc, stats.centred, 0.0,
+                    [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+                      return b.create<arith::AddFOp>(
+                          l, acc, b.create<arith::MulFOp>(l, v, v));
+                    });
+  Value epsilon = floatConstant(b, loc, element, eps);
+  stats.inverseStd = elementwise(
+      b, loc, {rows}, element, ValueRange{squares},
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value variance = b.create<arith::MulFOp>(l, args[0], inverseWidth);
+        Value std = b.create<math::SqrtOp>(
+            l, b.create<arith::AddFOp>(l, variance, epsilon));
+        return b.create<arith::DivFOp>(l, floatConstant(b, l, element, 1.0),
+                                       std);
+      });
+  return stats;
+}

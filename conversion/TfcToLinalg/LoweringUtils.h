@@ -77,6 +77,17 @@ Value contractNew(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// finite entry.
 Value scaledSoftmax(OpBuilder &b, Location loc, Value scores, double factor);
 
+/// The row statistics of a LayerNorm over `x` (`[rows, width]`), computed in
+/// one order for the forward and the gradient: `centred = x - mean` and
+/// `inverseStd = 1 / sqrt(var + eps)` per row, with the biased variance.
+struct LayerNormStatistics {
+  Value inverseWidth; ///< The scalar `1 / width`.
+  Value centred;      ///< `[rows, width]`.
+  Value inverseStd;   ///< `[rows]`.
+};
+LayerNormStatistics layerNormStatistics(OpBuilder &b, Location loc, Value x,
+                                        double eps);
+
 /// Repeats each position of `[batch, groups, width]` `factor` times:
 /// `[batch, groups * factor, width]`.
 Value repeatPositions(OpBuilder &b, Location loc, Value x, int64_t factor);

@@ -7,8 +7,8 @@
 /// \file
 /// The patterns that lower the tfc dialect to linalg, tensor, arith and math
 /// on tensors, one set per source file of this folder. tfc-lower-to-linalg
-/// (LowerToLinalg.cpp) applies them all top-down with the greedy driver and
-/// then fails on any tfc operation but `tfc.param` that is left.
+/// (LowerToLinalg.cpp) applies them all as a partial dialect conversion in
+/// which every tfc operation but `tfc.param` is illegal.
 ///
 //===----------------------------------------------------------------------===//
 

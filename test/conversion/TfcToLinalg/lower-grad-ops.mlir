@@ -317,7 +317,7 @@ func.func @dropout(%x: tensor<2x3x4xf32>, %seed: tensor<i64>) -> tensor<2x3x4xf3
 // the pass reports it.
 
 func.func @dropout_without_seed(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{was not lowered to linalg}}
+  // expected-error @+1 {{failed to legalize operation 'tfc.dropout'}}
   %y = tfc.dropout %x rate 1.000000e-01 : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
