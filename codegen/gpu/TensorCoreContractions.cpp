@@ -162,14 +162,12 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
                 : !type.getElementType().isBF16()))
       return std::nullopt;
   }
-  std::optional<unsigned> k = onlyReductionDim(op);
+  std::optional<unsigned> k = contractionReductionDim(op);
   if (!k)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap outMap = maps[2];
   unsigned parallel = op.getNumLoops() - 1;
-  if (outMap.getNumResults() != parallel || parallel < 2 || usesDim(outMap, *k))
-    return std::nullopt;
   TensorCorePlan plan;
   plan.k = *k;
   plan.m = outMap.getDimPosition(parallel - 2);

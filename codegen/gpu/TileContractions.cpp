@@ -103,14 +103,12 @@ std::optional<ContractionPlan> planFor(linalg::LinalgOp op) {
         !isa<FloatType>(type.getElementType()))
       return std::nullopt;
   }
-  std::optional<unsigned> k = onlyReductionDim(op);
+  std::optional<unsigned> k = contractionReductionDim(op);
   if (!k)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap outMap = maps.back();
   unsigned parallel = op.getNumLoops() - 1;
-  if (outMap.getNumResults() != parallel || parallel < 2 || usesDim(outMap, *k))
-    return std::nullopt;
   ContractionPlan plan;
   plan.k = *k;
   plan.n = outMap.getDimPosition(parallel - 1);
@@ -238,14 +236,20 @@ struct TileKernel {
     return b.create<arith::ConstantIndexOp>(loc, value);
   }
 
-  /// Sets the batch indices from `rest`, the position of the thread's (or
-  /// block's) tile among those of all batch elements divided by the tiles
-  /// of one; the last batch dimension varies fastest.
-  void setBatchIndices(Value rest) {
+  /// The row tile and the column tile of `id`, the position of the
+  /// thread's (or block's) tile among those of all batch elements, and
+  /// from it the batch indices, which it sets: the column tile varies
+  /// fastest, then the row tile, then the last batch dimension.
+  std::pair<Value, Value> placeTile(Value id) {
+    Value col = b.create<arith::RemUIOp>(loc, id, index(plan.colTiles()));
+    Value rest = b.create<arith::DivUIOp>(loc, id, index(plan.colTiles()));
+    Value row = b.create<arith::RemUIOp>(loc, rest, index(plan.rowTiles()));
+    rest = b.create<arith::DivUIOp>(loc, rest, index(plan.rowTiles()));
     for (unsigned d : llvm::reverse(plan.batch)) {
       dims[d] = b.create<arith::RemUIOp>(loc, rest, index(plan.extents[d]));
       rest = b.create<arith::DivUIOp>(loc, rest, index(plan.extents[d]));
     }
+    return {row, col};
   }
 
   void addRow(Value row) {
@@ -343,7 +347,6 @@ struct TileContractions
                                const ContractionPlan &plan) {
     int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
     int64_t depth = plan.depth, threads = kThreadsAcross * kThreadsAcross;
-    int64_t rowBlocks = plan.rowTiles(), colBlocks = plan.colTiles();
     TileKernel kernel(op, plan, plan.tiles(), threads);
     OpBuilder &b = kernel.b;
     Location loc = kernel.loc;
@@ -364,11 +367,7 @@ struct TileContractions
 
     Value block = kernel.launch.getBlockIds().x;
     Value thread = kernel.launch.getThreadIds().x;
-    Value colBlock = b.create<arith::RemUIOp>(loc, block, index(colBlocks));
-    Value rest = b.create<arith::DivUIOp>(loc, block, index(colBlocks));
-    Value rowBlock = b.create<arith::RemUIOp>(loc, rest, index(rowBlocks));
-    kernel.setBatchIndices(
-        b.create<arith::DivUIOp>(loc, rest, index(rowBlocks)));
+    auto [rowBlock, colBlock] = kernel.placeTile(block);
     Value firstRow = b.create<arith::MulIOp>(loc, rowBlock, index(kBlockTile));
     Value firstCol = b.create<arith::MulIOp>(loc, colBlock, index(kBlockTile));
     Value tx = b.create<arith::RemUIOp>(loc, thread, index(kThreadsAcross));
@@ -451,7 +450,6 @@ struct TileContractions
   /// group * 32 * tn + lane + 32 * j, loading its inputs from memory.
   void tile(linalg::LinalgOp op, const ContractionPlan &plan) {
     int64_t tm = plan.tileRows, tn = plan.tileCols;
-    int64_t rowThreads = plan.rowTiles(), colThreads = plan.colTiles();
     int64_t total = plan.threads();
     int64_t threads = std::min(kBlockThreads, total);
     TileKernel kernel(op, plan, llvm::divideCeil(total, threads), threads);
@@ -471,11 +469,7 @@ struct TileContractions
                                 index(total)),
         /*withElse=*/false);
     b.setInsertionPointToStart(&inRange.getThenRegion().front());
-    Value colThread = b.create<arith::RemUIOp>(loc, id, index(colThreads));
-    Value rest = b.create<arith::DivUIOp>(loc, id, index(colThreads));
-    Value rowThread = b.create<arith::RemUIOp>(loc, rest, index(rowThreads));
-    kernel.setBatchIndices(
-        b.create<arith::DivUIOp>(loc, rest, index(rowThreads)));
+    auto [rowThread, colThread] = kernel.placeTile(id);
     Value firstRow = b.create<arith::MulIOp>(loc, rowThread, index(tm));
     for (int64_t i = 0; i < tm; ++i)
       kernel.addRow(b.create<arith::AddIOp>(loc, firstRow, index(i)));

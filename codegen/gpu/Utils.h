@@ -63,6 +63,20 @@ inline std::optional<unsigned> onlyReductionDim(linalg::LinalgOp op) {
   return k;
 }
 
+/// The reduction dimension k of a contraction `op` (see onlyReductionDim)
+/// whose output, its last operand, is indexed by its parallel dimensions
+/// alone, at least two of them.
+inline std::optional<unsigned> contractionReductionDim(linalg::LinalgOp op) {
+  std::optional<unsigned> k = onlyReductionDim(op);
+  if (!k)
+    return std::nullopt;
+  AffineMap outMap = op.getIndexingMapsArray().back();
+  unsigned parallel = op.getNumLoops() - 1;
+  if (outMap.getNumResults() != parallel || parallel < 2 || usesDim(outMap, *k))
+    return std::nullopt;
+  return k;
+}
+
 /// The indices of `map` (a projected permutation) with loop dimension `m`
 /// at `row`, `n` at `col`, `k` at `kv` and any other dimension d at
 /// `dims[d]`: where a contraction kernel reads or writes an operand.
