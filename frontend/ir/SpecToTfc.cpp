@@ -76,6 +76,10 @@ private:
   Value block(Value x, const std::string &name, int64_t layer);
   Value stack(Value x, const std::string &prefix, int64_t count);
   Value hourglassLevel(Value x, const std::string &prefix, size_t level);
+  template <typename Kind>
+  std::pair<SmallVector<Value>, IntegerAttr>
+  resamplingWeights(const std::string &name, Kind kind, int64_t in,
+                    int64_t out);
   std::string dataPath(const std::string &path) const;
   bool classifies() const;
   int64_t outputCount() const;
@@ -279,6 +283,29 @@ Value ForwardBuilder::stack(Value x, const std::string &prefix, int64_t count) {
   return x;
 }
 
+/// The trained weights of the resampling `name` of an hourglass level
+/// (tfc.shorten or tfc.upsample) of kind `kind` (a ShortenKind or an
+/// UpsampleKind of the spec), and its heads attribute: for `Linear` the
+/// weight `[out, in]` and bias `[out]` of a linear layer, for `Attention`
+/// the four `[width, width]` projections of an attention and the model's
+/// heads, else nothing.
+template <typename Kind>
+std::pair<SmallVector<Value>, IntegerAttr>
+ForwardBuilder::resamplingWeights(const std::string &name, Kind kind,
+                                  int64_t in, int64_t out) {
+  if (kind == Kind::Linear) {
+    auto [weight, bias] = linearParams(name, in, out);
+    return {{weight, bias}, IntegerAttr()};
+  }
+  if (kind != Kind::Attention)
+    return {{}, IntegerAttr()};
+  SmallVector<Value> weights;
+  for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+    weights.push_back(
+        param(name + "." + proj + ".weight", {width, width}, "normal:0.02"));
+  return {weights, builder.getI64IntegerAttr(spec.model.heads)};
+}
+
 /// Level `level` of the hourglass: its pre layers, then (unless it is the
 /// centre) shortening, the inner levels, up-sampling with the residual from
 /// before shortening, and the post layers.
@@ -302,56 +329,24 @@ Value ForwardBuilder::hourglassLevel(Value x, const std::string &prefix,
   if (spec.attention.causal)
     s = builder.create<ShiftRightOp>(loc(prefix + "shift"), s.getType(), s,
                                      builder.getI64IntegerAttr(factor - 1));
-  SmallVector<Value> shortenWeights;
-  std::optional<int64_t> heads;
   std::string sname = prefix + "shorten";
-  switch (spec.hourglass.shortening) {
-  case ::tfc::spec::ShortenKind::Avg:
-    break;
-  case ::tfc::spec::ShortenKind::Linear:
-    shortenWeights = {
-        param(sname + ".weight", {width, factor * width}, "normal:0.02"),
-        param(sname + ".bias", {width}, "zeros")};
-    break;
-  case ::tfc::spec::ShortenKind::Attention:
-    for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
-      shortenWeights.push_back(
-          param(sname + "." + proj + ".weight", {width, width}, "normal:0.02"));
-    heads = spec.model.heads;
-    break;
-  }
+  auto [shortenWeights, shortenHeads] = resamplingWeights(
+      sname, spec.hourglass.shortening, factor * width, width);
   ShortenKind shortenKind =
       static_cast<ShortenKind>(static_cast<int>(spec.hourglass.shortening));
   Value shortened = builder.create<ShortenOp>(
       loc(sname), floatTensor({batch, seq / factor, width}), shortenKind, s,
-      factor, shortenWeights,
-      heads ? builder.getI64IntegerAttr(*heads) : IntegerAttr());
+      factor, shortenWeights, shortenHeads);
 
   Value inner = hourglassLevel(shortened, prefix + "inner.", level + 1);
 
-  SmallVector<Value> upWeights;
-  heads.reset();
   std::string uname = prefix + "upsample";
-  switch (spec.hourglass.upsampling) {
-  case ::tfc::spec::UpsampleKind::Naive:
-    break;
-  case ::tfc::spec::UpsampleKind::Linear:
-    upWeights = {
-        param(uname + ".weight", {factor * width, width}, "normal:0.02"),
-        param(uname + ".bias", {factor * width}, "zeros")};
-    break;
-  case ::tfc::spec::UpsampleKind::Attention:
-    for (const char *proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
-      upWeights.push_back(
-          param(uname + "." + proj + ".weight", {width, width}, "normal:0.02"));
-    heads = spec.model.heads;
-    break;
-  }
+  auto [upWeights, upHeads] = resamplingWeights(
+      uname, spec.hourglass.upsampling, width, factor * width);
   UpsampleKind upKind =
       static_cast<UpsampleKind>(static_cast<int>(spec.hourglass.upsampling));
-  Value up = builder.create<UpsampleOp>(
-      loc(uname), type, upKind, inner, residual, factor, upWeights,
-      heads ? builder.getI64IntegerAttr(*heads) : IntegerAttr());
+  Value up = builder.create<UpsampleOp>(loc(uname), type, upKind, inner,
+                                        residual, factor, upWeights, upHeads);
   x = builder.create<AddOp>(loc(prefix + "residual"), type, residual, up);
   return stack(x, prefix + "post.", levels[levels.size() - 1 - level].layers);
 }
