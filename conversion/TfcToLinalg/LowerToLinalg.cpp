@@ -50,6 +50,8 @@ struct TfcLowerToLinalgPass
     ConversionTarget target(getContext());
     target.addIllegalDialect<TfcDialect>();
     target.addLegalOp<ParamOp>();
+    // What the patterns build (linalg, tensor, arith, math, scf) is legal.
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();
