@@ -291,26 +291,10 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
 
   // Forward recomputation.
   Value pooled = averageGroups(b, loc, x, factor);
-  Value query = splitHeads(b, loc, linear(b, loc, pooled, wq), heads);
-  auto splitGroups = [&](Value v) {
-    return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
-                  {batch, groups, factor, heads, headDim});
-  };
-  Value key = splitGroups(linear(b, loc, x, wk));
-  Value value = splitGroups(linear(b, loc, x, wv));
-  // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
-  // (b, n, h, j, e).
-  Value scores = contractNew(b, loc, {batch, groups, heads, factor}, query,
-                             loopDims(b, 5, {0, 1, 2, 4}), key,
-                             loopDims(b, 5, {0, 1, 3, 2, 4}), 1);
-  Value probs = scaledSoftmax(b, loc, scores, scoreScale);
-  // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
-  // (b, n, h, e, j).
-  Value attended =
-      mergeHeads(b, loc,
-                 contractNew(b, loc, {batch, groups, heads, headDim}, probs,
-                             loopDims(b, 5, {0, 1, 2, 4}), value,
-                             loopDims(b, 5, {0, 1, 4, 2, 3}), 1));
+  ResamplingAttention forward =
+      shorteningAttention(b, loc, x, pooled, factor, heads, weights);
+  Value query = forward.query, key = forward.key, value = forward.value;
+  Value probs = forward.probs, attended = forward.attended;
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);
@@ -433,41 +417,14 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
   ArrayRef<int64_t> shape = shapeOf(residual);
   int64_t batch = shape[0], seq = shape[1], width = shape[2];
   int64_t groups = seq / factor, headDim = width / heads;
-  Type element = elementOf(residual);
   double scoreScale = 1.0 / std::sqrt(static_cast<double>(headDim));
   Value wq = weights[0], wk = weights[1], wv = weights[2], wo = weights[3];
 
   // Forward recomputation.
-  Value query = splitHeads(b, loc, linear(b, loc, residual, wq), heads);
-  Value key = splitHeads(b, loc, linear(b, loc, shortened, wk), heads);
-  Value value = splitHeads(b, loc, linear(b, loc, shortened, wv), heads);
-  // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
-  // (b, p, h, i, e).
-  Value scores = contractNew(b, loc, {batch, seq, heads, groups}, query,
-                             loopDims(b, 5, {0, 1, 2, 4}), key,
-                             loopDims(b, 5, {0, 3, 2, 4}), 1);
-  Value masked = elementwise(
-      b, loc, {batch, seq, heads, groups}, element, {scores},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value position = nb.create<linalg::IndexOp>(nloc, 1);
-        Value group = nb.create<linalg::IndexOp>(nloc, 3);
-        Value start = nb.create<arith::MulIOp>(
-            nloc, group, nb.create<arith::ConstantIndexOp>(nloc, factor));
-        Value visible = nb.create<arith::CmpIOp>(
-            nloc, arith::CmpIPredicate::sle, start, position);
-        Value minusInf = floatConstant(
-            nb, nloc, element, -std::numeric_limits<double>::infinity());
-        return nb.create<arith::SelectOp>(nloc, visible, args[0], minusInf)
-            .getResult();
-      });
-  Value probs = scaledSoftmax(b, loc, masked, scoreScale);
-  // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
-  // (b, p, h, e, i).
-  Value attended =
-      mergeHeads(b, loc,
-                 contractNew(b, loc, {batch, seq, heads, headDim}, probs,
-                             loopDims(b, 5, {0, 1, 2, 4}), value,
-                             loopDims(b, 5, {0, 4, 2, 3}), 1));
+  ResamplingAttention forward =
+      upsamplingAttention(b, loc, shortened, residual, factor, heads, weights);
+  Value query = forward.query, key = forward.key, value = forward.value;
+  Value probs = forward.probs, attended = forward.attended;
 
   // Output projection.
   Value outputWeightGrad = weightGrad(b, loc, grad, attended);

@@ -283,38 +283,10 @@ static Value shortenLinear(OpBuilder &b, Location loc, Value x, int64_t factor,
 static Value shortenAttention(OpBuilder &b, Location loc, Value x,
                               int64_t factor, int64_t heads,
                               ValueRange weights) {
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
-  int64_t headDim = width / heads;
-  Type element = elementOf(x);
-
   Value pooled = averageGroups(b, loc, x, factor);
-  // [batch, groups, heads, head_dim]
-  Value query = splitHeads(b, loc, linear(b, loc, pooled, weights[0]), heads);
-  // [batch, groups, factor, heads, head_dim]
-  auto splitGroups = [&](Value v) {
-    return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
-                  {batch, groups, factor, heads, headDim});
-  };
-  Value key = splitGroups(linear(b, loc, x, weights[1]));
-  Value value = splitGroups(linear(b, loc, x, weights[2]));
-
-  // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
-  // (b, n, h, j, e).
-  Value scores = contract(
-      b, loc, filledTensor(b, loc, {batch, groups, heads, factor}, element, 0),
-      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 1, 3, 2, 4}),
-      1);
-  Value probs = scaledSoftmax(b, loc, scores,
-                              1.0 / std::sqrt(static_cast<double>(headDim)));
-  // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
-  // (b, n, h, e, j).
-  Value attended = contract(
-      b, loc, filledTensor(b, loc, {batch, groups, heads, headDim}, element, 0),
-      probs, loopDims(b, 5, {0, 1, 2, 4}), value,
-      loopDims(b, 5, {0, 1, 4, 2, 3}), 1);
-  Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
-  return add(b, loc, pooled, projected);
+  ResamplingAttention attention =
+      shorteningAttention(b, loc, x, pooled, factor, heads, weights);
+  return add(b, loc, pooled, linear(b, loc, attention.attended, weights[3]));
 }
 
 /// `tfc.shorten` of every kind.
@@ -370,46 +342,9 @@ static Value upsampleLinear(OpBuilder &b, Location loc, Value shortened,
 static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
                                Value residual, int64_t factor, int64_t heads,
                                ValueRange weights) {
-  ArrayRef<int64_t> shape = shapeOf(residual);
-  int64_t batch = shape[0], seq = shape[1], width = shape[2];
-  int64_t groups = seq / factor, headDim = width / heads;
-  Type element = elementOf(residual);
-
-  Value query = splitHeads(b, loc, linear(b, loc, residual, weights[0]), heads);
-  Value key = splitHeads(b, loc, linear(b, loc, shortened, weights[1]), heads);
-  Value value =
-      splitHeads(b, loc, linear(b, loc, shortened, weights[2]), heads);
-
-  // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
-  // (b, p, h, i, e).
-  Value scores = contract(
-      b, loc, filledTensor(b, loc, {batch, seq, heads, groups}, element, 0),
-      query, loopDims(b, 5, {0, 1, 2, 4}), key, loopDims(b, 5, {0, 3, 2, 4}),
-      1);
-  // Position p sees the shortened positions i with i * factor <= p.
-  Value masked = elementwise(
-      b, loc, {batch, seq, heads, groups}, element, {scores},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value position = nb.create<linalg::IndexOp>(nloc, 1);
-        Value group = nb.create<linalg::IndexOp>(nloc, 3);
-        Value start = nb.create<arith::MulIOp>(
-            nloc, group, nb.create<arith::ConstantIndexOp>(nloc, factor));
-        Value visible = nb.create<arith::CmpIOp>(
-            nloc, arith::CmpIPredicate::sle, start, position);
-        Value minusInf = floatConstant(
-            nb, nloc, element, -std::numeric_limits<double>::infinity());
-        return nb.create<arith::SelectOp>(nloc, visible, args[0], minusInf)
-            .getResult();
-      });
-  Value probs = scaledSoftmax(b, loc, masked,
-                              1.0 / std::sqrt(static_cast<double>(headDim)));
-  // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
-  // (b, p, h, e, i).
-  Value attended = contract(
-      b, loc, filledTensor(b, loc, {batch, seq, heads, headDim}, element, 0),
-      probs, loopDims(b, 5, {0, 1, 2, 4}), value, loopDims(b, 5, {0, 4, 2, 3}),
-      1);
-  Value projected = linear(b, loc, mergeHeads(b, loc, attended), weights[3]);
+  ResamplingAttention attention =
+      upsamplingAttention(b, loc, shortened, residual, factor, heads, weights);
+  Value projected = linear(b, loc, attention.attended, weights[3]);
   return add(b, loc, repeatPositions(b, loc, shortened, factor), projected);
 }
 

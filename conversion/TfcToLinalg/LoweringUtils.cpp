@@ -6,12 +6,15 @@
 
 #include "conversion/TfcToLinalg/LoweringUtils.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
 using attention::loopDims;
+using attention::mergeHeads;
+using attention::splitHeads;
 
 /// The reassociation group `[0, 1, ..., count - 1]`.
 static ReassociationIndices leadingDims64(unsigned count) {
@@ -234,4 +237,83 @@ LayerNormStatistics lowering::layerNormStatistics(OpBuilder &b, Location loc,
                                        std);
       });
   return stats;
+}
+
+ResamplingAttention lowering::shorteningAttention(OpBuilder &b, Location loc,
+                                                  Value x, Value pooled,
+                                                  int64_t factor, int64_t heads,
+                                                  ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t batch = shape[0], groups = shape[1] / factor, width = shape[2];
+  int64_t headDim = width / heads;
+  ResamplingAttention a;
+  // [batch, groups, heads, head_dim]
+  a.query = splitHeads(b, loc, linear(b, loc, pooled, weights[0]), heads);
+  // [batch, groups, factor, heads, head_dim]
+  auto splitGroups = [&](Value v) {
+    return expand(b, loc, v, {{0}, {1, 2}, {3, 4}},
+                  {batch, groups, factor, heads, headDim});
+  };
+  a.key = splitGroups(linear(b, loc, x, weights[1]));
+  a.value = splitGroups(linear(b, loc, x, weights[2]));
+  // scores[b, n, h, j] = sum_e q[b, n, h, e] k[b, n, j, h, e]; loops
+  // (b, n, h, j, e).
+  Value scores = contractNew(b, loc, {batch, groups, heads, factor}, a.query,
+                             loopDims(b, 5, {0, 1, 2, 4}), a.key,
+                             loopDims(b, 5, {0, 1, 3, 2, 4}), 1);
+  a.probs = scaledSoftmax(b, loc, scores,
+                          1.0 / std::sqrt(static_cast<double>(headDim)));
+  // out[b, n, h, e] = sum_j p[b, n, h, j] v[b, n, j, h, e]; loops
+  // (b, n, h, e, j).
+  a.attended =
+      mergeHeads(b, loc,
+                 contractNew(b, loc, {batch, groups, heads, headDim}, a.probs,
+                             loopDims(b, 5, {0, 1, 2, 4}), a.value,
+                             loopDims(b, 5, {0, 1, 4, 2, 3}), 1));
+  return a;
+}
+
+ResamplingAttention lowering::upsamplingAttention(OpBuilder &b, Location loc,
+                                                  Value shortened,
+                                                  Value residual,
+                                                  int64_t factor, int64_t heads,
+                                                  ValueRange weights) {
+  ArrayRef<int64_t> shape = shapeOf(residual);
+  int64_t batch = shape[0], seq = shape[1], width = shape[2];
+  int64_t groups = seq / factor, headDim = width / heads;
+  Type element = elementOf(residual);
+  ResamplingAttention a;
+  a.query = splitHeads(b, loc, linear(b, loc, residual, weights[0]), heads);
+  a.key = splitHeads(b, loc, linear(b, loc, shortened, weights[1]), heads);
+  a.value = splitHeads(b, loc, linear(b, loc, shortened, weights[2]), heads);
+  // scores[b, p, h, i] = sum_e q[b, p, h, e] k[b, i, h, e]; loops
+  // (b, p, h, i, e).
+  Value scores = contractNew(b, loc, {batch, seq, heads, groups}, a.query,
+                             loopDims(b, 5, {0, 1, 2, 4}), a.key,
+                             loopDims(b, 5, {0, 3, 2, 4}), 1);
+  // Position p sees the shortened positions i with i * factor <= p.
+  Value masked = elementwise(
+      b, loc, {batch, seq, heads, groups}, element, {scores},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value position = nb.create<linalg::IndexOp>(nloc, 1);
+        Value group = nb.create<linalg::IndexOp>(nloc, 3);
+        Value start = nb.create<arith::MulIOp>(
+            nloc, group, nb.create<arith::ConstantIndexOp>(nloc, factor));
+        Value visible = nb.create<arith::CmpIOp>(
+            nloc, arith::CmpIPredicate::sle, start, position);
+        Value minusInf = floatConstant(
+            nb, nloc, element, -std::numeric_limits<double>::infinity());
+        return nb.create<arith::SelectOp>(nloc, visible, args[0], minusInf)
+            .getResult();
+      });
+  a.probs = scaledSoftmax(b, loc, masked,
+                          1.0 / std::sqrt(static_cast<double>(headDim)));
+  // out[b, p, h, e] = sum_i p[b, p, h, i] v[b, i, h, e]; loops
+  // (b, p, h, e, i).
+  a.attended =
+      mergeHeads(b, loc,
+                 contractNew(b, loc, {batch, seq, heads, headDim}, a.probs,
+                             loopDims(b, 5, {0, 1, 2, 4}), a.value,
+                             loopDims(b, 5, {0, 4, 2, 3}), 1));
+  return a;
 }

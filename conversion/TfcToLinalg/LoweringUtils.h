@@ -88,6 +88,30 @@ struct LayerNormStatistics {
 LayerNormStatistics layerNormStatistics(OpBuilder &b, Location loc, Value x,
                                         double eps);
 
+/// What attention shortening and up-sampling compute before their output
+/// projection, built in one order for the forward and for the gradient's
+/// recomputation. `query`, `key` and `value` are split into heads, and
+/// `attended` has its heads merged again (`[batch, n, width]`).
+struct ResamplingAttention {
+  Value query, key, value, probs, attended;
+};
+
+/// Attention shortening: the pooled queries (`pooled`, the group means of
+/// `x`) attend, per head, to the positions of their own group. `key` and
+/// `value` are `[batch, groups, factor, heads, head_dim]`, `probs`
+/// `[batch, groups, heads, factor]`. `weights` are `Wq, Wk, Wv, Wo`.
+ResamplingAttention shorteningAttention(OpBuilder &b, Location loc, Value x,
+                                        Value pooled, int64_t factor,
+                                        int64_t heads, ValueRange weights);
+
+/// Attention up-sampling: full-resolution position `p` of `residual` attends,
+/// per head, to the positions `i <= p / factor` of `shortened`. `probs` is
+/// `[batch, seq, heads, groups]`, zero where masked.
+ResamplingAttention upsamplingAttention(OpBuilder &b, Location loc,
+                                        Value shortened, Value residual,
+                                        int64_t factor, int64_t heads,
+                                        ValueRange weights);
+
 /// Repeats each position of `[batch, groups, width]` `factor` times:
 /// `[batch, groups * factor, width]`.
 Value repeatPositions(OpBuilder &b, Location loc, Value x, int64_t factor);
