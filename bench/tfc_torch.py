@@ -17,6 +17,10 @@ The module also reads data exactly as a compiled model's ``eval`` does
 and its ``.vocab`` file), and has what a benchmark needs: ``tune_torch()``
 for the settings that make PyTorch fast on these machines, an optimizer and
 learning-rate schedule built from ``[training]``, and a training step.
+A spec's ``training.precision = "bf16"`` makes that step run the forward
+pass and the loss under ``torch.autocast(dtype=torch.bfloat16)``, the
+optimizer and the master weights staying float32, as PyTorch's users train
+in bf16 (``"f32"``, the default, autocasts nothing).
 
 Command line (``/usr/bin/python3 bench/tfc_torch.py --help``)::
 
@@ -33,6 +37,7 @@ torch >= 1.13.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -56,8 +61,8 @@ __all__ = [
     "load_bytes", "split_span", "eval_lm_batches", "sample_lm_batch",
     "load_jsonl", "split_words", "build_vocab", "load_vocab", "save_vocab",
     "encode", "classify_batches", "evaluate",
-    "make_optimizer", "learning_rate", "train_step", "redraw_features",
-    "orthogonal_features",
+    "make_optimizer", "learning_rate", "train_step", "autocast", "PRECISIONS",
+    "redraw_features", "orthogonal_features",
 ]
 
 PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
@@ -224,7 +229,7 @@ _SECTIONS = {
     "training": {"optimizer", "lr", "beta1", "beta2", "eps", "weight_decay",
                  "schedule", "warmup", "clip", "batch", "seq_len", "steps",
                  "eval_every", "eval_batches", "checkpoint_every", "patience",
-                 "seed"},
+                 "seed", "precision"},
     "data": {"format", "train", "val", "test", "train_fraction", "val_fraction",
              "min_freq"},
 }
@@ -289,6 +294,7 @@ class ModelConfig:
     checkpoint_every: int = 500
     patience: int = 0
     seed: int = 0
+    precision: str = "f32"     # f32, or bf16: train_step autocasts to bfloat16
     # [data]
     data_format: str = "bytes"
     train: str = ""
@@ -314,6 +320,19 @@ class ModelConfig:
         if not self.levels:
             return [1] * self.layers
         return [k for n, k in self.levels for _ in range(n)]
+
+
+#: The values of ``training.precision`` (docs/precision.md).
+PRECISIONS = ("f32", "bf16")
+
+
+def autocast(cfg: ModelConfig, device_type: str = "cpu"):
+    """The context of a forward pass at ``cfg.precision``: bf16 autocast
+    (matrix products in bfloat16, float32 weights) for ``"bf16"``, nothing
+    for ``"f32"``."""
+    if cfg.precision == "bf16":
+        return torch.autocast(device_type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def parse_layout(text: str) -> list:
@@ -391,6 +410,11 @@ def load_config(path: str, batch: Optional[int] = None,
             setattr(c, key, t[key])
     c.lr, c.beta1, c.beta2, c.eps = float(c.lr), float(c.beta1), float(c.beta2), float(c.eps)
     c.weight_decay, c.clip = float(c.weight_decay), float(c.clip)
+    if "precision" in t:
+        if t["precision"] not in PRECISIONS:
+            raise ValueError(f"{path}: training.precision = {t['precision']!r}: "
+                             f"expected one of {', '.join(map(repr, PRECISIONS))}")
+        c.precision = t["precision"]
     spec_seq_len = c.seq_len
     if batch:
         c.batch = batch
@@ -1618,13 +1642,17 @@ def train_step(model: TfcModel, optimizer: torch.optim.Optimizer, tokens, target
                mask=None, step: Optional[int] = None) -> float:
     """One step: forward, loss, backward, optional global-norm clip
     (``training.clip``), learning rate of ``step`` (when given) and the
-    optimizer update. Returns the loss."""
+    optimizer update. Returns the loss. With ``training.precision = "bf16"``
+    the forward and the loss run under bf16 autocast (``autocast``); the
+    backward follows the forward's dtypes, the gradients of the float32
+    weights, the clip and the optimizer stay float32."""
     cfg = model.cfg
     if step is not None:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, cfg)
     optimizer.zero_grad(set_to_none=True)
-    loss = model.loss(model(tokens, mask), targets)
+    with autocast(cfg, tokens.device.type):
+        loss = model.loss(model(tokens, mask), targets)
     loss.backward()
     if cfg.clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
@@ -1703,7 +1731,14 @@ def main(argv: Optional[list] = None) -> int:
     na.add_argument("spec")
     na.add_argument("--seq-len", type=int)
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except ValueError as e:  # a spec error: one line, not a traceback
+        print(f"tfc_torch.py: error: {e}", file=sys.stderr)
+        return 1
 
+
+def _run(args) -> int:
     if args.command == "perturb":
         perturb_checkpoint(args.src, args.dst, args.seed)
         return 0
