@@ -64,6 +64,16 @@ Value attention::multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x,
   return b.create<arith::AddFOp>(loc, acc, product);
 }
 
+Value attention::accumulateProducts(OpBuilder &b, Location loc,
+                                    ValueRange inputs, Value init,
+                                    ArrayRef<AffineMap> inputMaps,
+                                    AffineMap outputMap) {
+  return buildGeneric(b, loc, inputs, init, inputMaps, outputMap,
+                      [](OpBuilder &nb, Location nloc, ValueRange args) {
+                        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
+                      });
+}
+
 Value attention::negativeInfinity(OpBuilder &b, Location loc, Type element) {
   return floatConstant(b, loc, element,
                        -std::numeric_limits<double>::infinity());
@@ -171,13 +181,10 @@ Value attention::dotScores(OpBuilder &b, Location loc, Value q, Value k) {
   Value init = filledTensor(
       b, loc, {qShape[0], qShape[2], qShape[1], kShape[1]}, element, 0.0);
   // Loops (b, h, i, j, e); e is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{q, k}, init,
       {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 3, 1, 4})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 Value attention::maskScores(OpBuilder &b, Location loc, Value scores,
@@ -264,13 +271,10 @@ Value attention::weightValues(OpBuilder &b, Location loc, Value probs, Value v,
     init = filledTensor(b, loc, {pShape[0], pShape[2], pShape[1], vShape[3]},
                         elementOf(v), 0.0);
   // Loops (b, i, h, e, j); j is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{probs, v}, init,
       {loopDims(b, 5, {0, 2, 1, 4}), loopDims(b, 5, {0, 4, 2, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 Value attention::weightQueries(OpBuilder &b, Location loc, Value weights,
@@ -280,13 +284,10 @@ Value attention::weightQueries(OpBuilder &b, Location loc, Value weights,
     init = filledTensor(b, loc, {wShape[0], wShape[3], wShape[1], xShape[3]},
                         elementOf(x), 0.0);
   // Loops (b, j, h, e, i); i is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{weights, x}, init,
       {loopDims(b, 5, {0, 2, 4, 1}), loopDims(b, 5, {0, 4, 2, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 double attention::scoreScale(Value q) {
@@ -428,12 +429,9 @@ static Value scoreGrads(OpBuilder &b, Location loc, Value probs,
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
   // Loops (b, h, i, j); j is reduced.
   Value rowDot =
-      buildGeneric(b, loc, ValueRange{probs, probGrads},
-                   filledTensor(b, loc, shape.drop_back(), element, 0.0),
-                   {identity, identity}, rowMap,
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+      accumulateProducts(b, loc, ValueRange{probs, probGrads},
+                         filledTensor(b, loc, shape.drop_back(), element, 0.0),
+                         {identity, identity}, rowMap);
   return elementwise(
       b, loc, shape, element, ValueRange{probs, probGrads, rowDot},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {

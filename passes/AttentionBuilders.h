@@ -43,6 +43,12 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
                    ArrayRef<AffineMap> inputMaps, AffineMap outputMap,
                    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// buildGeneric accumulating the product of its two `inputs` into `init`
+/// (`init += a * b`): a contraction over the loops `outputMap` leaves out.
+Value accumulateProducts(OpBuilder &b, Location loc, ValueRange inputs,
+                         Value init, ArrayRef<AffineMap> inputMaps,
+                         AffineMap outputMap);
+
 /// `acc + x * y`.
 Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x, Value y);
 
@@ -141,6 +147,31 @@ Value maskedSoftmaxAttention(OpBuilder &b, Location loc, Value q, Value k,
 
 /// The causal filter `j <= i`, or null (all pairs) when not causal.
 Value causalFilter(OpBuilder &b, Location loc, bool causal, Value i, Value j);
+
+/// causalFilter as a PairFilter: `maskedSoftmaxAttention(..., CausalPairs{c})`.
+struct CausalPairs {
+  bool causal;
+  Value operator()(OpBuilder &b, Location loc, Value i, Value j,
+                   Value /*globalColumn*/) const {
+    return causalFilter(b, loc, causal, i, j);
+  }
+};
+
+/// The query, key and value of an attention or attention gradient op, each
+/// split into its heads (`[B, S, H, Dh]`).
+struct HeadSplitQkv {
+  Value q, k, v;
+};
+
+/// splitHeads of `op`'s query, key and value, built in that order.
+template <typename AttentionLikeOp>
+HeadSplitQkv splitQkvHeads(OpBuilder &b, Location loc, AttentionLikeOp op) {
+  int64_t heads = op.getHeads();
+  Value q = splitHeads(b, loc, op.getQuery(), heads);
+  Value k = splitHeads(b, loc, op.getKey(), heads);
+  Value v = splitHeads(b, loc, op.getValue(), heads);
+  return {q, k, v};
+}
 
 //===----------------------------------------------------------------------===//
 // #tfc.longformer

@@ -733,9 +733,8 @@ ForwardResults rewriteAttention(AttentionOp op, BlockPlan plan) {
   Location loc = op.getLoc();
   buildPlanConstants(b, loc, plan);
   int64_t heads = plan.heads;
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value mask = op.getMask();
   padToBlocks(b, loc, plan, {&q, &k, &v}, mask);
   auto [out, lse] = blockedForward(b, loc, plan, q, k, v, mask);
@@ -759,9 +758,8 @@ void rewriteAttentionGrad(AttentionGradOp op, BlockPlan plan,
   Location loc = op.getLoc();
   buildPlanConstants(b, loc, plan);
   int64_t heads = plan.heads;
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   // The global rows' output gradient belongs to the global projections;
   // with it zeroed, those rows' local outputs (overwritten in the forward)

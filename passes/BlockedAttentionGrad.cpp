@@ -109,14 +109,11 @@ BlockedGrads blocked::blockedBackwardOf(OpBuilder &b, Location loc,
   KeySide keys = buildKeySide(b, loc, plan, k, v, mask);
   ArrayRef<int64_t> shape = shapeOf(q);
   // D[b, h, i] = sum_e dO[b, i, h, e] * O[b, i, h, e].
-  Value delta = buildGeneric(
+  Value delta = accumulateProducts(
       b, loc, ValueRange{gradOut, out},
       filledTensor(b, loc, {plan.batch, plan.heads, plan.length}, element, 0.0),
       {b.getMultiDimIdentityMap(4), b.getMultiDimIdentityMap(4)},
-      loopDims(b, 4, {0, 2, 1}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 4, {0, 2, 1}));
   Value queryGrad0 = filledTensor(b, loc, shape, element, 0.0);
   Value keyGrad0 = emptyTensor(b, loc, shape, element);
   Value valueGrad0 = emptyTensor(b, loc, shape, element);

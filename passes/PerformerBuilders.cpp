@@ -52,15 +52,12 @@ Value attention::featureProjection(OpBuilder &b, Location loc, Value x,
   int64_t count = shapeOf(scaled)[transposed ? 1 : 0];
   SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
   // Loops (b, s, h, m, e); e is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{x, scaled},
       filledTensor(b, loc, shape, elementOf(x), 0.0),
       {loopDims(b, 5, {0, 1, 2, 4}),
        transposed ? loopDims(b, 5, {4, 3}) : loopDims(b, 5, {3, 4})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 Value attention::halfSquaredNorm(OpBuilder &b, Location loc, Value x) {
@@ -240,13 +237,10 @@ std::pair<Value, Value>
 attention::accumulateKeyValues(OpBuilder &b, Location loc, Value keyFeatures,
                                Value v, Value kv, Value z) {
   // Loops (b, h, m, e, j); j is reduced.
-  Value newKv =
-      buildGeneric(b, loc, ValueRange{keyFeatures, v}, kv,
-                   {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
-                   loopDims(b, 5, {0, 1, 2, 3}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value newKv = accumulateProducts(
+      b, loc, ValueRange{keyFeatures, v}, kv,
+      {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}));
   // Loops (b, h, j, m); j is reduced, m innermost (unit stride).
   Value newZ =
       buildGeneric(b, loc, ValueRange{keyFeatures}, z,
@@ -264,14 +258,11 @@ Value attention::performerNumerator(OpBuilder &b, Location loc,
   SmallVector<int64_t> outShape = {qShape[0], qShape[1], qShape[2],
                                    shapeOf(kv)[3]};
   // Loops (b, i, h, e, m); m is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{queryFeatures, kv},
       filledTensor(b, loc, outShape, element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 Value attention::performerDenominator(OpBuilder &b, Location loc,
@@ -279,14 +270,11 @@ Value attention::performerDenominator(OpBuilder &b, Location loc,
   ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(z);
   // Loops (b, i, h, m); m is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{queryFeatures, z},
       filledTensor(b, loc, {qShape[0], qShape[1], qShape[2]}, element, 0.0),
       {b.getMultiDimIdentityMap(4), loopDims(b, 4, {0, 2, 3})},
-      loopDims(b, 4, {0, 1, 2}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 4, {0, 1, 2}));
 }
 
 Value attention::performerQuotient(OpBuilder &b, Location loc, Value num,
@@ -425,24 +413,18 @@ std::pair<Value, Value> attention::chunkStates(OpBuilder &b, Location loc,
   int64_t batch = fShape[0], count = fShape[1], heads = fShape[3],
           features = fShape[4], headDim = vShape[4];
   // Loops (b, n, h, m, e, c); c is reduced.
-  Value kv = buildGeneric(
+  Value kv = accumulateProducts(
       b, loc, ValueRange{keyFeatures, scaledValues},
       filledTensor(b, loc, {batch, count, heads, features, headDim}, element,
                    0.0),
       {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})},
-      loopDims(b, 6, {0, 1, 2, 3, 4}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 6, {0, 1, 2, 3, 4}));
   // Loops (b, n, h, c, m); c is reduced, m innermost (unit stride).
-  Value z = buildGeneric(
+  Value z = accumulateProducts(
       b, loc, ValueRange{keyFeatures, keyScale},
       filledTensor(b, loc, {batch, count, heads, features}, element, 0.0),
       {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
-      loopDims(b, 5, {0, 1, 2, 4}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 4}));
   return {kv, z};
 }
 
@@ -544,15 +526,12 @@ Value attention::chunkScores(OpBuilder &b, Location loc, Value queryFeatures,
   ArrayRef<int64_t> shape = shapeOf(queryFeatures);
   Type element = elementOf(queryFeatures);
   // Loops (b, n, h, i, j, m); m is reduced.
-  Value scores = buildGeneric(
+  Value scores = accumulateProducts(
       b, loc, ValueRange{queryFeatures, keyFeatures},
       filledTensor(b, loc, {shape[0], shape[1], shape[3], shape[2], shape[2]},
                    element, 0.0),
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})},
-      loopDims(b, 6, {0, 1, 2, 3, 4}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 6, {0, 1, 2, 3, 4}));
   return causalChunkMask(b, loc, scores, stabiliser);
 }
 
@@ -562,29 +541,26 @@ attention::chunkNumeratorDenominator(OpBuilder &b, Location loc,
                                      Value v, Value scores, Value kv, Value z) {
   ArrayRef<int64_t> qShape = shapeOf(queryFeatures);
   Type element = elementOf(v);
-  auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
-    return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-  };
   // Across chunks, g (phiQ kv): the scale g is applied to the Dh-wide
   // product rather than to the M-wide features. Loops (b, n, i, h, e, m),
   // m is reduced.
-  Value num = buildGeneric(
+  Value num = accumulateProducts(
       b, loc, ValueRange{queryFeatures, kv},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
       {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})},
-      loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
+      loopDims(b, 6, {0, 1, 2, 3, 4}));
   num = scaleChunkRows(b, loc, num, queryScale);
   // Within the chunk; loops (b, n, i, h, e, j), j is reduced.
-  num = buildGeneric(
+  num = accumulateProducts(
       b, loc, ValueRange{scores, v}, num,
       {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})},
-      loopDims(b, 6, {0, 1, 2, 3, 4}), mulAdd);
+      loopDims(b, 6, {0, 1, 2, 3, 4}));
   // g (phiQ z); loops (b, n, i, h, m), m is reduced.
-  Value den = buildGeneric(
+  Value den = accumulateProducts(
       b, loc, ValueRange{queryFeatures, z},
       filledTensor(b, loc, qShape.drop_back(), element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 3, 4}), loopDims(b, 5, {0, 1, 3, 4})},
-      loopDims(b, 5, {0, 1, 2, 3}), mulAdd);
+      loopDims(b, 5, {0, 1, 2, 3}));
   den = elementwise(b, loc, shapeOf(den), element, ValueRange{den, queryScale},
                     [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                       return nb.create<arith::MulFOp>(nloc, args[0], args[1]);

@@ -53,17 +53,12 @@ using namespace mlir::tfc::attention;
 /// Exact attention: every key, or every key up to the query when causal.
 static Value lowerSoftmax(OpBuilder &b, Location loc, AttentionOp op,
                           SoftmaxAttr kind) {
-  int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
-  Value out = maskedSoftmaxAttention(
-      b, loc, q, k, v, op.getMask(), /*globalColumns=*/Value(),
-      /*rowOffset=*/0,
-      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
-        return causalFilter(nb, nloc, causal, i, j);
-      });
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
+  Value out = maskedSoftmaxAttention(b, loc, q, k, v, op.getMask(),
+                                     /*globalColumns=*/Value(),
+                                     /*rowOffset=*/0, CausalPairs{causal});
   return mergeHeads(b, loc, out);
 }
 
@@ -104,9 +99,8 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
     globalColumns = positionFlags(b, loc, globals, length);
 
   // Local rows: window band, plus the global columns.
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value result = maskedSoftmaxAttention(
       b, loc, q, k, v, op.getMask(), globalColumns, /*rowOffset=*/0,
       [&](OpBuilder &nb, Location nloc, Value i, Value j, Value globalColumn) {
@@ -130,9 +124,8 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
                             PerformerAttr kind) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value mask = op.getMask();
   int64_t length = shapeOf(v)[1];
   int64_t chunked = causal ? padCausalPerformer(b, loc, q, k, v, mask) : length;

@@ -59,17 +59,12 @@ static SmallVector<Value> lowerSoftmaxGrad(OpBuilder &b, Location loc,
                                            SoftmaxAttr kind) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   AttentionGrads grads = maskedSoftmaxAttentionGrad(
       b, loc, q, k, v, op.getMask(), /*globalColumns=*/Value(),
-      /*rowOffset=*/0,
-      [&](OpBuilder &nb, Location nloc, Value i, Value j, Value) {
-        return causalFilter(nb, nloc, causal, i, j);
-      },
-      gradOut);
+      /*rowOffset=*/0, CausalPairs{causal}, gradOut);
   return {mergeHeads(b, loc, grads.query), mergeHeads(b, loc, grads.key),
           mergeHeads(b, loc, grads.value)};
 }
@@ -98,9 +93,8 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
   bool causal = kind.getCausal();
   SmallVector<int64_t> globals = globalPositions(kind);
 
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   Type element = elementOf(q);
 
@@ -208,13 +202,10 @@ static Value queryFeatureGrads(OpBuilder &b, Location loc, Value numGrad,
                   },
                   {loopDims(b, 4, {0, 1, 2}), loopDims(b, 4, {0, 2, 3})});
   // Loops (b, i, h, m, e); e is reduced.
-  return buildGeneric(
+  return accumulateProducts(
       b, loc, ValueRange{numGrad, kv}, init,
       {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 3, 4})},
-      loopDims(b, 5, {0, 1, 2, 3}),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-      });
+      loopDims(b, 5, {0, 1, 2, 3}));
 }
 
 /// Adds the queries' contributions to the gradient of the key/value state:
@@ -227,21 +218,15 @@ static std::pair<Value, Value>
 accumulateStateGrads(OpBuilder &b, Location loc, Value queryFeatures,
                      Value numGrad, Value denGrad, Value kvGrad, Value zGrad) {
   // Loops (b, h, m, e, i); i is reduced.
-  Value newKvGrad =
-      buildGeneric(b, loc, ValueRange{queryFeatures, numGrad}, kvGrad,
-                   {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
-                   loopDims(b, 5, {0, 1, 2, 3}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value newKvGrad = accumulateProducts(
+      b, loc, ValueRange{queryFeatures, numGrad}, kvGrad,
+      {loopDims(b, 5, {0, 4, 1, 2}), loopDims(b, 5, {0, 4, 1, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}));
   // Loops (b, h, m, i); i is reduced.
-  Value newZGrad =
-      buildGeneric(b, loc, ValueRange{queryFeatures, denGrad}, zGrad,
-                   {loopDims(b, 4, {0, 3, 1, 2}), loopDims(b, 4, {0, 3, 1})},
-                   loopDims(b, 4, {0, 1, 2}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value newZGrad = accumulateProducts(
+      b, loc, ValueRange{queryFeatures, denGrad}, zGrad,
+      {loopDims(b, 4, {0, 3, 1, 2}), loopDims(b, 4, {0, 3, 1})},
+      loopDims(b, 4, {0, 1, 2}));
   return {newKvGrad, newZGrad};
 }
 
@@ -261,22 +246,16 @@ static std::pair<Value, Value> keyValueGrads(OpBuilder &b, Location loc,
       [](OpBuilder &, Location, ValueRange args) { return args[0]; },
       {loopDims(b, 4, {0, 2, 3})});
   // Loops (b, j, h, m, e); e is reduced.
-  Value featureGrad =
-      buildGeneric(b, loc, ValueRange{v, kvGrad}, init,
-                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 3, 4})},
-                   loopDims(b, 5, {0, 1, 2, 3}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value featureGrad = accumulateProducts(
+      b, loc, ValueRange{v, kvGrad}, init,
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 3, 4})},
+      loopDims(b, 5, {0, 1, 2, 3}));
   // Loops (b, j, h, e, m); m is reduced.
-  Value valueGrad =
-      buildGeneric(b, loc, ValueRange{keyFeatures, kvGrad},
-                   filledTensor(b, loc, shapeOf(v), element, 0.0),
-                   {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
-                   loopDims(b, 5, {0, 1, 2, 3}),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-                   });
+  Value valueGrad = accumulateProducts(
+      b, loc, ValueRange{keyFeatures, kvGrad},
+      filledTensor(b, loc, shapeOf(v), element, 0.0),
+      {loopDims(b, 5, {0, 1, 2, 4}), loopDims(b, 5, {0, 2, 4, 3})},
+      loopDims(b, 5, {0, 1, 2, 3}));
   return {featureGrad, valueGrad};
 }
 
@@ -356,9 +335,6 @@ static std::tuple<Value, Value, Value>
 chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value v = c.value;
   Type element = elementOf(v);
-  auto mulAdd = [](OpBuilder &nb, Location nloc, ValueRange args) {
-    return multiplyAdd(nb, nloc, args[2], args[0], args[1]);
-  };
   auto multiply = [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
     return nb.create<arith::MulFOp>(nloc, args[0], args[1]);
   };
@@ -369,11 +345,10 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
 
   // dA = dNum . v + dDen; loops (b, n, h, i, j, e), e is reduced. Then
   // dS = dA o w, masked.
-  Value scoreGrad = buildGeneric(
+  Value scoreGrad = accumulateProducts(
       b, loc, ValueRange{numGrad, v},
       filledTensor(b, loc, shapeOf(c.scores), element, 0.0),
-      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})}, out5,
-      mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 4, 2, 5})}, out5);
   scoreGrad = elementwise(
       b, loc, shapeOf(c.scores), element, ValueRange{scoreGrad, denGrad},
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
@@ -393,27 +368,24 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value queryGrad = elementwise(
       b, loc, shapeOf(c.query), element, ValueRange{prefixDenGrad, c.prefixZ},
       multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
-  queryGrad = buildGeneric(
+  queryGrad = accumulateProducts(
       b, loc, ValueRange{prefixNumGrad, c.prefixKv}, queryGrad,
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5,
-      mulAdd);
-  queryGrad = buildGeneric(
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5);
+  queryGrad = accumulateProducts(
       b, loc, ValueRange{scoreGrad, c.key}, queryGrad,
-      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
-      mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 2, 5}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5);
 
   // The state gradients of each chunk's queries; dKv loops
   // (b, n, h, m, e, i), dZ loops (b, n, h, i, m), i reduced.
-  Value kvGrad = buildGeneric(
+  Value kvGrad = accumulateProducts(
       b, loc, ValueRange{c.query, prefixNumGrad},
       filledTensor(b, loc, shapeOf(c.prefixKv), element, 0.0),
-      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})}, out5,
-      mulAdd);
-  Value zGrad = buildGeneric(
+      {loopDims(b, 6, {0, 1, 5, 2, 3}), loopDims(b, 6, {0, 1, 5, 2, 4})}, out5);
+  Value zGrad = accumulateProducts(
       b, loc, ValueRange{c.query, prefixDenGrad},
       filledTensor(b, loc, shapeOf(c.prefixZ), element, 0.0),
       {loopDims(b, 5, {0, 1, 3, 2, 4}), loopDims(b, 5, {0, 1, 3, 2})},
-      loopDims(b, 5, {0, 1, 2, 4}), mulAdd);
+      loopDims(b, 5, {0, 1, 2, 4}));
   // Chunk n's prefix state holds the keys of chunks n' < n, so the keys of
   // chunk n' get the state gradients of the chunks after it, through the
   // transpose of the forward scan: the same recurrence run backwards.
@@ -428,27 +400,23 @@ chunkGrads(OpBuilder &b, Location loc, const CausalChunks &c, Value gradOut) {
   Value keyGrad = elementwise(
       b, loc, shapeOf(c.key), element, ValueRange{c.keyScale, suffixZGrad},
       multiply, {loopDims(b, 5, {0, 1, 2, 3}), loopDims(b, 5, {0, 1, 3, 4})});
-  keyGrad = buildGeneric(
+  keyGrad = accumulateProducts(
       b, loc, ValueRange{c.scaledValue, suffixKvGrad}, keyGrad,
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5,
-      mulAdd);
-  keyGrad = buildGeneric(
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 4, 5})}, out5);
+  keyGrad = accumulateProducts(
       b, loc, ValueRange{scoreGrad, c.query}, keyGrad,
-      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
-      mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5);
 
   // dV: a (phiK dS) (loops (b, n, j, h, e, m), m reduced), then A^T dNum
   // (loops (b, n, j, h, e, i), i reduced).
-  Value valueGrad = buildGeneric(
+  Value valueGrad = accumulateProducts(
       b, loc, ValueRange{c.key, suffixKvGrad},
       filledTensor(b, loc, shapeOf(v), element, 0.0),
-      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})}, out5,
-      mulAdd);
+      {loopDims(b, 6, {0, 1, 2, 3, 5}), loopDims(b, 6, {0, 1, 3, 5, 4})}, out5);
   valueGrad = scaleChunkRows(b, loc, valueGrad, c.keyScale);
-  valueGrad = buildGeneric(
+  valueGrad = accumulateProducts(
       b, loc, ValueRange{c.scores, numGrad}, valueGrad,
-      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5,
-      mulAdd);
+      {loopDims(b, 6, {0, 1, 3, 5, 2}), loopDims(b, 6, {0, 1, 5, 3, 4})}, out5);
   return {queryGrad, keyGrad, valueGrad};
 }
 
@@ -472,9 +440,8 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
                                              bool recompute) {
   int64_t heads = op.getHeads();
   bool causal = kind.getCausal();
-  Value q = splitHeads(b, loc, op.getQuery(), heads);
-  Value k = splitHeads(b, loc, op.getKey(), heads);
-  Value v = splitHeads(b, loc, op.getValue(), heads);
+  HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
+  Value q = qkv.q, k = qkv.k, v = qkv.v;
   Value gradOut = splitHeads(b, loc, op.getGrad(), heads);
   Value mask = op.getMask();
   int64_t length = shapeOf(v)[1];

@@ -21,7 +21,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
-using attention::loopDims;
 
 namespace {
 

@@ -25,7 +25,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
-using attention::loopDims;
 
 namespace {
 
@@ -182,25 +181,9 @@ struct ShiftLeftLowering : OpRewritePattern<ShiftLeftOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Value x = op.getInput();
     int64_t amount = static_cast<int64_t>(op.getAmount());
-    if (amount == 0) {
-      rewriter.replaceOp(op, x);
-      return success();
-    }
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    SliceBounds slice = staticSlice(rewriter, {0, amount, 0},
-                                    {shape[0], shape[1] - amount, shape[2]});
-    Value kept = rewriter.create<tensor::ExtractSliceOp>(
-        loc, x, slice.offsets, slice.sizes, slice.strides);
-    Value zero = floatConstant(rewriter, loc, elementOf(x), 0.0);
-    SmallVector<OpFoldResult> low(3, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> high = {rewriter.getIndexAttr(0),
-                                      rewriter.getIndexAttr(amount),
-                                      rewriter.getIndexAttr(0)};
-    rewriter.replaceOpWithNewOp<tensor::PadOp>(op, x.getType(), kept, low, high,
-                                               zero);
+    rewriter.replaceOp(
+        op, shiftPositions(rewriter, op.getLoc(), op.getInput(), -amount));
     return success();
   }
 };

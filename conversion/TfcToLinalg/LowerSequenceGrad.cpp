@@ -36,9 +36,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
-using attention::loopDims;
-using attention::mergeHeads;
-using attention::splitHeads;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers

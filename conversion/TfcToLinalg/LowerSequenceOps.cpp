@@ -30,9 +30,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
-using attention::loopDims;
-using attention::mergeHeads;
-using attention::splitHeads;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
@@ -235,28 +232,9 @@ struct LowerShiftRight : OpRewritePattern<ShiftRightOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Value x = op.getInput();
     int64_t amount = static_cast<int64_t>(op.getAmount());
-    if (amount == 0) {
-      rewriter.replaceOp(op, x);
-      return success();
-    }
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(shape[0]),
-                                       rewriter.getIndexAttr(shape[1] - amount),
-                                       rewriter.getIndexAttr(shape[2])};
-    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
-    Value kept = rewriter.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes,
-                                                         strides);
-    Value zero = floatConstant(rewriter, loc, elementOf(x), 0.0);
-    SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0),
-                                     rewriter.getIndexAttr(amount),
-                                     rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> high(3, rewriter.getIndexAttr(0));
-    rewriter.replaceOpWithNewOp<tensor::PadOp>(op, x.getType(), kept, low, high,
-                                               zero);
+    rewriter.replaceOp(
+        op, shiftPositions(rewriter, op.getLoc(), op.getInput(), amount));
     return success();
   }
 };

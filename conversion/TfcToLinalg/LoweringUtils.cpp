@@ -12,9 +12,6 @@
 using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::lowering;
-using attention::loopDims;
-using attention::mergeHeads;
-using attention::splitHeads;
 
 /// The reassociation group `[0, 1, ..., count - 1]`.
 static ReassociationIndices leadingDims64(unsigned count) {
@@ -316,4 +313,24 @@ ResamplingAttention lowering::upsamplingAttention(OpBuilder &b, Location loc,
                              loopDims(b, 5, {0, 1, 2, 4}), a.value,
                              loopDims(b, 5, {0, 4, 2, 3}), 1));
   return a;
+}
+
+Value lowering::shiftPositions(OpBuilder &b, Location loc, Value x,
+                               int64_t amount) {
+  if (amount == 0)
+    return x;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t right = std::max<int64_t>(amount, 0);
+  int64_t left = std::max<int64_t>(-amount, 0);
+  auto index = [&](ArrayRef<int64_t> values) {
+    return llvm::map_to_vector(values, [&](int64_t value) -> OpFoldResult {
+      return b.getIndexAttr(value);
+    });
+  };
+  Value kept = b.create<tensor::ExtractSliceOp>(
+      loc, x, index({0, left, 0}),
+      index({shape[0], shape[1] - right - left, shape[2]}), index({1, 1, 1}));
+  Value zero = floatConstant(b, loc, elementOf(x), 0.0);
+  return b.create<tensor::PadOp>(loc, x.getType(), kept, index({0, right, 0}),
+                                 index({0, left, 0}), zero);
 }

@@ -20,6 +20,10 @@
 
 namespace mlir::tfc::lowering {
 
+using attention::loopDims;
+using attention::mergeHeads;
+using attention::splitHeads;
+
 /// Whether every shaped operand and result of `op` has a static shape.
 bool hasStaticShapes(Operation *op);
 
@@ -111,6 +115,13 @@ ResamplingAttention upsamplingAttention(OpBuilder &b, Location loc,
                                         Value shortened, Value residual,
                                         int64_t factor, int64_t heads,
                                         ValueRange weights);
+
+/// Moves the positions of `x [batch, seq, width]` by `amount` along the
+/// sequence and fills with zeros: `amount > 0` keeps the first
+/// `seq - amount` positions behind `amount` zeros (`tfc.shift_right`),
+/// `amount < 0` the last `seq + amount` in front of `-amount` zeros
+/// (`tfc.shift_left`). `amount == 0` returns `x`.
+Value shiftPositions(OpBuilder &b, Location loc, Value x, int64_t amount);
 
 /// Repeats each position of `[batch, groups, width]` `factor` times:
 /// `[batch, groups * factor, width]`.
