@@ -96,6 +96,17 @@ def Tfc_LongformerAttr : Tfc_Attr<"Longformer", "longformer"> {
                         "bool":$causal);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// How many dilated steps (`dilation` keys each) the sliding window
+    /// reaches before its query: `window - 1` when causal, else
+    /// `window / 2`.
+    int64_t getStepsBack() const;
+    /// How many dilated steps it reaches after its query: 0 when causal,
+    /// else `window / 2`.
+    int64_t getStepsAhead() const;
+    /// The global token positions, sorted and without duplicates.
+    ::llvm::SmallVector<int64_t> getGlobalPositions() const;
+  }];
 }
 
 #endif // TFC_ATTRS_TD

@@ -171,6 +171,21 @@ Attribute LongformerAttr::parse(AsmParser &parser, Type) {
       fields.flags.contains("causal"));
 }
 
+int64_t LongformerAttr::getStepsBack() const {
+  return getCausal() ? getWindow() - 1 : getWindow() / 2;
+}
+
+int64_t LongformerAttr::getStepsAhead() const {
+  return getCausal() ? 0 : getWindow() / 2;
+}
+
+SmallVector<int64_t> LongformerAttr::getGlobalPositions() const {
+  SmallVector<int64_t> globals(getGlobalTokens());
+  llvm::sort(globals);
+  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+  return globals;
+}
+
 void LongformerAttr::print(AsmPrinter &printer) const {
   printer << "<window = " << getWindow() << ", dilation = " << getDilation()
           << ", global = [";

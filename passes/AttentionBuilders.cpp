@@ -355,19 +355,6 @@ Value attention::slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind,
   return b.create<arith::AndIOp>(loc, band, onGrid);
 }
 
-attention::WindowSteps attention::windowSteps(LongformerAttr kind) {
-  if (kind.getCausal())
-    return {kind.getWindow() - 1, 0};
-  return {kind.getWindow() / 2, kind.getWindow() / 2};
-}
-
-SmallVector<int64_t> attention::globalPositions(LongformerAttr kind) {
-  SmallVector<int64_t> globals(kind.getGlobalTokens());
-  llvm::sort(globals);
-  globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
-  return globals;
-}
-
 Value attention::positionFlags(OpBuilder &b, Location loc,
                                ArrayRef<int64_t> positions, int64_t length) {
   SmallVector<bool> flags(length, false);

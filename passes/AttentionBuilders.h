@@ -190,18 +190,6 @@ HeadSplitQkv splitQkvHeads(OpBuilder &b, Location loc, AttentionLikeOp op) {
 Value slidingWindow(OpBuilder &b, Location loc, LongformerAttr kind, Value i,
                     Value j);
 
-/// How far the sliding window of `kind` reaches from its query, in dilated
-/// steps (`dilation` keys each): `back` before it and `ahead` after it, as
-/// slidingWindow decides (w - 1 and 0 when causal, w / 2 on each side
-/// otherwise).
-struct WindowSteps {
-  int64_t back, ahead;
-};
-WindowSteps windowSteps(LongformerAttr kind);
-
-/// The global token positions of `kind`, sorted and without duplicates.
-SmallVector<int64_t> globalPositions(LongformerAttr kind);
-
 /// A constant `[length]` `i1` vector, true at `positions`.
 Value positionFlags(OpBuilder &b, Location loc, ArrayRef<int64_t> positions,
                     int64_t length);

@@ -626,9 +626,8 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   if (!longformer)
     return std::nullopt;
   plan.causal = longformer.getCausal();
-  WindowSteps steps = windowSteps(longformer);
-  int64_t reachBack = steps.back * longformer.getDilation();
-  int64_t reachAhead = steps.ahead * longformer.getDilation();
+  int64_t reachBack = longformer.getStepsBack() * longformer.getDilation();
+  int64_t reachAhead = longformer.getStepsAhead() * longformer.getDilation();
   plan.block = blockSize ? chooseBlock(plan.length, blockSize)
                          : chooseBandBlock(plan.length, kDefaultBlock,
                                            reachBack, reachAhead);
@@ -638,7 +637,7 @@ std::optional<BlockPlan> planFor(OpT op, int64_t blockSize,
   plan.filter = [longformer](OpBuilder &b, Location loc, Value i, Value j) {
     return slidingWindow(b, loc, longformer, i, j);
   };
-  plan.globals = globalPositions(longformer);
+  plan.globals = longformer.getGlobalPositions();
   if (plan.causal)
     plan.globalFilter = [](OpBuilder &b, Location loc, Value i, Value j) {
       return causalFilter(b, loc, true, i, j);

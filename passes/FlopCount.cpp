@@ -38,8 +38,7 @@ static int64_t longformerLocalPairs(LongformerAttr kind, int64_t i,
   bool causal = kind.getCausal();
   int64_t dilation = kind.getDilation();
   // Window offsets `t * dilation` from the query, t in [first, last].
-  attention::WindowSteps steps = attention::windowSteps(kind);
-  int64_t first = -steps.back, last = steps.ahead;
+  int64_t first = -kind.getStepsBack(), last = kind.getStepsAhead();
   // Keys 0 <= i + t * dilation < keys.
   int64_t lo = std::max(first, -llvm::divideFloorSigned(i, dilation));
   int64_t hi = std::min(last, llvm::divideFloorSigned(keys - 1 - i, dilation));
@@ -70,7 +69,7 @@ std::optional<int64_t> mlir::tfc::attendedPairs(Attribute kind, int64_t queries,
       pairs += causalKeys(i);
     return pairs;
   }
-  SmallVector<int64_t> globals = attention::globalPositions(longformer);
+  SmallVector<int64_t> globals = longformer.getGlobalPositions();
   for (int64_t i = 0; i < queries; ++i) {
     if (llvm::is_contained(globals, i))
       pairs += longformer.getCausal() ? causalKeys(i) : keys;

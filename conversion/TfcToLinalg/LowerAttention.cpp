@@ -91,7 +91,7 @@ static Value lowerLongformer(OpBuilder &b, Location loc, AttentionOp op,
   int64_t heads = op.getHeads();
   int64_t length = shapeOf(op.getKey())[1];
   bool causal = kind.getCausal();
-  SmallVector<int64_t> globals = globalPositions(kind);
+  SmallVector<int64_t> globals = kind.getGlobalPositions();
 
   // Which key positions are global tokens, as a constant [S] i1 vector.
   Value globalColumns;

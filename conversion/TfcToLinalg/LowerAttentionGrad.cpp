@@ -91,7 +91,7 @@ static SmallVector<Value> lowerLongformerGrad(OpBuilder &b, Location loc,
   int64_t queryLength = shapeOf(op.getQuery())[1];
   int64_t keyLength = shapeOf(op.getKey())[1];
   bool causal = kind.getCausal();
-  SmallVector<int64_t> globals = globalPositions(kind);
+  SmallVector<int64_t> globals = kind.getGlobalPositions();
 
   HeadSplitQkv qkv = splitQkvHeads(b, loc, op);
   Value q = qkv.q, k = qkv.k, v = qkv.v;
