@@ -163,31 +163,20 @@ static Value lowerPerformer(OpBuilder &b, Location loc, AttentionOp op,
 // The pattern
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Rewrites `tfc.attention` by the builder of its kind.
-struct AttentionLowering : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!lowering::hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Attribute kind = op.getKind();
-    Value result;
-    if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
-      result = lowerSoftmax(rewriter, loc, op, softmax);
-    else if (auto longformer = dyn_cast<LongformerAttr>(kind))
-      result = lowerLongformer(rewriter, loc, op, longformer);
-    else if (auto performer = dyn_cast<PerformerAttr>(kind))
-      result = lowerPerformer(rewriter, loc, op, performer);
-    else
-      return rewriter.notifyMatchFailure(op, "unknown attention kind");
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-} // namespace
+/// `tfc.attention` by the builder of its kind.
+static FailureOr<Value> lowerAttention(AttentionOp op,
+                                       PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Attribute kind = op.getKind();
+  if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
+    return lowerSoftmax(rewriter, loc, op, softmax);
+  if (auto longformer = dyn_cast<LongformerAttr>(kind))
+    return lowerLongformer(rewriter, loc, op, longformer);
+  if (auto performer = dyn_cast<PerformerAttr>(kind))
+    return lowerPerformer(rewriter, loc, op, performer);
+  return rewriter.notifyMatchFailure(op, "unknown attention kind");
+}
 
 void mlir::tfc::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering>(patterns.getContext());
+  lowering::addStaticLowerings(patterns, lowerAttention);
 }

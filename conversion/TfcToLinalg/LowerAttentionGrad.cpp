@@ -519,44 +519,34 @@ static SmallVector<Value> lowerPerformerGrad(OpBuilder &b, Location loc,
 // The pattern
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Rewrites `tfc.attention_grad` by the gradient builder of its kind.
-struct AttentionGradLowering : OpRewritePattern<AttentionGradOp> {
-  AttentionGradLowering(MLIRContext *context, bool recompute)
-      : OpRewritePattern(context), recompute(recompute) {}
-  LogicalResult matchAndRewrite(AttentionGradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!lowering::hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Attribute kind = op.getKind();
-    auto longformer = dyn_cast<LongformerAttr>(kind);
-    bool hasGlobals = longformer && !longformer.getGlobalTokens().empty();
-    if (hasGlobals != static_cast<bool>(op.getGlobalQuery()))
-      return rewriter.notifyMatchFailure(
-          op, "global projections must be given exactly for global tokens");
-    if (isa<PerformerAttr>(kind) != static_cast<bool>(op.getFeatures()))
-      return rewriter.notifyMatchFailure(
-          op, "features must be given exactly for the performer");
-    SmallVector<Value> results;
-    if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
-      results = lowerSoftmaxGrad(rewriter, loc, op, softmax);
-    else if (longformer)
-      results = lowerLongformerGrad(rewriter, loc, op, longformer);
-    else if (auto performer = dyn_cast<PerformerAttr>(kind))
-      results = lowerPerformerGrad(rewriter, loc, op, performer, recompute);
-    else
-      return rewriter.notifyMatchFailure(op, "unknown attention kind");
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-
-  /// Whether Performer gradients recompute the forward independently.
-  bool recompute;
-};
-} // namespace
+/// `tfc.attention_grad` by the gradient builder of its kind. With
+/// `recompute`, Performer gradients recompute the forward independently.
+static FailureOr<SmallVector<Value>>
+lowerAttentionGrad(AttentionGradOp op, PatternRewriter &rewriter,
+                   bool recompute) {
+  Location loc = op.getLoc();
+  Attribute kind = op.getKind();
+  auto longformer = dyn_cast<LongformerAttr>(kind);
+  bool hasGlobals = longformer && !longformer.getGlobalTokens().empty();
+  if (hasGlobals != static_cast<bool>(op.getGlobalQuery()))
+    return rewriter.notifyMatchFailure(
+        op, "global projections must be given exactly for global tokens");
+  if (isa<PerformerAttr>(kind) != static_cast<bool>(op.getFeatures()))
+    return rewriter.notifyMatchFailure(
+        op, "features must be given exactly for the performer");
+  if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
+    return lowerSoftmaxGrad(rewriter, loc, op, softmax);
+  if (longformer)
+    return lowerLongformerGrad(rewriter, loc, op, longformer);
+  if (auto performer = dyn_cast<PerformerAttr>(kind))
+    return lowerPerformerGrad(rewriter, loc, op, performer, recompute);
+  return rewriter.notifyMatchFailure(op, "unknown attention kind");
+}
 
 void mlir::tfc::populateAttentionGradLoweringPatterns(
     RewritePatternSet &patterns, bool recompute) {
-  patterns.add<AttentionGradLowering>(patterns.getContext(), recompute);
+  lowering::addStaticLowering<AttentionGradOp>(
+      patterns, [recompute](AttentionGradOp op, PatternRewriter &rewriter) {
+        return lowerAttentionGrad(op, rewriter, recompute);
+      });
 }

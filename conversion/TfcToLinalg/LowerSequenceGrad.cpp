@@ -183,8 +183,6 @@ static bool resampleShapesMatch(Value full, Value shortened, int64_t factor,
   return heads && *heads > 0 && shape[2] % static_cast<int64_t>(*heads) == 0;
 }
 
-namespace {
-
 //===----------------------------------------------------------------------===//
 // tfc.dconv_grad
 //===----------------------------------------------------------------------===//
@@ -196,52 +194,45 @@ namespace {
 /// - `dw[j, c] = sum_{b, s >= j} dy[b, s, c] x[b, s - j, c]`, a reduction over
 ///   batch and positions of `x` padded with `kernel - 1` zeros in front;
 /// - `dbias[c] = sum_{b, s} dy[b, s, c]`.
-struct LowerDepthwiseConvGrad : OpRewritePattern<DepthwiseConvGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+static FailureOr<SmallVector<Value>>
+lowerDepthwiseConvGrad(DepthwiseConvGradOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value x = op.getInput(), grad = op.getGrad();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  ArrayRef<int64_t> weightShape = shapeOf(op.getWeight());
+  if (shape.size() != 3 || weightShape.size() != 3 ||
+      weightShape[1] * weightShape[2] != shape[2])
+    return rewriter.notifyMatchFailure(
+        op, "needs [batch, seq, heads * head_dim] and a matching weight");
+  int64_t kernel = weightShape[0], width = shape[2];
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
 
-  LogicalResult matchAndRewrite(DepthwiseConvGradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value x = op.getInput(), grad = op.getGrad();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    ArrayRef<int64_t> weightShape = shapeOf(op.getWeight());
-    if (shape.size() != 3 || weightShape.size() != 3 ||
-        weightShape[1] * weightShape[2] != shape[2])
-      return rewriter.notifyMatchFailure(
-          op, "needs [batch, seq, heads * head_dim] and a matching weight");
-    int64_t kernel = weightShape[0], width = shape[2];
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  // [kernel, heads, head_dim] -> [kernel, width].
+  Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
 
-    // [kernel, heads, head_dim] -> [kernel, width].
-    Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
+  // Loops (b, s, c, j): padded position s + j is dy[s + j], zero past the
+  // end.
+  Value gradPadded = padSequence(rewriter, loc, grad, 0, kernel - 1);
+  Value inputGrad = contractNew(rewriter, loc, shape, gradPadded,
+                                AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
+                                weight, loopDims(rewriter, 4, {3, 2}), 1);
 
-    // Loops (b, s, c, j): padded position s + j is dy[s + j], zero past the
-    // end.
-    Value gradPadded = padSequence(rewriter, loc, grad, 0, kernel - 1);
-    Value inputGrad = contractNew(rewriter, loc, shape, gradPadded,
-                                  AffineMap::get(4, 0, {d0, d1 + d3, d2}, ctx),
-                                  weight, loopDims(rewriter, 4, {3, 2}), 1);
+  // Loops (j, c, b, s): padded position s + kernel - 1 - j is x[s - j],
+  // zero before the start.
+  Value inputPadded = padSequence(rewriter, loc, x, kernel - 1, 0);
+  Value weightGradFlat = contractNew(
+      rewriter, loc, {kernel, width}, grad, loopDims(rewriter, 4, {2, 3, 1}),
+      inputPadded, AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx),
+      2);
+  Value weightGradOut =
+      expand(rewriter, loc, weightGradFlat, {{0}, {1, 2}}, weightShape);
 
-    // Loops (j, c, b, s): padded position s + kernel - 1 - j is x[s - j],
-    // zero before the start.
-    Value inputPadded = padSequence(rewriter, loc, x, kernel - 1, 0);
-    Value weightGradFlat = contractNew(
-        rewriter, loc, {kernel, width}, grad, loopDims(rewriter, 4, {2, 3, 1}),
-        inputPadded,
-        AffineMap::get(4, 0, {d2, d3 + (kernel - 1) - d0, d1}, ctx), 2);
-    Value weightGradOut =
-        expand(rewriter, loc, weightGradFlat, {{0}, {1, 2}}, weightShape);
-
-    Value biasGrad = expand(rewriter, loc, sumOver(rewriter, loc, grad, {2}),
-                            {{0, 1}}, weightShape.drop_front());
-    rewriter.replaceOp(op, {inputGrad, weightGradOut, biasGrad});
-    return success();
-  }
-};
+  Value biasGrad = expand(rewriter, loc, sumOver(rewriter, loc, grad, {2}),
+                          {{0, 1}}, weightShape.drop_front());
+  return SmallVector<Value>{inputGrad, weightGradOut, biasGrad};
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.shorten_grad
@@ -341,58 +332,51 @@ static SmallVector<Value> shortenAttentionGrad(OpBuilder &b, Location loc,
 }
 
 /// `tfc.shorten_grad` of every kind.
-struct LowerShortenGrad : OpRewritePattern<ShortenGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+static FailureOr<SmallVector<Value>>
+lowerShortenGrad(ShortenGradOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value x = op.getInput(), grad = op.getGrad();
+  int64_t factor = static_cast<int64_t>(op.getFactor());
+  ValueRange weights = op.getWeights();
+  if (shapeOf(x).size() != 3)
+    return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
+  int64_t width = shapeOf(x).back();
+  SmallVector<SmallVector<int64_t>> weightShapes;
+  if (op.getKind() == ShortenKind::linear)
+    weightShapes = {{width, factor * width}, {width}};
+  else if (op.getKind() == ShortenKind::attention)
+    weightShapes.assign(4, {width, width});
+  if (!resampleShapesMatch(x, grad, factor, weights, weightShapes,
+                           op.getKind() == ShortenKind::attention,
+                           op.getHeads()))
+    return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
 
-  LogicalResult matchAndRewrite(ShortenGradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value x = op.getInput(), grad = op.getGrad();
-    int64_t factor = static_cast<int64_t>(op.getFactor());
-    ValueRange weights = op.getWeights();
-    if (shapeOf(x).size() != 3)
-      return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
-    int64_t width = shapeOf(x).back();
-    SmallVector<SmallVector<int64_t>> weightShapes;
-    if (op.getKind() == ShortenKind::linear)
-      weightShapes = {{width, factor * width}, {width}};
-    else if (op.getKind() == ShortenKind::attention)
-      weightShapes.assign(4, {width, width});
-    if (!resampleShapesMatch(x, grad, factor, weights, weightShapes,
-                             op.getKind() == ShortenKind::attention,
-                             op.getHeads()))
-      return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
-
-    SmallVector<Value> results;
-    switch (op.getKind()) {
-    case ShortenKind::avg:
-      // Each position receives its group's gradient over `factor`.
-      results.push_back(scale(rewriter, loc,
-                              repeatPositions(rewriter, loc, grad, factor),
-                              1.0 / static_cast<double>(factor)));
-      break;
-    case ShortenKind::linear: {
-      // The forward reads x as rows of factor * width values: a reshape, so
-      // the input gradient is the rows' gradient reshaped back.
-      Value rows = groupRows(rewriter, loc, x, factor);
-      results.push_back(ungroupRows(
-          rewriter, loc, projectBack(rewriter, loc, grad, weights[0]), factor));
-      results.push_back(weightGrad(rewriter, loc, grad, rows));
-      results.push_back(sumOver(rewriter, loc, grad, {2}));
-      break;
-    }
-    case ShortenKind::attention:
-      results =
-          shortenAttentionGrad(rewriter, loc, x, grad, factor,
-                               static_cast<int64_t>(*op.getHeads()), weights);
-      break;
-    }
-    rewriter.replaceOp(op, results);
-    return success();
+  SmallVector<Value> results;
+  switch (op.getKind()) {
+  case ShortenKind::avg:
+    // Each position receives its group's gradient over `factor`.
+    results.push_back(scale(rewriter, loc,
+                            repeatPositions(rewriter, loc, grad, factor),
+                            1.0 / static_cast<double>(factor)));
+    break;
+  case ShortenKind::linear: {
+    // The forward reads x as rows of factor * width values: a reshape, so
+    // the input gradient is the rows' gradient reshaped back.
+    Value rows = groupRows(rewriter, loc, x, factor);
+    results.push_back(ungroupRows(
+        rewriter, loc, projectBack(rewriter, loc, grad, weights[0]), factor));
+    results.push_back(weightGrad(rewriter, loc, grad, rows));
+    results.push_back(sumOver(rewriter, loc, grad, {2}));
+    break;
   }
-};
+  case ShortenKind::attention:
+    results =
+        shortenAttentionGrad(rewriter, loc, x, grad, factor,
+                             static_cast<int64_t>(*op.getHeads()), weights);
+    break;
+  }
+  return results;
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.upsample_grad
@@ -469,67 +453,56 @@ static SmallVector<Value> upsampleAttentionGrad(OpBuilder &b, Location loc,
 }
 
 /// `tfc.upsample_grad` of every kind.
-struct LowerUpsampleGrad : OpRewritePattern<UpsampleGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+static FailureOr<SmallVector<Value>>
+lowerUpsampleGrad(UpsampleGradOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value shortened = op.getInput(), residual = op.getResidual();
+  Value grad = op.getGrad();
+  int64_t factor = static_cast<int64_t>(op.getFactor());
+  ValueRange weights = op.getWeights();
+  ArrayRef<int64_t> residualShape = shapeOf(residual);
+  Type element = elementOf(residual);
+  if (residualShape.size() != 3)
+    return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
+  int64_t width = residualShape.back();
+  SmallVector<SmallVector<int64_t>> weightShapes;
+  if (op.getKind() == UpsampleKind::linear)
+    weightShapes = {{factor * width, width}, {factor * width}};
+  else if (op.getKind() == UpsampleKind::attention)
+    weightShapes.assign(4, {width, width});
+  if (!resampleShapesMatch(residual, shortened, factor, weights, weightShapes,
+                           op.getKind() == UpsampleKind::attention,
+                           op.getHeads()) ||
+      shapeOf(grad) != residualShape)
+    return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
 
-  LogicalResult matchAndRewrite(UpsampleGradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value shortened = op.getInput(), residual = op.getResidual();
-    Value grad = op.getGrad();
-    int64_t factor = static_cast<int64_t>(op.getFactor());
-    ValueRange weights = op.getWeights();
-    ArrayRef<int64_t> residualShape = shapeOf(residual);
-    Type element = elementOf(residual);
-    if (residualShape.size() != 3)
-      return rewriter.notifyMatchFailure(op, "needs [batch, seq, width]");
-    int64_t width = residualShape.back();
-    SmallVector<SmallVector<int64_t>> weightShapes;
-    if (op.getKind() == UpsampleKind::linear)
-      weightShapes = {{factor * width, width}, {factor * width}};
-    else if (op.getKind() == UpsampleKind::attention)
-      weightShapes.assign(4, {width, width});
-    if (!resampleShapesMatch(residual, shortened, factor, weights, weightShapes,
-                             op.getKind() == UpsampleKind::attention,
-                             op.getHeads()) ||
-        shapeOf(grad) != residualShape)
-      return rewriter.notifyMatchFailure(op, "unexpected operand shapes");
-
-    SmallVector<Value> results;
-    switch (op.getKind()) {
-    case UpsampleKind::naive:
-      // Each shortened position receives the sum of its copies' gradients.
-      results.push_back(sumGroups(rewriter, loc, grad, factor));
-      results.push_back(
-          filledTensor(rewriter, loc, residualShape, element, 0.0));
-      break;
-    case UpsampleKind::linear: {
-      // The gradient of the forward's [batch, groups, factor * width] rows
-      // is a reshape of the result's gradient.
-      Value rowsGrad = groupRows(rewriter, loc, grad, factor);
-      results.push_back(projectBack(rewriter, loc, rowsGrad, weights[0]));
-      results.push_back(
-          filledTensor(rewriter, loc, residualShape, element, 0.0));
-      results.push_back(weightGrad(rewriter, loc, rowsGrad, shortened));
-      results.push_back(sumOver(rewriter, loc, rowsGrad, {2}));
-      break;
-    }
-    case UpsampleKind::attention:
-      results = upsampleAttentionGrad(
-          rewriter, loc, shortened, residual, grad, factor,
-          static_cast<int64_t>(*op.getHeads()), weights);
-      break;
-    }
-    rewriter.replaceOp(op, results);
-    return success();
+  SmallVector<Value> results;
+  switch (op.getKind()) {
+  case UpsampleKind::naive:
+    // Each shortened position receives the sum of its copies' gradients.
+    results.push_back(sumGroups(rewriter, loc, grad, factor));
+    results.push_back(filledTensor(rewriter, loc, residualShape, element, 0.0));
+    break;
+  case UpsampleKind::linear: {
+    // The gradient of the forward's [batch, groups, factor * width] rows
+    // is a reshape of the result's gradient.
+    Value rowsGrad = groupRows(rewriter, loc, grad, factor);
+    results.push_back(projectBack(rewriter, loc, rowsGrad, weights[0]));
+    results.push_back(filledTensor(rewriter, loc, residualShape, element, 0.0));
+    results.push_back(weightGrad(rewriter, loc, rowsGrad, shortened));
+    results.push_back(sumOver(rewriter, loc, rowsGrad, {2}));
+    break;
   }
-};
-} // namespace
-
+  case UpsampleKind::attention:
+    results =
+        upsampleAttentionGrad(rewriter, loc, shortened, residual, grad, factor,
+                              static_cast<int64_t>(*op.getHeads()), weights);
+    break;
+  }
+  return results;
+}
 void mlir::tfc::populateSequenceGradLoweringPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerDepthwiseConvGrad, LowerShortenGrad, LowerUpsampleGrad>(
-      patterns.getContext());
+  addStaticLowerings(patterns, lowerDepthwiseConvGrad, lowerShortenGrad,
+                     lowerUpsampleGrad);
 }

@@ -101,73 +101,63 @@ static std::pair<Value, Value> rotaryTables(OpBuilder &b, Location loc,
   return {tables.getResult(0), tables.getResult(1)};
 }
 
-namespace {
 /// `tfc.rotary`: per head, channel `e < half` becomes
 /// `x[e] cos - x[e + half] sin` and channel `e + half` becomes
 /// `x[e + half] cos + x[e] sin`, at angle `p * base^(-2e / head_dim)`. With
 /// `inverse` the angle is negated: `x[e] cos + x[e + half] sin` and
 /// `x[e + half] cos - x[e] sin`, the transpose of the forward rotation.
-struct LowerRotary : OpRewritePattern<RotaryOp> {
-  using OpRewritePattern::OpRewritePattern;
+static Value lowerRotary(RotaryOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t batch = shape[0], seq = shape[1], width = shape[2];
+  int64_t heads = static_cast<int64_t>(op.getHeads());
+  int64_t headDim = width / heads, half = headDim / 2;
 
-  LogicalResult matchAndRewrite(RotaryOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value x = op.getInput();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    Type element = elementOf(x);
-    int64_t batch = shape[0], seq = shape[1], width = shape[2];
-    int64_t heads = static_cast<int64_t>(op.getHeads());
-    int64_t headDim = width / heads, half = headDim / 2;
+  auto [cosTable, sinTable] = rotaryTables(rewriter, loc, element, seq, headDim,
+                                           op.getBase().convertToDouble());
 
-    auto [cosTable, sinTable] = rotaryTables(
-        rewriter, loc, element, seq, headDim, op.getBase().convertToDouble());
-
-    // [batch, seq, heads, 2, half]: index 3 picks the first or second half.
-    Value halves = expand(rewriter, loc, x, {{0}, {1}, {2, 3, 4}},
-                          {batch, seq, heads, 2, half});
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-               d2 = getAffineDimExpr(2, ctx), d4 = getAffineDimExpr(4, ctx);
-    AffineExpr zero = getAffineConstantExpr(0, ctx),
-               one = getAffineConstantExpr(1, ctx);
-    SmallVector<AffineMap> inputMaps = {
-        AffineMap::get(5, 0, {d0, d1, d2, zero, d4}, ctx),
-        AffineMap::get(5, 0, {d0, d1, d2, one, d4}, ctx),
-        loopDims(rewriter, 5, {1, 4}), loopDims(rewriter, 5, {1, 4})};
-    bool inverse = op.getInverse();
-    Value rotated = elementwise(
-        rewriter, loc, {batch, seq, heads, 2, half}, element,
-        {halves, halves, cosTable, sinTable},
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value first = args[0], second = args[1], cos = args[2], sin = args[3];
-          Value firstCos = nb.create<arith::MulFOp>(nloc, first, cos);
-          Value secondSin = nb.create<arith::MulFOp>(nloc, second, sin);
-          Value secondCos = nb.create<arith::MulFOp>(nloc, second, cos);
-          Value firstSin = nb.create<arith::MulFOp>(nloc, first, sin);
-          Value firstOut, secondOut;
-          if (inverse) {
-            firstOut = nb.create<arith::AddFOp>(nloc, firstCos, secondSin);
-            secondOut = nb.create<arith::SubFOp>(nloc, secondCos, firstSin);
-          } else {
-            firstOut = nb.create<arith::SubFOp>(nloc, firstCos, secondSin);
-            secondOut = nb.create<arith::AddFOp>(nloc, secondCos, firstSin);
-          }
-          Value which = nb.create<linalg::IndexOp>(nloc, 3);
-          Value isFirst = nb.create<arith::CmpIOp>(
-              nloc, arith::CmpIPredicate::eq, which,
-              nb.create<arith::ConstantIndexOp>(nloc, 0));
-          return nb.create<arith::SelectOp>(nloc, isFirst, firstOut, secondOut)
-              .getResult();
-        },
-        inputMaps);
-    rewriter.replaceOp(op,
-                       collapse(rewriter, loc, rotated, {{0}, {1}, {2, 3, 4}}));
-    return success();
-  }
-};
+  // [batch, seq, heads, 2, half]: index 3 picks the first or second half.
+  Value halves = expand(rewriter, loc, x, {{0}, {1}, {2, 3, 4}},
+                        {batch, seq, heads, 2, half});
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d4 = getAffineDimExpr(4, ctx);
+  AffineExpr zero = getAffineConstantExpr(0, ctx),
+             one = getAffineConstantExpr(1, ctx);
+  SmallVector<AffineMap> inputMaps = {
+      AffineMap::get(5, 0, {d0, d1, d2, zero, d4}, ctx),
+      AffineMap::get(5, 0, {d0, d1, d2, one, d4}, ctx),
+      loopDims(rewriter, 5, {1, 4}), loopDims(rewriter, 5, {1, 4})};
+  bool inverse = op.getInverse();
+  Value rotated = elementwise(
+      rewriter, loc, {batch, seq, heads, 2, half}, element,
+      {halves, halves, cosTable, sinTable},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value first = args[0], second = args[1], cos = args[2], sin = args[3];
+        Value firstCos = nb.create<arith::MulFOp>(nloc, first, cos);
+        Value secondSin = nb.create<arith::MulFOp>(nloc, second, sin);
+        Value secondCos = nb.create<arith::MulFOp>(nloc, second, cos);
+        Value firstSin = nb.create<arith::MulFOp>(nloc, first, sin);
+        Value firstOut, secondOut;
+        if (inverse) {
+          firstOut = nb.create<arith::AddFOp>(nloc, firstCos, secondSin);
+          secondOut = nb.create<arith::SubFOp>(nloc, secondCos, firstSin);
+        } else {
+          firstOut = nb.create<arith::SubFOp>(nloc, firstCos, secondSin);
+          secondOut = nb.create<arith::AddFOp>(nloc, secondCos, firstSin);
+        }
+        Value which = nb.create<linalg::IndexOp>(nloc, 3);
+        Value isFirst = nb.create<arith::CmpIOp>(
+            nloc, arith::CmpIPredicate::eq, which,
+            nb.create<arith::ConstantIndexOp>(nloc, 0));
+        return nb.create<arith::SelectOp>(nloc, isFirst, firstOut, secondOut)
+            .getResult();
+      },
+      inputMaps);
+  return collapse(rewriter, loc, rotated, {{0}, {1}, {2, 3, 4}});
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.dconv
@@ -176,48 +166,39 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
 /// `tfc.dconv`: `out[b, s, c] = bias[c] + sum_j w[j, c] * x[b, s - j, c]`,
 /// as a reduction over the kernel position `j` of the input padded with
 /// `kernel - 1` zeros before the first position.
-struct LowerDepthwiseConv : OpRewritePattern<DepthwiseConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+static Value lowerDepthwiseConv(DepthwiseConvOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t kernel = shapeOf(op.getWeight())[0];
 
-  LogicalResult matchAndRewrite(DepthwiseConvOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value x = op.getInput();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    Type element = elementOf(x);
-    int64_t kernel = shapeOf(op.getWeight())[0];
+  Value zero = floatConstant(rewriter, loc, element, 0.0);
+  SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(kernel - 1),
+                                   rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> high(3, rewriter.getIndexAttr(0));
+  Value padded =
+      rewriter.create<tensor::PadOp>(loc, Type(), x, low, high, zero);
+  // [kernel, heads, head_dim] -> [kernel, width].
+  Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
 
-    Value zero = floatConstant(rewriter, loc, element, 0.0);
-    SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0),
-                                     rewriter.getIndexAttr(kernel - 1),
-                                     rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> high(3, rewriter.getIndexAttr(0));
-    Value padded =
-        rewriter.create<tensor::PadOp>(loc, Type(), x, low, high, zero);
-    // [kernel, heads, head_dim] -> [kernel, width].
-    Value weight = collapse(rewriter, loc, op.getWeight(), {{0}, {1, 2}});
+  Value init;
+  if (Value bias = op.getBias())
+    init = broadcastLastDim(rewriter, loc,
+                            collapse(rewriter, loc, bias, {{0, 1}}), shape);
+  else
+    init = filledTensor(rewriter, loc, shape, element, 0.0);
 
-    Value init;
-    if (Value bias = op.getBias())
-      init = broadcastLastDim(rewriter, loc,
-                              collapse(rewriter, loc, bias, {{0, 1}}), shape);
-    else
-      init = filledTensor(rewriter, loc, shape, element, 0.0);
-
-    // Loops (b, s, c, j): padded position s + kernel - 1 - j is x[s - j].
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
-    AffineMap inputMap =
-        AffineMap::get(4, 0, {d0, d1 + (kernel - 1) - d3, d2}, ctx);
-    AffineMap weightMap = loopDims(rewriter, 4, {3, 2});
-    rewriter.replaceOp(op, contract(rewriter, loc, init, padded, inputMap,
-                                    weight, weightMap, 1));
-    return success();
-  }
-};
+  // Loops (b, s, c, j): padded position s + kernel - 1 - j is x[s - j].
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+             d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+  AffineMap inputMap =
+      AffineMap::get(4, 0, {d0, d1 + (kernel - 1) - d3, d2}, ctx);
+  AffineMap weightMap = loopDims(rewriter, 4, {3, 2});
+  return contract(rewriter, loc, init, padded, inputMap, weight, weightMap, 1);
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.shift_right
@@ -225,19 +206,10 @@ struct LowerDepthwiseConv : OpRewritePattern<DepthwiseConvOp> {
 
 /// `tfc.shift_right`: the first `seq - amount` positions, padded with
 /// `amount` zero positions in front.
-struct LowerShiftRight : OpRewritePattern<ShiftRightOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ShiftRightOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    int64_t amount = static_cast<int64_t>(op.getAmount());
-    rewriter.replaceOp(
-        op, shiftPositions(rewriter, op.getLoc(), op.getInput(), amount));
-    return success();
-  }
-};
+static Value lowerShiftRight(ShiftRightOp op, PatternRewriter &rewriter) {
+  int64_t amount = static_cast<int64_t>(op.getAmount());
+  return shiftPositions(rewriter, op.getLoc(), op.getInput(), amount);
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.shorten
@@ -268,34 +240,26 @@ static Value shortenAttention(OpBuilder &b, Location loc, Value x,
 }
 
 /// `tfc.shorten` of every kind.
-struct LowerShorten : OpRewritePattern<ShortenOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ShortenOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value x = op.getInput();
-    int64_t factor = static_cast<int64_t>(op.getFactor());
-    ValueRange weights = op.getWeights();
-    Value result;
-    switch (op.getKind()) {
-    case ShortenKind::avg:
-      result = averageGroups(rewriter, loc, x, factor);
-      break;
-    case ShortenKind::linear:
-      result = shortenLinear(rewriter, loc, x, factor, weights[0], weights[1]);
-      break;
-    case ShortenKind::attention:
-      result = shortenAttention(rewriter, loc, x, factor,
-                                static_cast<int64_t>(*op.getHeads()), weights);
-      break;
-    }
-    rewriter.replaceOp(op, result);
-    return success();
+static Value lowerShorten(ShortenOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  int64_t factor = static_cast<int64_t>(op.getFactor());
+  ValueRange weights = op.getWeights();
+  Value result;
+  switch (op.getKind()) {
+  case ShortenKind::avg:
+    result = averageGroups(rewriter, loc, x, factor);
+    break;
+  case ShortenKind::linear:
+    result = shortenLinear(rewriter, loc, x, factor, weights[0], weights[1]);
+    break;
+  case ShortenKind::attention:
+    result = shortenAttention(rewriter, loc, x, factor,
+                              static_cast<int64_t>(*op.getHeads()), weights);
+    break;
   }
-};
+  return result;
+}
 
 //===----------------------------------------------------------------------===//
 // tfc.upsample
@@ -327,39 +291,29 @@ static Value upsampleAttention(OpBuilder &b, Location loc, Value shortened,
 }
 
 /// `tfc.upsample` of every kind.
-struct LowerUpsample : OpRewritePattern<UpsampleOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(UpsampleOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Value shortened = op.getInput();
-    int64_t factor = static_cast<int64_t>(op.getFactor());
-    ValueRange weights = op.getWeights();
-    Value result;
-    switch (op.getKind()) {
-    case UpsampleKind::naive:
-      result = repeatPositions(rewriter, loc, shortened, factor);
-      break;
-    case UpsampleKind::linear:
-      result = upsampleLinear(rewriter, loc, shortened, factor, weights[0],
-                              weights[1]);
-      break;
-    case UpsampleKind::attention:
-      result =
-          upsampleAttention(rewriter, loc, shortened, op.getResidual(), factor,
-                            static_cast<int64_t>(*op.getHeads()), weights);
-      break;
-    }
-    rewriter.replaceOp(op, result);
-    return success();
+static Value lowerUpsample(UpsampleOp op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value shortened = op.getInput();
+  int64_t factor = static_cast<int64_t>(op.getFactor());
+  ValueRange weights = op.getWeights();
+  Value result;
+  switch (op.getKind()) {
+  case UpsampleKind::naive:
+    result = repeatPositions(rewriter, loc, shortened, factor);
+    break;
+  case UpsampleKind::linear:
+    result = upsampleLinear(rewriter, loc, shortened, factor, weights[0],
+                            weights[1]);
+    break;
+  case UpsampleKind::attention:
+    result =
+        upsampleAttention(rewriter, loc, shortened, op.getResidual(), factor,
+                          static_cast<int64_t>(*op.getHeads()), weights);
+    break;
   }
-};
-} // namespace
-
+  return result;
+}
 void mlir::tfc::populateSequenceLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerRotary, LowerDepthwiseConv, LowerShiftRight, LowerShorten,
-               LowerUpsample>(patterns.getContext());
+  addStaticLowerings(patterns, lowerRotary, lowerDepthwiseConv, lowerShiftRight,
+                     lowerShorten, lowerUpsample);
 }

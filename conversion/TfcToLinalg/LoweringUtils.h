@@ -6,7 +6,7 @@
 ///
 /// \file
 /// The builders that several lowering files of this folder share: the
-/// static-shape check of every pattern, reshapes, scaling, contractions,
+/// pattern of every lowering (StaticLowering), reshapes, scaling, contractions,
 /// the scaled softmax of the resampling attention and the clamped ids of
 /// the embedding and the losses. Private to conversion/TfcToLinalg.
 ///
@@ -18,6 +18,8 @@
 #include "passes/AttentionBuilders.h"
 #include "passes/Utils.h"
 
+#include "mlir/IR/PatternMatch.h"
+
 namespace mlir::tfc::lowering {
 
 using attention::loopDims;
@@ -26,6 +28,60 @@ using attention::splitHeads;
 
 /// Whether every shaped operand and result of `op` has a static shape.
 bool hasStaticShapes(Operation *op);
+
+namespace detail {
+/// Replaces `op` by `values`.
+inline LogicalResult replaceOp(PatternRewriter &rewriter, Operation *op,
+                               ValueRange values) {
+  rewriter.replaceOp(op, values);
+  return success();
+}
+
+/// Replaces `op` by `values` unless the lowering declined the op.
+template <typename Values>
+LogicalResult replaceOp(PatternRewriter &rewriter, Operation *op,
+                        FailureOr<Values> values) {
+  if (failed(values))
+    return failure();
+  return replaceOp(rewriter, op, ValueRange(*values));
+}
+} // namespace detail
+
+/// The pattern of every lowering: rewrites an `OpT` whose shapes are all
+/// static into the values `build(op, rewriter)` creates, one per result of
+/// the op. `build` returns a `Value`, a `SmallVector<Value>`, or a
+/// `FailureOr` of either where it may decline an op (by
+/// `notifyMatchFailure`, before it creates anything).
+template <typename OpT, typename BuildFn>
+class StaticLowering : public OpRewritePattern<OpT> {
+public:
+  StaticLowering(MLIRContext *context, BuildFn build)
+      : OpRewritePattern<OpT>(context), build(std::move(build)) {}
+
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    return detail::replaceOp(rewriter, op, build(op, rewriter));
+  }
+
+private:
+  BuildFn build;
+};
+
+/// Adds the StaticLowering of `OpT` by `build`.
+template <typename OpT, typename BuildFn>
+void addStaticLowering(RewritePatternSet &patterns, BuildFn build) {
+  patterns.add<StaticLowering<OpT, BuildFn>>(patterns.getContext(),
+                                             std::move(build));
+}
+
+/// Adds the StaticLowering by each of `builds` of the op it takes.
+template <typename... Results, typename... OpTs>
+void addStaticLowerings(RewritePatternSet &patterns,
+                        Results (*...builds)(OpTs, PatternRewriter &)) {
+  (addStaticLowering<OpTs>(patterns, builds), ...);
+}
 
 /// The dimensions `0, 1, ..., count - 1`.
 SmallVector<unsigned> leadingDims(unsigned count);
