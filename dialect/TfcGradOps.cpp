@@ -59,7 +59,7 @@ LogicalResult ShiftLeftOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput());
   if (in.size() != 3)
     return emitOpError() << "'input' must have rank 3";
-  if (getAmount() < 0 || getAmount() >= in[1])
+  if (getAmount() >= static_cast<uint64_t>(in[1]))
     return emitOpError() << "'amount' must be in [0, " << in[1] << ")";
   return success();
 }
@@ -91,7 +91,7 @@ LogicalResult TakeTokenGradOp::verify() {
   if (grad.size() != 2 || out.size() != 3 || out[0] != grad[0] ||
       out[2] != grad[1])
     return emitOpError() << "result must be [batch, seq, d] around 'grad'";
-  if (getPosition() < 0 || getPosition() >= out[1])
+  if (getPosition() >= static_cast<uint64_t>(out[1]))
     return emitOpError() << "'position' must be in [0, " << out[1] << ")";
   return success();
 }
