@@ -74,6 +74,22 @@ Value attention::accumulateProducts(OpBuilder &b, Location loc,
                       });
 }
 
+Value attention::keepRealKeys(OpBuilder &b, Location loc, Value allowed,
+                              Value keyMask) {
+  Value zero = floatConstant(b, loc, keyMask.getType(), 0.0);
+  Value realKey =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, keyMask, zero);
+  return conjunction(b, loc, allowed, realKey);
+}
+
+Value attention::maskedScore(OpBuilder &b, Location loc, Value allowed,
+                             Value scaled) {
+  if (!allowed)
+    return scaled;
+  return b.create<arith::SelectOp>(loc, allowed, scaled,
+                                   negativeInfinity(b, loc, scaled.getType()));
+}
+
 Value attention::negativeInfinity(OpBuilder &b, Location loc, Type element) {
   return floatConstant(b, loc, element,
                        -std::numeric_limits<double>::infinity());
@@ -213,16 +229,9 @@ Value attention::maskScores(OpBuilder &b, Location loc, Value scores,
         Value j = nb.create<linalg::IndexOp>(nloc, 3);
         Value allowed = filter(
             nb, nloc, i, j, globalColumns ? args[inputs.size() - 1] : Value());
-        if (mask) {
-          Value zero = floatConstant(nb, nloc, element, 0.0);
-          Value realKey = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::UNE, args[1], zero);
-          allowed = conjunction(nb, nloc, allowed, realKey);
-        }
-        if (!allowed)
-          return scaled;
-        return nb.create<arith::SelectOp>(nloc, allowed, scaled,
-                                          negativeInfinity(nb, nloc, element));
+        if (mask)
+          allowed = keepRealKeys(nb, nloc, allowed, args[1]);
+        return maskedScore(nb, nloc, allowed, scaled);
       },
       maps);
 }

@@ -58,6 +58,14 @@ Value negativeInfinity(OpBuilder &b, Location loc, Type element);
 /// `lhs && rhs`, where either may be null (meaning true).
 Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs);
 
+/// `allowed && keyMask != 0`: drops the padding keys, whose float mask entry
+/// `keyMask` is 0. `allowed` may be null (every pair).
+Value keepRealKeys(OpBuilder &b, Location loc, Value allowed, Value keyMask);
+
+/// The score `scaled` where `allowed`, else `-inf`; `scaled` itself when
+/// `allowed` is null.
+Value maskedScore(OpBuilder &b, Location loc, Value allowed, Value scaled);
+
 //===----------------------------------------------------------------------===//
 // Heads and rows
 //===----------------------------------------------------------------------===//

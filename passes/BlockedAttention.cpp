@@ -183,22 +183,15 @@ Value blockScores(OpBuilder &b, Location loc, const BlockPlan &plan,
                   : position(nb.create<linalg::IndexOp>(nloc, 3), colOffset);
           allowed = filter(nb, nloc, i, j);
         }
-        if (maskArg >= 0) {
-          Value realKey = nb.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::UNE, args[maskArg],
-              floatConstant(nb, nloc, element, 0.0));
-          allowed = conjunction(nb, nloc, allowed, realKey);
-        }
+        if (maskArg >= 0)
+          allowed = keepRealKeys(nb, nloc, allowed, args[maskArg]);
         if (excludeArg >= 0) {
           Value local = nb.create<arith::CmpFOp>(
               nloc, arith::CmpFPredicate::OEQ, args[excludeArg],
               nb.create<arith::ConstantOp>(nloc, nb.getF32FloatAttr(0.0f)));
           allowed = conjunction(nb, nloc, allowed, local);
         }
-        if (!allowed)
-          return scaled;
-        return nb.create<arith::SelectOp>(nloc, allowed, scaled,
-                                          negativeInfinity(nb, nloc, element));
+        return maskedScore(nb, nloc, allowed, scaled);
       },
       maps);
 }

@@ -34,6 +34,15 @@ double attention::lowestFinite(Type element) {
       .convertToDouble();
 }
 
+/// Inside a `linalg.generic` body: whether the chunk column of loop
+/// `columnDim` is at or before the chunk row of loop `rowDim` (`j <= i`).
+static Value withinChunkCausal(OpBuilder &b, Location loc, unsigned rowDim,
+                               unsigned columnDim) {
+  Value i = b.create<linalg::IndexOp>(loc, rowDim);
+  Value j = b.create<linalg::IndexOp>(loc, columnDim);
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, j, i);
+}
+
 Value attention::scaledFeatures(OpBuilder &b, Location loc, Value features) {
   Type element = elementOf(features);
   double inputScale =
@@ -182,10 +191,7 @@ Value attention::causalRunningMaximum(OpBuilder &b, Location loc, Value x) {
       filledTensor(b, loc, chunkShape, element, lowest),
       {loopDims(b, 5, {0, 1, 4, 3})}, loopDims(b, 5, {0, 1, 2, 3}),
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value i = nb.create<linalg::IndexOp>(nloc, 2);
-        Value j = nb.create<linalg::IndexOp>(nloc, 4);
-        Value allowed =
-            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        Value allowed = withinChunkCausal(nb, nloc, 2, 4);
         Value value = nb.create<arith::SelectOp>(
             nloc, allowed, args[0], floatConstant(nb, nloc, element, lowest));
         return stabilizerMax(nb, nloc, args[1], value);
@@ -454,10 +460,7 @@ Value attention::causalChunkMask(OpBuilder &b, Location loc, Value x,
   return elementwise(
       b, loc, shapeOf(x), element, ValueRange{x, stabiliser, stabiliser},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value i = nb.create<linalg::IndexOp>(nloc, 3);
-        Value j = nb.create<linalg::IndexOp>(nloc, 4);
-        Value allowed =
-            nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::ule, j, i);
+        Value allowed = withinChunkCausal(nb, nloc, 3, 4);
         Value scaled = nb.create<arith::MulFOp>(
             nloc, args[0], rescaling(nb, nloc, args[2], args[1]));
         return nb.create<arith::SelectOp>(
