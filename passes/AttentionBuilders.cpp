@@ -74,6 +74,14 @@ Value attention::accumulateProducts(OpBuilder &b, Location loc,
                       });
 }
 
+Value attention::ratioOrZero(OpBuilder &b, Location loc, Value num, Value den) {
+  Value zero = floatConstant(b, loc, den.getType(), 0.0);
+  Value positive =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, den, zero);
+  Value ratio = b.create<arith::DivFOp>(loc, num, den);
+  return b.create<arith::SelectOp>(loc, positive, ratio, zero);
+}
+
 Value attention::keepRealKeys(OpBuilder &b, Location loc, Value allowed,
                               Value keyMask) {
   Value zero = floatConstant(b, loc, keyMask.getType(), 0.0);
@@ -239,11 +247,7 @@ Value attention::maskScores(OpBuilder &b, Location loc, Value scores,
 Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
   Type element = elementOf(scores);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  Value rowMax = reduceLastDim(
-      b, loc, scores, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return stabilizerMax(nb, nloc, acc, x);
-      });
+  Value rowMax = rowMaxima(b, loc, scores);
   Value exps = elementwise(
       b, loc, shapeOf(scores), element, ValueRange{scores, rowMax},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
@@ -256,19 +260,11 @@ Value attention::softmaxRows(OpBuilder &b, Location loc, Value scores) {
         return nb.create<math::ExpOp>(nloc, centred);
       },
       {b.getMultiDimIdentityMap(4), rowMap});
-  Value rowSum = reduceLastDim(
-      b, loc, exps, 0.0,
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return nb.create<arith::AddFOp>(nloc, acc, x);
-      });
+  Value rowSum = sumLastDim(b, loc, exps);
   return elementwise(
       b, loc, shapeOf(scores), element, ValueRange{exps, rowSum},
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        Value zero = floatConstant(nb, nloc, element, 0.0);
-        Value positive = nb.create<arith::CmpFOp>(
-            nloc, arith::CmpFPredicate::OGT, args[1], zero);
-        Value ratio = nb.create<arith::DivFOp>(nloc, args[0], args[1]);
-        return nb.create<arith::SelectOp>(nloc, positive, ratio, zero);
+        return ratioOrZero(nb, nloc, args[0], args[1]);
       },
       {b.getMultiDimIdentityMap(4), rowMap});
 }

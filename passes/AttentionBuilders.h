@@ -58,6 +58,10 @@ Value negativeInfinity(OpBuilder &b, Location loc, Type element);
 /// `lhs && rhs`, where either may be null (meaning true).
 Value conjunction(OpBuilder &b, Location loc, Value lhs, Value rhs);
 
+/// `num / den` where `den > 0`, else 0: a softmax row's normalisation, with
+/// a row that sees no key (sum 0) left at 0.
+Value ratioOrZero(OpBuilder &b, Location loc, Value num, Value den);
+
 /// `allowed && keyMask != 0`: drops the padding keys, whose float mask entry
 /// `keyMask` is 0. `allowed` may be null (every pair).
 Value keepRealKeys(OpBuilder &b, Location loc, Value allowed, Value keyMask);

@@ -212,11 +212,7 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
   Type element = elementOf(s);
   AffineMap id3 = b.getMultiDimIdentityMap(3);
   AffineMap rowMap = loopDims(b, 4, {0, 1, 2});
-  Value blockMax = reduceLastDim(
-      b, loc, s, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return stabilizerMax(nb, nloc, acc, x);
-      });
+  Value blockMax = rowMaxima(b, loc, s);
   // c = exp(m - max(m, blockMax)), 1 while the row has seen no key.
   Value correction = elementwise(
       b, loc, shapeOf(blockMax), element, ValueRange{state.max, blockMax},
@@ -245,11 +241,7 @@ OnlineState onlineSoftmaxStep(OpBuilder &b, Location loc, Value s, Value v,
                         floatConstant(nb, nloc, element, 0.0), p);
                   },
                   {b.getMultiDimIdentityMap(4), rowMap});
-  Value blockSum = reduceLastDim(
-      b, loc, probs, 0.0,
-      [](OpBuilder &nb, Location nloc, Value acc, Value x) -> Value {
-        return nb.create<arith::AddFOp>(nloc, acc, x);
-      });
+  Value blockSum = sumLastDim(b, loc, probs);
   next.sum = buildGeneric(
       b, loc, ValueRange{correction, blockSum}, state.sum, {id3, id3}, id3,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
@@ -349,11 +341,7 @@ std::pair<Value, Value> blockedForwardOf(OpBuilder &b, Location loc,
             nb, nloc, shapeOf(state.acc), element,
             ValueRange{state.acc, state.sum},
             [&](OpBuilder &eb, Location eloc, ValueRange args) -> Value {
-              Value zero = floatConstant(eb, eloc, element, 0.0);
-              Value positive = eb.create<arith::CmpFOp>(
-                  eloc, arith::CmpFPredicate::OGT, args[1], zero);
-              Value ratio = eb.create<arith::DivFOp>(eloc, args[0], args[1]);
-              return eb.create<arith::SelectOp>(eloc, positive, ratio, zero);
+              return ratioOrZero(eb, eloc, args[0], args[1]);
             },
             {nb.getMultiDimIdentityMap(4), loopDims(nb, 4, {0, 2, 1})});
         Value lseBlock = elementwise(

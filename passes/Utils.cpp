@@ -13,6 +13,8 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tfc;
 
@@ -202,4 +204,18 @@ LogicalResult mlir::tfc::dropPairDims(ArrayRef<scf::ForallOp> loops) {
     if (failed(applyPatternsAndFoldGreedily(loop, frozen)))
       return failure();
   return success();
+}
+
+Value mlir::tfc::rowMaxima(OpBuilder &b, Location loc, Value input) {
+  return reduceLastDim(b, loc, input, -std::numeric_limits<double>::infinity(),
+                       [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+                         return stabilizerMax(nb, nloc, acc, x);
+                       });
+}
+
+Value mlir::tfc::sumLastDim(OpBuilder &b, Location loc, Value input) {
+  return reduceLastDim(b, loc, input, 0.0,
+                       [](OpBuilder &nb, Location nloc, Value acc, Value x) {
+                         return nb.create<arith::AddFOp>(nloc, acc, x);
+                       });
 }

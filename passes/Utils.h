@@ -85,6 +85,13 @@ Value reduceLastDim(
     OpBuilder &b, Location loc, Value input, double init,
     function_ref<Value(OpBuilder &, Location, Value, Value)> combine);
 
+/// The sum over the last dimension of `input` (reduceLastDim from 0).
+Value sumLastDim(OpBuilder &b, Location loc, Value input);
+
+/// The maximum over the last dimension of `input` (reduceLastDim from `-inf`
+/// with stabilizerMax): the offset of a softmax over that dimension.
+Value rowMaxima(OpBuilder &b, Location loc, Value input);
+
 /// An `scf.forall` over the `batch * heads` (batch, head) pairs of an
 /// attention, with `inits` as its shared outputs, and the pair's batch and
 /// head indices (`pair / heads`, `pair % heads`), built at the start of its

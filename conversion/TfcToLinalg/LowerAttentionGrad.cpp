@@ -286,11 +286,7 @@ static Value featureInputGrad(OpBuilder &b, Location loc, Value featureGrad,
     init = filledTensor(b, loc, shapeOf(x), element, 0.0);
   } else {
     double squaredScale = 1.0 / std::sqrt(static_cast<double>(shapeOf(x)[3]));
-    Value rowSum = reduceLastDim(
-        b, loc, exponentGrad, 0.0,
-        [](OpBuilder &nb, Location nloc, Value acc, Value value) -> Value {
-          return nb.create<arith::AddFOp>(nloc, acc, value);
-        });
+    Value rowSum = sumLastDim(b, loc, exponentGrad);
     // The |x'|^2 / 2 term: -s^2 * x * sum_m dE[m].
     init = elementwise(
         b, loc, shapeOf(x), element, ValueRange{x, rowSum},

@@ -236,11 +236,7 @@ static Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
   ArrayRef<int64_t> shape = shapeOf(logits);
   int64_t rows = shape[0], classes = shape[1];
   Type element = elementOf(logits);
-  Value max =
-      reduceLastDim(b, loc, logits, -INFINITY,
-                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-                      return stabilizerMax(nb, l, acc, v);
-                    });
+  Value max = rowMaxima(b, loc, logits);
   AffineMap identity = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = loopDims(b, 2, {0});
   Value shifted =
@@ -250,11 +246,7 @@ static Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
                         l, nb.create<arith::SubFOp>(l, args[0], args[1]));
                   },
                   {identity, rowMap});
-  Value sum =
-      reduceLastDim(b, loc, shifted, 0.0,
-                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-                      return nb.create<arith::AddFOp>(l, acc, v);
-                    });
+  Value sum = sumLastDim(b, loc, shifted);
   Value perRow =
       elementwise(b, loc, {rows}, element, ValueRange{max, sum, targets},
                   [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
@@ -266,16 +258,7 @@ static Value meanSoftmaxCrossEntropy(OpBuilder &b, Location loc, Value logits,
                         l, args[0], nb.create<math::LogOp>(l, args[1]));
                     return nb.create<arith::SubFOp>(l, lse, picked);
                   });
-  Value total =
-      reduceLastDim(b, loc, perRow, 0.0,
-                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-                      return nb.create<arith::AddFOp>(l, acc, v);
-                    });
-  Value inverseRows = floatConstant(b, loc, element, 1.0 / rows);
-  return elementwise(b, loc, {}, element, ValueRange{total},
-                     [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                       return nb.create<arith::MulFOp>(l, args[0], inverseRows);
-                     });
+  return meanOfRows(b, loc, perRow);
 }
 
 /// `tfc.cross_entropy`: `[batch, seq, vocab]` flattened to
@@ -319,16 +302,7 @@ static Value lowerClassifyLoss(ClassifyLossOp op, PatternRewriter &rewriter) {
         return b.create<arith::AddFOp>(
             l, b.create<arith::SubFOp>(l, positive, zy), softplus);
       });
-  Value total =
-      reduceLastDim(rewriter, loc, perRow, 0.0,
-                    [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-                      return b.create<arith::AddFOp>(l, acc, v);
-                    });
-  Value inverseRows = floatConstant(rewriter, loc, element, 1.0 / rows);
-  return elementwise(rewriter, loc, {}, element, ValueRange{total},
-                     [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-                       return b.create<arith::MulFOp>(l, args[0], inverseRows);
-                     });
+  return meanOfRows(rewriter, loc, perRow);
 }
 
 void mlir::tfc::populateDenseLoweringPatterns(RewritePatternSet &patterns) {

@@ -384,11 +384,7 @@ static Value softmaxCrossEntropyGrad(OpBuilder &b, Location loc, Value logits,
   ArrayRef<int64_t> shape = shapeOf(logits);
   int64_t rows = shape[0], classes = shape[1];
   Type element = elementOf(logits);
-  Value max =
-      reduceLastDim(b, loc, logits, -INFINITY,
-                    [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
-                      return stabilizerMax(nb, l, acc, v);
-                    });
+  Value max = rowMaxima(b, loc, logits);
   AffineMap identity = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = loopDims(b, 2, {0});
   AffineMap scalarMap = loopDims(b, 2, {});

@@ -140,11 +140,7 @@ Value lowering::scaledSoftmax(OpBuilder &b, Location loc, Value scores,
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap rowMap = loopDims(b, rank, leadingDims(rank - 1));
 
-  Value rowMax =
-      reduceLastDim(b, loc, scores, -std::numeric_limits<double>::infinity(),
-                    [](OpBuilder &nb, Location nloc, Value acc, Value x) {
-                      return stabilizerMax(nb, nloc, acc, x);
-                    });
+  Value rowMax = rowMaxima(b, loc, scores);
   // exp(factor * (x - max)) is exp(factor * x) / exp(factor * max).
   Value exps =
       elementwise(b, loc, shape, element, {scores, rowMax},
@@ -201,11 +197,7 @@ LayerNormStatistics lowering::layerNormStatistics(OpBuilder &b, Location loc,
   stats.inverseWidth =
       floatConstant(b, loc, element, 1.0 / static_cast<double>(width));
   Value inverseWidth = stats.inverseWidth;
-  Value sum =
-      reduceLastDim(b, loc, x, 0.0,
-                    [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-                      return b.create<arith::AddFOp>(l, acc, v);
-                    });
+  Value sum = sumLastDim(b, loc, x);
   Value mean =
       elementwise(b, loc, {rows}, element, ValueRange{sum},
                   [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -333,4 +325,15 @@ Value lowering::shiftPositions(OpBuilder &b, Location loc, Value x,
   Value zero = floatConstant(b, loc, elementOf(x), 0.0);
   return b.create<tensor::PadOp>(loc, x.getType(), kept, index({0, right, 0}),
                                  index({0, left, 0}), zero);
+}
+
+Value lowering::meanOfRows(OpBuilder &b, Location loc, Value values) {
+  Type element = elementOf(values);
+  int64_t rows = shapeOf(values)[0];
+  Value total = sumLastDim(b, loc, values);
+  Value inverseRows = floatConstant(b, loc, element, 1.0 / rows);
+  return elementwise(b, loc, {}, element, ValueRange{total},
+                     [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                       return nb.create<arith::MulFOp>(l, args[0], inverseRows);
+                     });
 }

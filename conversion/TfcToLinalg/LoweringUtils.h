@@ -179,6 +179,10 @@ ResamplingAttention upsamplingAttention(OpBuilder &b, Location loc,
 /// (`tfc.shift_left`). `amount == 0` returns `x`.
 Value shiftPositions(OpBuilder &b, Location loc, Value x, int64_t amount);
 
+/// The mean of the `[rows]` vector `values`, as a 0-d tensor: the loss of a
+/// batch from its per-row losses.
+Value meanOfRows(OpBuilder &b, Location loc, Value values);
+
 /// Repeats each position of `[batch, groups, width]` `factor` times:
 /// `[batch, groups * factor, width]`.
 Value repeatPositions(OpBuilder &b, Location loc, Value x, int64_t factor);
