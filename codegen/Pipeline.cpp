@@ -67,7 +67,7 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
                                      const PipelineOptions &options) {
   if (options.train)
     pm.addPass(mlir::tfc::createTfcAutodiff());
-  pm.addPass(mlir::tfc::createTfcStripDropout());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcStripDropout());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(mlir::tfc::createTfcFlattenParams());
@@ -78,19 +78,20 @@ void ::tfc::buildTfcToLinalgPipeline(OpPassManager &pm,
   // Each Performer attention a loop over (batch, head) pairs on the CPU,
   // lowered in place; the GPU maps the batch-wide ops instead.
   if (options.performerByPairs())
-    pm.addPass(mlir::tfc::createTfcPerformerHeads());
+    pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcPerformerHeads());
   if (options.fusion) {
     mlir::tfc::TfcBlockedAttentionOptions blocked;
     blocked.blockSize = options.attentionBlock;
     blocked.parallelHeads = options.target.attentionPairsAsThreads;
-    pm.addPass(mlir::tfc::createTfcBlockedAttention(blocked));
+    pm.addNestedPass<func::FuncOp>(
+        mlir::tfc::createTfcBlockedAttention(blocked));
   }
   mlir::tfc::TfcLowerToLinalgOptions lowering;
   lowering.recomputeAttention = options.recomputeAttention;
-  pm.addPass(mlir::tfc::createTfcLowerToLinalg(lowering));
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcLowerToLinalg(lowering));
   if (options.fusion) {
-    pm.addPass(mlir::tfc::createTfcFuseElementwise());
-    pm.addPass(mlir::tfc::createTfcFuseEpilogues());
+    pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFuseElementwise());
+    pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFuseEpilogues());
   }
   // After CSE, which lets the backward share what it recomputes itself
   // (a LayerNorm gradient's centred rows) with the forward's, so that the
@@ -114,12 +115,12 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
 
   // The packed gradients are written slice by slice into the output buffer
   // (One-Shot Bufferize's analysis of a long insert_slice chain is cubic).
-  pm.addPass(mlir::tfc::createTfcMaterializeInsertChains());
-  pm.addPass(mlir::tfc::createTfcUnshareFills());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcMaterializeInsertChains());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcUnshareFills());
   // One alias set per tensor.empty use, not one per shape (CSE merged them).
-  pm.addPass(mlir::tfc::createTfcUnshareEmpties());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcUnshareEmpties());
   // One alias set per parameter, not one for the whole flat buffer.
-  pm.addPass(mlir::tfc::createTfcSliceInputs());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcSliceInputs());
   // Ops whose result is only written into a `restrict` output buffer (a
   // slice of the flat gradient) compute straight into it instead of into a
   // temporary that is then copied.

@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
+def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Lowers tfc operations to linalg, tensor, arith and math";
   let description = [{
     Rewrites every tfc operation except `tfc.param` into operations on
@@ -47,7 +47,7 @@ def TfcLowerToLinalg : Pass<"tfc-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
-def TfcPerformerHeads : Pass<"tfc-performer-heads", "mlir::ModuleOp"> {
+def TfcPerformerHeads : Pass<"tfc-performer-heads", "mlir::func::FuncOp"> {
   let summary = "Performer attention and its gradient as one loop over (batch, head) pairs";
   let description = [{
     Replaces each `tfc.attention` and `tfc.attention_grad` of the

@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TfcStripDropout : Pass<"tfc-strip-dropout", "mlir::ModuleOp"> {
+def TfcStripDropout : Pass<"tfc-strip-dropout", "mlir::func::FuncOp"> {
   let summary = "Removes dropout for evaluation and sampling";
   let description = [{
     Replaces every `tfc.dropout` that has no seed by its input: the graph
@@ -76,7 +76,7 @@ def TfcBuildOptimizer : Pass<"tfc-build-optimizer", "mlir::ModuleOp"> {
   ];
 }
 
-def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
+def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::func::FuncOp"> {
   let summary = "Softmax and Longformer attention by blocks, without an S x S matrix";
   let description = [{
     Lowers `tfc.attention` and `tfc.attention_grad` of the `#tfc.softmax`
@@ -131,7 +131,7 @@ def TfcBlockedAttention : Pass<"tfc-blocked-attention", "mlir::ModuleOp"> {
   ];
 }
 
-def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
+def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuses chains of element-wise linalg.generic ops into one";
   let description = [{
     On linalg on tensors, fuses an element-wise `linalg.generic` into the
@@ -145,7 +145,7 @@ def TfcFuseElementwise : Pass<"tfc-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
-def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::ModuleOp"> {
+def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "Pairs contractions with their element-wise consumers";
   let description = [{
     On linalg on tensors, after `tfc-fuse-elementwise`: when the result of
@@ -259,7 +259,7 @@ def TfcExportAbi : Pass<"tfc-export-abi", "mlir::ModuleOp"> {
 }
 
 def TfcMaterializeInsertChains
-    : Pass<"tfc-materialize-insert-chains", "mlir::ModuleOp"> {
+    : Pass<"tfc-materialize-insert-chains", "mlir::func::FuncOp"> {
   let summary = "Writes insert_slice chains that end in a buffer straight into it";
   let description = [{
     Where `bufferization.materialize_in_destination ... in restrict writable
@@ -287,7 +287,7 @@ def TfcMaterializeInsertChains
                            "mlir::memref::MemRefDialect"];
 }
 
-def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
+def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::func::FuncOp"> {
   let summary = "Gives every user of a tensor linalg.fill a fill of its own";
   let description = [{
     CSE merges identical `linalg.fill` ops on `tensor.empty`, so one fill
@@ -302,7 +302,7 @@ def TfcUnshareFills : Pass<"tfc-unshare-fills", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
-def TfcSliceInputs : Pass<"tfc-slice-inputs", "mlir::ModuleOp"> {
+def TfcSliceInputs : Pass<"tfc-slice-inputs", "mlir::func::FuncOp"> {
   let summary = "Reads each slice of a read-only input buffer as a tensor of its own";
   let description = [{
     Replaces `tensor.extract_slice` of a read-only `bufferization.to_tensor`
@@ -317,7 +317,7 @@ def TfcSliceInputs : Pass<"tfc-slice-inputs", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
-def TfcUnshareEmpties : Pass<"tfc-unshare-empties", "mlir::ModuleOp"> {
+def TfcUnshareEmpties : Pass<"tfc-unshare-empties", "mlir::func::FuncOp"> {
   let summary = "Gives every user of a tensor.empty one of its own";
   let description = [{
     CSE merges the `tensor.empty` ops of one shape, so in a deep model one

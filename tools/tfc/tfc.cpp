@@ -807,7 +807,7 @@ LogicalResult runPipelines(MLIRContext &ctx, ModuleOp module,
   pm.enableTiming(rootTiming);
   if (stage == Stage::Tfc) {
     if (evalOnly)
-      pm.addPass(mlir::tfc::createTfcStripDropout());
+      pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcStripDropout());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   } else {
