@@ -144,7 +144,9 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm, bool expandBf16) {
+  if (expandBf16)
+    pm.addPass(mlir::tfc::createTfcExpandBf16());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -68,6 +68,11 @@ struct PipelineOptions {
   /// `--precision=bf16`: contraction operands rounded to bf16
   /// (tfc-precision).
   bool bf16 = false;
+  /// The CPU has AVX512-BF16: bf16 contractions run on `vdpbf16ps`
+  /// (tfc-vectorize-contractions' `bf16-dot`) and LLVM rounds with
+  /// `vcvtneps2bf16`; else the contractions widen to float32 and the
+  /// rounding is integer arithmetic (tfc-expand-bf16).
+  bool cpuAvx512Bf16 = false;
 };
 
 /// tfc IR → linalg on tensors: derives the training step (when
@@ -84,8 +89,11 @@ void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 
 /// Host code on buffers (loops, vectors, OpenMP, calls) → the LLVM
 /// dialect, the entry points with bare pointers: the last stage of the CPU
-/// pipeline, and of the GPU target's host code.
-void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
+/// pipeline, and of the GPU target's host code. `expandBf16`: conversions
+/// to and from bf16 as integer arithmetic (tfc-expand-bf16), for a CPU
+/// without AVX512-BF16.
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm,
+                              bool expandBf16 = false);
 
 /// Registers `tfc-to-linalg` and `tfc-linalg-to-buffers` as pass pipelines
 /// (for tfc-opt).

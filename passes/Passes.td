@@ -19,6 +19,21 @@ def TfcStripDropout : Pass<"tfc-strip-dropout", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::tfc::TfcDialect"];
 }
 
+def TfcExpandBf16 : Pass<"tfc-expand-bf16", "mlir::ModuleOp"> {
+  let summary = "Rounds to bf16 and widens from it by integer arithmetic";
+  let description = [{
+    Every `arith.truncf` from float32 to bf16 and `arith.extf` from bf16 to
+    float32, on scalars and vectors, becomes integer arithmetic on the bits
+    (MLIR's bf16 expansion: round to nearest even, NaN kept a NaN). For a
+    CPU without AVX512-BF16, where LLVM would call `__truncsfbf2`, which
+    GCC 12's libgcc lacks. The rounding is the same as the instruction's.
+  }];
+  let statistics = [
+    Statistic<"expandedOps", "expanded-ops", "Conversions expanded">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def TfcAutodiff : Pass<"tfc-autodiff", "mlir::ModuleOp"> {
   let summary = "Builds @train_step: the loss and its gradients, by reverse mode";
   let description = [{

@@ -146,10 +146,11 @@ inline constexpr llvm::StringLiteral kEpilogueAttr = "tfc.epilogue";
 /// vectorised rows are written for (AVX-512).
 inline constexpr int64_t kVectorBits = 512;
 
-/// True when the body of `op` is `out + in0 * in1` (in any operand order).
+/// True when the body of `op` is `out + in0 * in1` (in any operand order),
+/// each input possibly widened by `arith.extf` first (bf16 operands).
 inline bool isMulAddBody(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
+  if (body->getNumArguments() != 3)
     return false;
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
   auto add = dyn_cast_or_null<arith::AddFOp>(
@@ -163,9 +164,20 @@ inline bool isMulAddBody(linalg::LinalgOp op) {
   auto mul = dyn_cast_or_null<arith::MulFOp>(product.getDefiningOp());
   if (!mul)
     return false;
+  // The factors, each the block argument itself or it widened.
+  size_t widened = 0;
+  auto unwiden = [&](Value factor) {
+    auto ext = factor.getDefiningOp<arith::ExtFOp>();
+    if (!ext)
+      return factor;
+    ++widened;
+    return ext.getIn();
+  };
+  Value lhs = unwiden(mul.getLhs()), rhs = unwiden(mul.getRhs());
+  if (body->getOperations().size() != 3 + widened)
+    return false;
   Value in0 = body->getArgument(0), in1 = body->getArgument(1);
-  return (mul.getLhs() == in0 && mul.getRhs() == in1) ||
-         (mul.getLhs() == in1 && mul.getRhs() == in0);
+  return (lhs == in0 && rhs == in1) || (lhs == in1 && rhs == in0);
 }
 
 /// True when the last dimension of the memref `type` has unit stride.

@@ -44,7 +44,9 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   linalgKernels.linalgOps = true;
   pm.addPass(mlir::tfc::createTfcOutlineKernels(linalgKernels));
 
-  pm.addPass(mlir::tfc::createTfcVectorizeContractions());
+  mlir::tfc::TfcVectorizeContractionsOptions contractions;
+  contractions.bf16Dot = options.cpuAvx512Bf16;
+  pm.addPass(mlir::tfc::createTfcVectorizeContractions(contractions));
   // Element-wise ops over a short row (blocked attention's [T, Dh] blocks
   // rescaled by row) run by whole vectors along it, not by gathers across.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcVectorizeShortRows());
@@ -66,7 +68,7 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // hoists the contraction kernels' stack panels out of their scopes to
   // one per thread at the start of the omp.parallel region.
   pm.addPass(createCanonicalizerPass());
-  buildLoopsToLLVMPipeline(pm);
+  buildLoopsToLLVMPipeline(pm, options.bf16 && !options.cpuAvx512Bf16);
   // The arenas in 2 MiB pages where the system gives them on request.
   pm.addPass(mlir::tfc::createTfcAdviseHugePages());
 }

@@ -101,10 +101,21 @@ def TfcVectorizeContractions
     the last K panel, that op's body runs on the accumulator vectors (its
     inputs along N loaded as vectors masked like C, the others broadcast;
     `linalg.index` of N the lanes' columns, of another dimension its index
-    broadcast) before the store, and the op is erased. Other linalg ops
-    are left alone.
+    broadcast) before the store, and the op is erased. A contraction of
+    bf16 inputs into float32 (`--precision=bf16`, an even K) packs B as
+    bf16 pairs along K, each column's two k adjacent, and each step of its
+    K loop takes two k: with `bf16-dot`, one `vdpbf16ps` per accumulator
+    vector (`llvm.x86.avx512bf16.dpbf16ps.512`, A's pair broadcast as one
+    32-bit word), else two float32 FMAs of the widened pairs in the
+    instruction's order (odd k, then even). Other linalg ops are left
+    alone.
   }];
+  let options = [
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "The target has AVX512-BF16: bf16 contractions run on vdpbf16ps">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];

@@ -52,6 +52,7 @@
 #include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -90,7 +91,16 @@ struct ContractionPlan {
   int64_t m = -1, n = -1, k = -1;
   SmallVector<int64_t> outer;
   SmallVector<int64_t> sizes;
+  /// C's element type, that of the accumulators.
   FloatType elementType;
+  /// Whether A and B are bf16, widened to float32 C in the body
+  /// (`--precision=bf16`). The panel then holds bf16 pairs along K: each
+  /// step of the kernel's K loop multiplies two k at once, on `vdpbf16ps`
+  /// where the target has it (`bf16-dot`), else widened to float32 FMAs in
+  /// the instruction's order.
+  bool bf16 = false;
+  /// The element type of the packing panel: B's.
+  Type panelType;
   /// The register tile: `rowsPerBlock` rows of `vectorsPerRow` vectors of
   /// `lanes` elements; B's panel rows are N rounded up to whole tiles.
   int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
@@ -192,15 +202,23 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
   auto cType = dyn_cast<MemRefType>(plan.c.getType());
   if (!cType || cType.getRank() == 0)
     return std::nullopt;
-  for (Value v : {plan.a, plan.b, plan.c}) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || type.getElementType() != cType.getElementType())
-      return std::nullopt;
-  }
   plan.elementType = dyn_cast<FloatType>(cType.getElementType());
   if (!plan.elementType ||
       (plan.elementType.getWidth() != 32 && plan.elementType.getWidth() != 64))
     return std::nullopt;
+  SmallVector<Type, 2> operandTypes;
+  for (Value v : {plan.a, plan.b}) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type)
+      return std::nullopt;
+    operandTypes.push_back(type.getElementType());
+  }
+  plan.bf16 = plan.elementType.isF32() && operandTypes[0].isBF16() &&
+              operandTypes[1].isBF16();
+  if (!plan.bf16 && (operandTypes[0] != plan.elementType ||
+                     operandTypes[1] != plan.elementType))
+    return std::nullopt;
+  plan.panelType = operandTypes[1];
   if (!hasUnitInnerStride(cType))
     return std::nullopt;
   plan.sizes = op.getStaticLoopRanges();
@@ -234,7 +252,8 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
         plan.m = d;
     }
   }
-  if (plan.k < 0)
+  // bf16 pairs along K: an even K, so that no pair reads past A.
+  if (plan.k < 0 || (plan.bf16 && plan.sizes[plan.k] % 2 != 0))
     return std::nullopt;
   for (int64_t d = 0, e = op.getNumLoops(); d < e; ++d)
     if (d != plan.n && d != plan.k && d != plan.m)
@@ -274,7 +293,8 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
         return iterators[d] == utils::IteratorType::parallel;
       }))
     plan.zeroFill = precedingZeroFill(op, plan.c);
-  int64_t panelBytes = plan.panelElements * plan.elementType.getWidth() / 8;
+  int64_t panelBytes =
+      plan.panelElements * plan.panelType.getIntOrFloatBitWidth() / 8;
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp())
     if (isa<scf::ForallOp, scf::ParallelOp>(parent))
@@ -289,12 +309,16 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op) {
 /// Builds the tiled kernel of one contraction in place of its linalg op.
 class ContractionEmitter {
 public:
-  ContractionEmitter(ContractionPlan contraction, Value panel)
+  ContractionEmitter(ContractionPlan contraction, Value panel, bool bf16Dot)
       : plan(contraction), panel(panel), npad(contraction.panelWidth),
         lanes(contraction.lanes), vectorsPerRow(contraction.vectorsPerRow),
-        rowsPerBlock(contraction.rowsPerBlock), builder(contraction.op),
-        loc(contraction.op.getLoc()), dims(contraction.sizes.size()),
-        vectorType(VectorType::get({lanes}, contraction.elementType)) {}
+        rowsPerBlock(contraction.rowsPerBlock),
+        kStep(contraction.bf16 ? 2 : 1), bf16Dot(bf16Dot),
+        builder(contraction.op), loc(contraction.op.getLoc()),
+        dims(contraction.sizes.size()),
+        vectorType(VectorType::get({lanes}, contraction.elementType)),
+        panelVectorType(
+            VectorType::get({lanes * kStep}, contraction.panelType)) {}
 
   void emit() {
     emitOuter(0);
@@ -359,7 +383,7 @@ private:
     builder.create<memref::AllocaScopeReturnOp>(loc, ValueRange{});
     builder.setInsertionPointToStart(body);
     panel = builder.create<memref::AllocaOp>(
-        loc, MemRefType::get({plan.panelElements}, plan.elementType),
+        loc, MemRefType::get({plan.panelElements}, plan.panelType),
         builder.getI64IntegerAttr(64));
     emitOuter(plan.parallelOuter);
   }
@@ -394,13 +418,24 @@ private:
   /// Where B[.., kc + kk, .., n] goes in the panel. The panel is a row of
   /// slivers, one per register tile of columns, each `depth x tile`
   /// elements with the tile's columns innermost: the kernel reads one
-  /// sliver from start to end, and the packing writes whole vectors.
+  /// sliver from start to end, and the packing writes whole vectors. With
+  /// bf16 operands a sliver's rows are pairs of k, `tile x 2` elements with
+  /// each column's two k adjacent: the layout of `vdpbf16ps`'s operand.
   Value panelIndex(Value kk, Value n) {
     int64_t tile = lanes * vectorsPerRow;
     Value sliver = builder.create<arith::DivUIOp>(loc, n, index(tile));
     Value column = builder.create<arith::RemUIOp>(loc, n, index(tile));
     Value start = builder.create<arith::MulIOp>(
         loc, sliver, index(plan.panelElements / npad * tile));
+    if (plan.bf16) {
+      Value pair = builder.create<arith::DivUIOp>(loc, kk, index(2));
+      Value half = builder.create<arith::RemUIOp>(loc, kk, index(2));
+      Value row = builder.create<arith::MulIOp>(loc, pair, index(2 * tile));
+      Value at = builder.create<arith::AddIOp>(
+          loc, builder.create<arith::MulIOp>(loc, column, index(2)), half);
+      return builder.create<arith::AddIOp>(
+          loc, start, builder.create<arith::AddIOp>(loc, row, at));
+    }
     Value row = builder.create<arith::MulIOp>(loc, kk, index(tile));
     return builder.create<arith::AddIOp>(
         loc, start, builder.create<arith::AddIOp>(loc, row, column));
@@ -410,25 +445,33 @@ private:
   /// whole tile.
   void emitPack(Value kc, Value depth) {
     int64_t nSize = plan.sizes[plan.n];
-    if (plan.packing == ContractionPlan::Packing::AlongN)
-      return emitPackAlongN(kc, depth);
-    if (plan.packing == ContractionPlan::Packing::Elements) {
+    if (plan.packing == ContractionPlan::Packing::AlongN && !plan.bf16)
+      return emitPackAlongN(kc, depth, npad);
+    if (plan.packing == ContractionPlan::Packing::AlongN) {
+      // bf16: whole vectors, the edge one element at a time (without
+      // AVX512-BF16, LLVM masks a load of bf16 through library calls).
+      int64_t nVectors = nSize / lanes * lanes;
+      if (nVectors > 0)
+        emitPackAlongN(kc, depth, nVectors);
+      if (nVectors < nSize)
+        emitScalarPack(kc, index(0), depth, nVectors, nSize, splitsRows());
+    } else if (plan.packing == ContractionPlan::Packing::Elements) {
       emitScalarPack(kc, index(0), depth, 0, nSize, splitsRows());
     } else {
-      // Whole lanes x lanes tiles through registers, the edges one element
-      // at a time.
-      int64_t nTiles = nSize / lanes * lanes;
+      // Whole tiles of `lanes` columns by `lanes` k (pairs of k for bf16)
+      // through registers, the edges one element at a time.
+      int64_t nTiles = nSize / lanes * lanes, kTile = lanes * kStep;
       std::optional<int64_t> constantDepth = getConstantIntValue(depth);
       Value kTiles =
           constantDepth
-              ? index(*constantDepth / lanes * lanes)
+              ? index(*constantDepth / kTile * kTile)
               : builder.create<arith::SubIOp>(
                     loc, depth,
-                    builder.create<arith::RemUIOp>(loc, depth, index(lanes)));
+                    builder.create<arith::RemUIOp>(loc, depth, index(kTile)));
       emitTransposedPack(kc, kTiles, nTiles);
       if (nTiles < nSize)
         emitScalarPack(kc, index(0), kTiles, nTiles, nSize);
-      if (!constantDepth || *constantDepth % lanes != 0)
+      if (!constantDepth || *constantDepth % kTile != 0)
         emitScalarPack(kc, kTiles, depth, 0, nSize);
     }
     if (nSize == npad)
@@ -440,33 +483,63 @@ private:
         builder.create<scf::ForOp>(loc, index(nSize), index(npad), index(1));
     builder.setInsertionPointToStart(zLoop.getBody());
     Value zero = builder.create<arith::ConstantOp>(
-        loc, builder.getFloatAttr(plan.elementType, 0.0));
+        loc, builder.getFloatAttr(plan.panelType, 0.0));
     builder.create<memref::StoreOp>(
         loc, zero, panel,
         panelIndex(kLoop.getInductionVar(), zLoop.getInductionVar()));
   }
 
-  /// The whole panel by vectors along N: masked loads of B (zeros past N)
-  /// and whole-vector stores, which write the zero padding too. The threads
-  /// split the rows when they split the row blocks.
-  void emitPackAlongN(Value kc, Value depth) {
+  /// The panel's columns [0, nEnd) by vectors along N: masked loads of B
+  /// (zeros past N; bf16 is packed by whole vectors only) and whole-vector
+  /// stores, which write the zero padding too when `nEnd` is the panel's
+  /// width. The threads split the rows when
+  /// they split the row blocks.
+  /// With bf16 operands, rows k and k + 1 are loaded and interleaved into
+  /// one vector of pairs.
+  void emitPackAlongN(Value kc, Value depth, int64_t nEnd) {
     int64_t nSize = plan.sizes[plan.n];
     OpBuilder::InsertionGuard guard(builder);
-    Value kk = emitLoop(index(0), depth, 1, splitsRows());
-    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+    Value kk = emitLoop(index(0), depth, kStep, splitsRows());
+    Value k = builder.create<arith::AddIOp>(loc, kc, kk);
     auto nLoop =
-        builder.create<scf::ForOp>(loc, index(0), index(npad), index(lanes));
+        builder.create<scf::ForOp>(loc, index(0), index(nEnd), index(lanes));
     builder.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
     dims[plan.n] = n0;
     Value mask = builder.create<vector::CreateMaskOp>(
         loc, VectorType::get({lanes}, builder.getI1Type()),
         ValueRange{builder.create<arith::SubIOp>(loc, index(nSize), n0)});
+    auto rowType = VectorType::get({lanes}, plan.panelType);
     Value zeros = builder.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 vectorType, builder.getFloatAttr(plan.elementType, 0.0)));
-    Value value = builder.create<vector::MaskedLoadOp>(
-        loc, vectorType, plan.b, indices(plan.bMap), mask, zeros);
+        loc, DenseElementsAttr::get(rowType,
+                                    builder.getFloatAttr(plan.panelType, 0.0)));
+    SmallVector<Value, 2> rows;
+    for (int64_t i = 0; i < kStep; ++i) {
+      dims[plan.k] =
+          i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(i));
+      rows.push_back(
+          plan.bf16 ? builder.create<vector::LoadOp>(loc, rowType, plan.b,
+                                               indices(plan.bMap))
+                    .getResult()
+              : builder.create<vector::MaskedLoadOp>(
+                    loc, rowType, plan.b, indices(plan.bMap), mask, zeros)
+                    .getResult());
+    }
+    Value value = rows[0];
+    if (plan.bf16) {
+      // Interleaved as 16-bit integers: LLVM would take a shuffle of bf16
+      // through float32 on a CPU without AVX512-BF16.
+      auto bitsType = VectorType::get({lanes}, builder.getI16Type());
+      SmallVector<int64_t> interleave;
+      for (int64_t c = 0; c < lanes; ++c)
+        interleave.append({c, lanes + c});
+      value = builder.create<vector::BitCastOp>(
+          loc, panelVectorType,
+          builder.create<vector::ShuffleOp>(
+              loc, builder.create<vector::BitCastOp>(loc, bitsType, rows[0]),
+              builder.create<vector::BitCastOp>(loc, bitsType, rows[1]),
+              interleave));
+    }
     builder.create<vector::StoreOp>(loc, value, panel, panelIndex(kk, n0));
   }
 
@@ -493,26 +566,35 @@ private:
   /// B along K, transposed in registers, and `lanes` vector stores along N.
   /// Element by element, LLVM would gather along N. The threads split the
   /// tile rows when they split the row blocks.
+  /// With bf16 operands, a tile is `lanes` pairs of k deep: each pair is
+  /// one 32-bit element of the transpose.
   void emitTransposedPack(Value kc, Value kTiles, int64_t nTiles) {
     if (nTiles == 0)
       return;
     OpBuilder::InsertionGuard guard(builder);
-    Value k0 = emitLoop(index(0), kTiles, lanes, splitsRows());
+    Value k0 = emitLoop(index(0), kTiles, lanes * kStep, splitsRows());
     dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, k0);
     auto nLoop =
         builder.create<scf::ForOp>(loc, index(0), index(nTiles), index(lanes));
     builder.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
+    auto pairsType = VectorType::get({lanes}, builder.getI32Type());
     SmallVector<Value> rows;
     for (int64_t i = 0; i < lanes; ++i) {
       dims[plan.n] = builder.create<arith::AddIOp>(loc, n0, index(i));
-      rows.push_back(builder.create<vector::LoadOp>(loc, vectorType, plan.b,
-                                                    indices(plan.bMap)));
+      Value row = builder.create<vector::LoadOp>(loc, panelVectorType, plan.b,
+                                                 indices(plan.bMap));
+      if (plan.bf16)
+        row = builder.create<vector::BitCastOp>(loc, pairsType, row);
+      rows.push_back(row);
     }
     rows = transposeTile(rows);
     for (int64_t j = 0; j < lanes; ++j) {
-      Value kk = builder.create<arith::AddIOp>(loc, k0, index(j));
-      builder.create<vector::StoreOp>(loc, rows[j], panel, panelIndex(kk, n0));
+      Value kk = builder.create<arith::AddIOp>(loc, k0, index(j * kStep));
+      Value row = rows[j];
+      if (plan.bf16)
+        row = builder.create<vector::BitCastOp>(loc, panelVectorType, row);
+      builder.create<vector::StoreOp>(loc, row, panel, panelIndex(kk, n0));
     }
   }
 
@@ -649,20 +731,29 @@ private:
       init = branch.getResults();
     }
     auto kLoop =
-        builder.create<scf::ForOp>(loc, index(0), depth, index(1), init);
+        builder.create<scf::ForOp>(loc, index(0), depth, index(kStep), init);
     {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(kLoop.getBody());
       Value kk = kLoop.getInductionVar();
-      dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+      Value k = builder.create<arith::AddIOp>(loc, kc, kk);
+      dims[plan.k] = k;
       SmallVector<Value> panelVectors;
       for (int64_t v = 0; v < vectorsPerRow; ++v)
         panelVectors.push_back(builder.create<vector::LoadOp>(
-            loc, vectorType, panel, panelIndex(kk, columns[v])));
+            loc, panelVectorType, panel, panelIndex(kk, columns[v])));
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
         if (plan.m >= 0)
           dims[plan.m] = rowIndex(r);
+        if (plan.bf16) {
+          Value pairs = emitBroadcastPair(k);
+          for (int64_t v = 0; v < vectorsPerRow; ++v)
+            next.push_back(emitPairDot(
+                pairs, panelVectors[v],
+                kLoop.getRegionIterArgs()[r * vectorsPerRow + v]));
+          continue;
+        }
         Value scalar =
             builder.create<memref::LoadOp>(loc, plan.a, indices(plan.aMap));
         Value broadcast =
@@ -706,6 +797,76 @@ private:
     for (int64_t i = 0, e = init.size(); i < e; ++i)
       builder.create<vector::MaskedStoreOp>(
           loc, plan.c, cIndices[i], masks[i % vectorsPerRow], results[i]);
+  }
+
+  /// A[.., k, ..] and A[.., k + 1, ..] (bf16) at the current row, as one
+  /// 32-bit pair broadcast to every lane: `vdpbf16ps`'s other operand. A
+  /// that runs along K with unit stride gives the pair in one load.
+  Value emitBroadcastPair(Value k) {
+    auto aType = cast<MemRefType>(plan.a.getType());
+    auto pairType = VectorType::get({2}, plan.panelType);
+    Value pair;
+    if (hasUnitInnerStride(aType) &&
+        cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
+            plan.k) {
+      dims[plan.k] = k;
+      pair = builder.create<vector::LoadOp>(loc, pairType, plan.a,
+                                            indices(plan.aMap));
+    } else {
+      SmallVector<Value, 2> elements;
+      for (int64_t i = 0; i < 2; ++i) {
+        dims[plan.k] =
+            i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
+        elements.push_back(
+            builder.create<memref::LoadOp>(loc, plan.a, indices(plan.aMap)));
+      }
+      pair = builder.create<vector::FromElementsOp>(loc, pairType, elements);
+      dims[plan.k] = k;
+    }
+    Type i32 = builder.getI32Type();
+    Value word = builder.create<vector::ExtractOp>(
+        loc,
+        builder.create<vector::BitCastOp>(loc, VectorType::get({1}, i32), pair),
+        0);
+    Value words = builder.create<vector::BroadcastOp>(
+        loc, VectorType::get({lanes}, i32), word);
+    return builder.create<vector::BitCastOp>(loc, panelVectorType, words);
+  }
+
+  /// `acc` plus, in each lane, the dot product of its pair of bf16 in `a`
+  /// and in `b`: `vdpbf16ps` (odd elements first, then even), or, without
+  /// it (`bf16-dot` off), the same two products as float32 FMAs in the
+  /// same order.
+  Value emitPairDot(Value a, Value b, Value acc) {
+    if (bf16Dot)
+      return builder
+          .create<LLVM::CallIntrinsicOp>(
+              loc, vectorType,
+              builder.getStringAttr("llvm.x86.avx512bf16.dpbf16ps.512"),
+              ValueRange{acc, a, b})
+          .getResult(0);
+    // A pair is one 32-bit word, its odd element the high half: widening
+    // a bf16 to float32 is placing its bits high. On the integers, as
+    // LLVM would take a bf16 vector op through a library call.
+    auto wordsType = VectorType::get({lanes}, builder.getI32Type());
+    auto constant = [&](uint32_t value) -> Value {
+      return builder.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(wordsType, builder.getI32IntegerAttr(
+                                                     static_cast<int32_t>(value))));
+    };
+    auto widen = [&](Value pairs, bool odd) -> Value {
+      Value words = builder.create<vector::BitCastOp>(loc, wordsType, pairs);
+      Value high =
+          odd ? builder.create<arith::AndIOp>(loc, words, constant(0xffff0000u))
+                    .getResult()
+              : builder.create<arith::ShLIOp>(loc, words, constant(16))
+                    .getResult();
+      return builder.create<vector::BitCastOp>(loc, vectorType, high);
+    };
+    for (bool odd : {true, false})
+      acc = builder.create<vector::FMAOp>(loc, widen(a, odd), widen(b, odd),
+                                          acc);
+    return acc;
   }
 
   /// Prefetches (for writing) the part of C of the tile that follows the one
@@ -801,15 +962,22 @@ private:
   ContractionPlan plan;
   Value panel;
   int64_t npad, lanes, vectorsPerRow, rowsPerBlock;
+  /// The k that one step of the kernel's K loop multiplies: 2 for bf16.
+  int64_t kStep;
+  /// Whether the target has `vdpbf16ps` (AVX512-BF16).
+  bool bf16Dot;
   OpBuilder builder;
   Location loc;
   SmallVector<Value> dims;
-  VectorType vectorType;
+  /// The accumulators' vectors (C's element type), and the panel's.
+  VectorType vectorType, panelVectorType;
 };
 
 struct TfcVectorizeContractionsPass
     : public tfc::impl::TfcVectorizeContractionsBase<
           TfcVectorizeContractionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::vector<ContractionPlan> plans;
@@ -825,13 +993,13 @@ struct TfcVectorizeContractionsPass
     llvm::DenseMap<std::pair<Operation *, Type>, int64_t> loopPanelSizes;
     for (ContractionPlan &plan : plans) {
       if (plan.parallelLoop) {
-        int64_t &size = loopPanelSizes[{plan.parallelLoop, plan.elementType}];
+        int64_t &size = loopPanelSizes[{plan.parallelLoop, plan.panelType}];
         size = std::max(size, plan.panelElements);
         continue;
       }
       if (plan.parallelOuter > 0)
         continue;
-      int64_t &size = panelSizes[plan.elementType];
+      int64_t &size = panelSizes[plan.panelType];
       size = std::max(size, plan.panelElements);
     }
     llvm::DenseMap<std::pair<Operation *, Type>, Value> loopPanels;
@@ -848,7 +1016,9 @@ struct TfcVectorizeContractionsPass
     for (auto [type, size] : panelSizes) {
       auto memrefType = MemRefType::get({size}, type);
       std::string name =
-          "__tfc_panel_f" + std::to_string(type.getIntOrFloatBitWidth());
+          type.isBF16()
+              ? std::string("__tfc_panel_bf16")
+              : "__tfc_panel_f" + std::to_string(type.getIntOrFloatBitWidth());
       panels[type] = builder.create<memref::GlobalOp>(
           module.getLoc(), name, builder.getStringAttr("private"), memrefType,
           builder.getUnitAttr(), /*constant=*/false,
@@ -862,14 +1032,14 @@ struct TfcVectorizeContractionsPass
         plan.op->moveBefore(plan.epilogue);
       Value panel;
       if (plan.parallelLoop) {
-        panel = loopPanels.lookup({plan.parallelLoop, plan.elementType});
+        panel = loopPanels.lookup({plan.parallelLoop, plan.panelType});
       } else if (plan.parallelOuter == 0) {
-        memref::GlobalOp global = panels[plan.elementType];
+        memref::GlobalOp global = panels[plan.panelType];
         OpBuilder at(plan.op);
         panel = at.create<memref::GetGlobalOp>(
             plan.op.getLoc(), global.getType(), global.getSymName());
       }
-      ContractionEmitter(plan, panel).emit();
+      ContractionEmitter(plan, panel, bf16Dot).emit();
     }
   }
 };

@@ -107,7 +107,8 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
-  ::tfc::buildLoopsToLLVMPipeline(pm);
+  // Any CPU runs it: rounding to bf16 without AVX512-BF16's instruction.
+  ::tfc::buildLoopsToLLVMPipeline(pm, /*expandBf16=*/true);
 }
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,

@@ -442,6 +442,21 @@ bool checkCpu(llvm::StringRef cpu) {
   return false;
 }
 
+/// Whether `cpu` ("native" or "": this machine's; else a CPU that checkCpu
+/// accepted) has the feature `feature`, in LLVM's name (`avx512bf16`).
+bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
+  if (cpu.empty() || cpu == "native")
+    return llvm::sys::getHostCPUFeatures().lookup(feature);
+  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> chosen(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+  return chosen && chosen->checkFeatures(("+" + feature).str());
+}
+
 /// Whether writing `output` would overwrite the file at `spec`.
 bool overwritesSpec(const std::string &output, const std::string &spec) {
   if (output == "-")
@@ -787,6 +802,8 @@ OwningOpRef<ModuleOp> buildModule(MLIRContext &ctx,
   pipeline.recomputeAttention = recomputeAttention;
   pipeline.recomputeElementwise = recomputeElementwise;
   pipeline.bf16 = spec.training.precision == ::tfc::spec::Precision::BF16;
+  pipeline.cpuAvx512Bf16 = pipeline.bf16 && !job.cuda && !gpuEmulate &&
+                           cpuHasFeature(cpuName, "avx512bf16");
   pipeline.target =
       job.cuda || gpuEmulate
           ? ::tfc::gpuTargetChoices(gpuAttention == GpuAttention::Rows)
