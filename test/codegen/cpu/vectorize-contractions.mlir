@@ -1,4 +1,5 @@
 // RUN: tfc-opt %s -split-input-file --tfc-vectorize-contractions | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-vectorize-contractions=bf16-dot=true | FileCheck %s --check-prefix=DOT
 
 // A linear layer's matmul (y = x W^T): W carries C's innermost dimension,
 // so it is packed into the shared panel; W runs along K, so the panel is
@@ -443,6 +444,120 @@ func.func @epilogue_positions(%q: memref<32x16xf32>, %k: memref<32x16xf32>,
     %keep = arith.cmpi sle, %j, %i : index
     %m = arith.select %keep, %c, %ninf : f32
     linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A projection of bf16 operands into float32 (`--precision=bf16`): the
+// panel is bf16, and W, which runs along K, is packed by tiles of 16
+// columns x 16 pairs of k, each pair one 32-bit element of the transpose;
+// the K loop steps by two k, loading the panel as vector<32xbf16> and x's
+// pair (x runs along K) as one vector<2xbf16> broadcast as a 32-bit word.
+// Without bf16-dot, each pair multiplies as two float32 FMAs of the
+// widened halves, the odd k (the high half) first; with it, one vdpbf16ps.
+
+#x = affine_map<(i, j, k) -> (i, k)>
+#w = affine_map<(i, j, k) -> (j, k)>
+#y = affine_map<(i, j, k) -> (i, j)>
+// CHECK: memref.global "private" @__tfc_panel_bf16 : memref<{{[0-9]+}}xbf16>
+// CHECK-LABEL: func.func @linear_bf16
+// CHECK: %[[PANEL:.*]] = memref.get_global @__tfc_panel_bf16
+// CHECK-COUNT-16: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xi32>, vector<16xi32>
+// CHECK-COUNT-16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// CHECK: vector.load %[[PANEL]][%{{.*}}] : memref<{{[0-9]+}}xbf16>, vector<32xbf16>
+// CHECK: vector.load %{{.*}} : memref<64x64xbf16>, vector<2xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK: arith.andi
+// CHECK: vector.fma
+// CHECK: arith.shli
+// CHECK: vector.fma
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK-NOT: linalg.generic
+// DOT-LABEL: func.func @linear_bf16
+// DOT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// DOT-NOT: vector.fma
+func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
+                       %out: memref<64x48xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xbf16>, memref<48x64xbf16>)
+      outs(%out : memref<64x48xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A weight gradient of bf16 operands (dW = x^T dy, summed over the rows):
+// dy runs along N, so rows k and k + 1 are loaded as whole vectors and
+// interleaved as 16-bit integers into pairs; N = 40 leaves 8 columns
+// packed one element at a time and zeros up to the panel's width. x runs
+// along M, so its pair is two loads.
+
+#xt = affine_map<(i, j, t) -> (t, i)>
+#dy = affine_map<(i, j, t) -> (t, j)>
+#dw = affine_map<(i, j, t) -> (i, j)>
+// CHECK-LABEL: func.func @weight_gradient_bf16
+// CHECK: vector.load %{{.*}} : memref<32x40xbf16>, vector<16xbf16>
+// CHECK: vector.load %{{.*}} : memref<32x40xbf16>, vector<16xbf16>
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi16>, vector<16xi16>
+// CHECK: memref.load %{{.*}} : memref<32x40xbf16>
+// CHECK: memref.store %{{.*}} : memref<{{[0-9]+}}xbf16>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
+// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK-NOT: vector.maskedload %{{.*}} : memref<32x40xbf16>
+// CHECK-NOT: linalg.generic
+func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
+                                %dw: memref<24x40xf32>) {
+  linalg.generic {indexing_maps = [#xt, #dy, #dw],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<32x24xbf16>, memref<32x40xbf16>)
+      outs(%dw : memref<24x40xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// bf16 operands with an odd K: no pairs, the op stays a linalg.generic.
+
+#xo = affine_map<(i, j, k) -> (i, k)>
+#wo = affine_map<(i, j, k) -> (k, j)>
+#yo = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @odd_k_bf16
+// CHECK: linalg.generic
+func.func @odd_k_bf16(%x: memref<16x33xbf16>, %w: memref<33x32xbf16>,
+                      %out: memref<16x32xf32>) {
+  linalg.generic {indexing_maps = [#xo, #wo, #yo],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<16x33xbf16>, memref<33x32xbf16>)
+      outs(%out : memref<16x32xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }
