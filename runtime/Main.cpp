@@ -240,6 +240,9 @@ int runInfo(const Manifest &m) {
              ? "bf16 (contraction operands rounded to bf16; float32 sums, "
                "weights and optimizer state)"
              : "f32");
+  for (const std::string &feature : m.cpuFeatures)
+    printf("cpu feature: %s (this CPU %s)\n", feature.c_str(),
+           cpuHasFeature(feature) ? "has it" : "lacks it: only info runs");
   double paramBytes = double(m.params) * sizeof(float);
   double ioBytes = double(m.batch * m.seqLen) * sizeof(int32_t) +
                    double(m.targetsCount()) * sizeof(int32_t) +
@@ -775,6 +778,8 @@ int main(int argc, char **argv) {
     return fail(err);
   if (command == "info")
     return runInfo(manifest);
+  if (!checkCpuFeatures(manifest, err))
+    return fail(err);
   if (command == "init")
     return runInit(manifest, options);
   if (command == "forward")

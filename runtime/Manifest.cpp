@@ -316,6 +316,15 @@ bool ManifestParser::parseRecord(const std::string &line,
       return fail("record 'precision': expected f32 or bf16, got '" + f[1] +
                   "'");
     manifest.precision = f[1];
+  } else if (key == manifest::kCpuFeatures) {
+    if (f.size() < 2)
+      return fail("record 'cpu_features' takes one or more features");
+    for (size_t i = 1; i < f.size(); ++i) {
+      if (f[i] != manifest::kCpuFeatureAvx512Bf16)
+        return fail("record 'cpu_features': unknown feature '" + f[i] +
+                    "' (expected avx512bf16)");
+      manifest.cpuFeatures.push_back(f[i]);
+    }
   } else if (key == manifest::kSplit) {
     if (!needArgs(2))
       return false;
@@ -442,6 +451,27 @@ bool parseManifest(const char *text, Manifest &manifest, std::string &err) {
   ManifestParser parser(manifest, err);
   return parser.parseLines(text ? text : "") && parser.checkTask() &&
          parser.checkTensorLayout();
+}
+
+bool cpuHasFeature(const std::string &feature) {
+#if defined(__x86_64__)
+  if (feature == manifest::kCpuFeatureAvx512Bf16)
+    return __builtin_cpu_supports("avx512bf16");
+#endif
+  return false;
+}
+
+bool checkCpuFeatures(const Manifest &manifest, std::string &err) {
+  for (const std::string &feature : manifest.cpuFeatures) {
+    if (cpuHasFeature(feature))
+      continue;
+    err = "this CPU lacks " + feature + ", whose instructions this " +
+          "executable runs (tfc compile --precision=bf16 for a CPU with " +
+          "AVX512-BF16); compile it with --cpu=native here, which keeps bf16 " +
+          "storage and computes in float32";
+    return false;
+  }
+  return true;
 }
 
 } // namespace tfc::rt

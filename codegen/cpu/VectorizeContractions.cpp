@@ -49,7 +49,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cpu/Passes.h"
+#include "passes/ManifestText.h"
 #include "passes/Utils.h"
+#include "runtime/ManifestFormat.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -974,7 +976,7 @@ private:
 };
 
 struct TfcVectorizeContractionsPass
-    : public tfc::impl::TfcVectorizeContractionsBase<
+    : public mlir::tfc::impl::TfcVectorizeContractionsBase<
           TfcVectorizeContractionsPass> {
   using Base::Base;
 
@@ -1041,6 +1043,12 @@ struct TfcVectorizeContractionsPass
       }
       ContractionEmitter(plan, panel, bf16Dot).emit();
     }
+    // The executable checks at start-up that its CPU has vdpbf16ps.
+    if (bf16Dot && llvm::any_of(plans, [](const ContractionPlan &plan) {
+          return plan.bf16;
+        }))
+      setManifestRecord(module, ::tfc::manifest::kCpuFeatures,
+                        ::tfc::manifest::kCpuFeatureAvx512Bf16);
   }
 };
 } // namespace
