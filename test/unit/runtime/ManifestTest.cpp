@@ -188,6 +188,32 @@ TEST(Manifest, Precision) {
             "manifest:11: record 'precision': expected f32 or bf16, got 'fp8'");
 }
 
+TEST(Manifest, CpuFeatures) {
+  // Absent: none needed, and every CPU runs the code.
+  Manifest plain;
+  std::string err;
+  std::string text = kLm;
+  ASSERT_TRUE(parseManifest(text.c_str(), plain, err)) << err;
+  EXPECT_TRUE(plain.cpuFeatures.empty());
+  EXPECT_TRUE(checkCpuFeatures(plain, err)) << err;
+  // A bf16 build on vdpbf16ps: checked against this CPU, which may or may
+  // not have it; the error names the feature and the way out.
+  text = edited("params 1100\n", "params 1100\ncpu_features avx512bf16\n");
+  Manifest dot;
+  ASSERT_TRUE(parseManifest(text.c_str(), dot, err)) << err;
+  ASSERT_EQ(dot.cpuFeatures, std::vector<std::string>{"avx512bf16"});
+  err.clear();
+  EXPECT_EQ(checkCpuFeatures(dot, err), cpuHasFeature("avx512bf16"));
+  if (!cpuHasFeature("avx512bf16"))
+    EXPECT_EQ(err.rfind("this CPU lacks avx512bf16, ", 0), 0u) << err;
+  EXPECT_EQ(parseError(edited("params 1100\n",
+                              "params 1100\ncpu_features amx\n")),
+            "manifest:11: record 'cpu_features': unknown feature 'amx' "
+            "(expected avx512bf16)");
+  EXPECT_EQ(parseError(edited("params 1100\n", "params 1100\ncpu_features\n")),
+            "manifest:11: record 'cpu_features' takes one or more features");
+}
+
 /// kLm with `from` replaced by `to`, and the error it must give.
 struct EditError {
   const char *from;
