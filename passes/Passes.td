@@ -196,9 +196,12 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     today: every linalg op on tensors that is a contraction `acc + a * b`
     (two inputs, one output, one reduction loop) with float32 operands
     and output gets each input rounded to bf16 by an element-wise
-    `arith.truncf` op (round to nearest even) just before it, and reads
-    them widened back by `arith.extf`, summing in float32 into its float32
-    output. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    `arith.truncf` op (round to nearest even), and reads them widened back
+    by `arith.extf`, summing in float32 into its float32 output. A value
+    is rounded once, by one op right after its definition (at the start of
+    its block for a block argument), which every contraction that reads it
+    shares: the weights' bf16 copy serves the forward and the backward
+    pass, an activation's its projection and the weight gradient. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
     become `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,

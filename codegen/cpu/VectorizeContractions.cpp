@@ -653,6 +653,20 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     Value block = emitLoop(index(0), index(blocks), 1, splitsRows());
     Value m0 = builder.create<arith::MulIOp>(loc, block, index(rowsPerBlock));
+    if (packsRows()) {
+      // The block's rows of A on this thread's stack, freed at the end of
+      // the block (or hoisted to one per thread).
+      auto scope = builder.create<memref::AllocaScopeOp>(loc, TypeRange{});
+      Block *body = new Block();
+      scope.getBodyRegion().push_back(body);
+      builder.setInsertionPointToStart(body);
+      builder.create<memref::AllocaScopeReturnOp>(loc, ValueRange{});
+      builder.setInsertionPointToStart(body);
+      rowPanel = builder.create<memref::AllocaOp>(
+          loc, MemRefType::get({rowsPerBlock * kPanelDepth}, plan.panelType),
+          builder.getI64IntegerAttr(64));
+      emitRowPack(m0, kc, depth);
+    }
     auto nLoop = builder.create<scf::ForOp>(loc, index(0), index(npad),
                                             index(lanes * vectorsPerRow));
     builder.setInsertionPointToStart(nLoop.getBody());
@@ -672,6 +686,41 @@ private:
     emitTile(m0, rowsPerBlock, n0, kc, depth);
     builder.setInsertionPointToStart(&branch.getElseRegion().front());
     emitTile(m0, mSize % rowsPerBlock, n0, kc, depth);
+  }
+
+  /// Whether A's rows are packed per row block (bf16 operands, A not
+  /// running along K with unit stride: a weight gradient's x^T): a pair of
+  /// k is then one load from the row panel, not two loads put together in
+  /// every tile of the block.
+  bool packsRows() const { return plan.bf16 && plan.m >= 0 && !aRunsAlongK(); }
+
+  /// Whether A's innermost dimension is K, with unit stride.
+  bool aRunsAlongK() const {
+    return hasUnitInnerStride(cast<MemRefType>(plan.a.getType())) &&
+           cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
+               plan.k;
+  }
+
+  /// The row panel: A[m0 + r, kc + kk] at r * kPanelDepth + kk, for the
+  /// block's rows (fewer at the edge of M) and the K panel's depth.
+  void emitRowPack(Value m0, Value kc, Value depth) {
+    OpBuilder::InsertionGuard guard(builder);
+    Value rows = builder.create<arith::MinSIOp>(
+        loc, index(rowsPerBlock),
+        builder.create<arith::SubIOp>(loc, index(plan.sizes[plan.m]), m0));
+    auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
+    builder.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, kk);
+    auto rLoop = builder.create<scf::ForOp>(loc, index(0), rows, index(1));
+    builder.setInsertionPointToStart(rLoop.getBody());
+    Value r = rLoop.getInductionVar();
+    dims[plan.m] = builder.create<arith::AddIOp>(loc, m0, r);
+    Value value =
+        builder.create<memref::LoadOp>(loc, plan.a, indices(plan.aMap));
+    Value at = builder.create<arith::AddIOp>(
+        loc, builder.create<arith::MulIOp>(loc, r, index(kPanelDepth)), kk);
+    builder.create<memref::StoreOp>(loc, value, rowPanel, at);
   }
 
   /// acc[rows][vectorsPerRow] over one K panel, from and back to C.
@@ -749,7 +798,7 @@ private:
         if (plan.m >= 0)
           dims[plan.m] = rowIndex(r);
         if (plan.bf16) {
-          Value pairs = emitBroadcastPair(k);
+          Value pairs = emitBroadcastPair(k, kk, r);
           for (int64_t v = 0; v < vectorsPerRow; ++v)
             next.push_back(emitPairDot(
                 pairs, panelVectors[v],
@@ -801,16 +850,19 @@ private:
           loc, plan.c, cIndices[i], masks[i % vectorsPerRow], results[i]);
   }
 
-  /// A[.., k, ..] and A[.., k + 1, ..] (bf16) at the current row, as one
-  /// 32-bit pair broadcast to every lane: `vdpbf16ps`'s other operand. A
-  /// that runs along K with unit stride gives the pair in one load.
-  Value emitBroadcastPair(Value k) {
-    auto aType = cast<MemRefType>(plan.a.getType());
+  /// A[.., k, ..] and A[.., k + 1, ..] (bf16) at the tile's row `r`, as
+  /// one 32-bit pair broadcast to every lane: `vdpbf16ps`'s other operand.
+  /// One load, from A when it runs along K with unit stride, else from the
+  /// row panel; two without one (a row without M).
+  Value emitBroadcastPair(Value k, Value kk, int64_t r) {
     auto pairType = VectorType::get({2}, plan.panelType);
     Value pair;
-    if (hasUnitInnerStride(aType) &&
-        cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
-            plan.k) {
+    if (rowPanel) {
+      pair = builder.create<vector::LoadOp>(
+          loc, pairType, rowPanel,
+          ValueRange{builder.create<arith::AddIOp>(
+              loc, index(r * kPanelDepth), kk)});
+    } else if (aRunsAlongK()) {
       dims[plan.k] = k;
       pair = builder.create<vector::LoadOp>(loc, pairType, plan.a,
                                             indices(plan.aMap));
@@ -968,6 +1020,8 @@ private:
   int64_t kStep;
   /// Whether the target has `vdpbf16ps` (AVX512-BF16).
   bool bf16Dot;
+  /// The current row block's rows of A (packsRows()), or null.
+  Value rowPanel;
   OpBuilder builder;
   Location loc;
   SmallVector<Value> dims;

@@ -504,7 +504,9 @@ func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
 // dy runs along N, so rows k and k + 1 are loaded as whole vectors and
 // interleaved as 16-bit integers into pairs; N = 40 leaves 8 columns
 // packed one element at a time and zeros up to the panel's width. x runs
-// along M, so its pair is two loads.
+// along M: each row block first copies its 8 rows of x for the K panel
+// into a row panel on its thread's stack, row by row, so that a pair is
+// one load from there in every tile of the block.
 
 #xt = affine_map<(i, j, t) -> (t, i)>
 #dy = affine_map<(i, j, t) -> (t, j)>
@@ -515,11 +517,14 @@ func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi16>, vector<16xi16>
 // CHECK: memref.load %{{.*}} : memref<32x40xbf16>
 // CHECK: memref.store %{{.*}} : memref<{{[0-9]+}}xbf16>
+// CHECK: memref.alloca_scope
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2048xbf16>
+// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
+// CHECK: memref.store %{{.*}}, %[[ROWS]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
-// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
-// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
-// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: vector.load %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<2xbf16>
 // CHECK-NOT: vector.maskedload %{{.*}} : memref<32x40xbf16>
+// CHECK-NOT: vector.from_elements
 // CHECK-NOT: linalg.generic
 func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
                                 %dw: memref<24x40xf32>) {
