@@ -198,10 +198,11 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     and output gets each input rounded to bf16 by an element-wise
     `arith.truncf` op (round to nearest even), and reads them widened back
     by `arith.extf`, summing in float32 into its float32 output. A value
-    is rounded once, by one op right after its definition (at the start of
-    its block for a block argument), which every contraction that reads it
-    shares: the weights' bf16 copy serves the forward and the backward
-    pass, an activation's its projection and the weight gradient. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    is rounded once, by one op right before the first contraction that
+    reads it (or before the op of the value's block that holds that
+    contraction), which every later contraction reading it shares: the
+    weights' bf16 copy serves the forward and the backward pass, an
+    activation's its projection and the weight gradient. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
     become `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,

@@ -8,8 +8,8 @@
 /// `--precision=bf16`: the operands of every float32 contraction (the
 /// projections, their gradients, attention's scores and products) are
 /// rounded to bf16 (round to nearest even) by an element-wise op, once per
-/// value, right after the value is computed; the contraction reads them
-/// widened back to float32 and sums in float32. Everything else stays float32: the master weights, the
+/// value, before the first contraction that reads it; the contractions
+/// read them widened back to float32 and sum in float32. Everything else stays float32: the master weights, the
 /// gradients as they accumulate, the Adam moments, normalisation and
 /// softmax statistics, the loss. A target that has bf16 contractions
 /// (tensor cores) runs these on them; one that has not widens them.
@@ -115,30 +115,21 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     getOperation()->setAttr("tfc.precision",
                             StringAttr::get(&getContext(), "bf16"));
     IRRewriter rewriter(&getContext());
-    // Each float32 value is rounded once, right after its definition, and
-    // every contraction that reads it reads that one bf16 copy: a weight
-    // read by the forward and the backward pass, an activation by a
-    // projection and its weight gradient.
+    // Each float32 value is rounded once, and every contraction that
+    // reads it reads that one bf16 copy: a weight read by the forward and
+    // the backward pass, an activation by a projection and its weight
+    // gradient. The rounding goes right before the first contraction that
+    // reads the value (walk order), or before the op of the value's block
+    // that holds it, so that it comes before every later reader.
     llvm::DenseMap<Value, Value> roundedValues;
-    // The last rounding of a block argument put at the start of each block
-    // (the next goes after it, in the order of first use).
-    llvm::DenseMap<Block *, Operation *> lastArgumentRounding;
-    auto roundOnce = [&](Value value) {
+    auto roundOnce = [&](Value value, Operation *reader) {
       Value &rounded = roundedValues[value];
       if (rounded)
         return rounded;
       OpBuilder::InsertionGuard guard(rewriter);
-      Operation *after = value.getDefiningOp();
-      Block *block = value.getParentBlock();
-      if (!after)
-        after = lastArgumentRounding.lookup(block);
-      if (after)
-        rewriter.setInsertionPointAfter(after);
-      else
-        rewriter.setInsertionPointToStart(block);
+      rewriter.setInsertionPoint(
+          value.getParentBlock()->findAncestorOpInBlock(*reader));
       rounded = roundToBF16(rewriter, value.getLoc(), value);
-      if (!value.getDefiningOp())
-        lastArgumentRounding[block] = rounded.getDefiningOp();
       return rounded;
     };
     for (linalg::LinalgOp op : work) {
@@ -154,7 +145,7 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
       rewriter.setInsertionPoint(generic);
       SmallVector<Value> inputs;
       for (Value input : generic.getDpsInputs())
-        inputs.push_back(roundOnce(input));
+        inputs.push_back(roundOnce(input, generic));
       auto rounded = rewriter.create<linalg::GenericOp>(
           loc, generic.getResultTypes(), inputs, generic.getDpsInits(),
           generic.getIndexingMapsArray(), generic.getIteratorTypesArray(),

@@ -3,9 +3,8 @@
 // A projection (linalg.matmul_transpose_b, as tfc-lower-to-linalg emits a
 // linear layer) and its weight gradient (a linalg.generic contraction
 // over the rows): each float32 operand is rounded to bf16 by an
-// element-wise op, once (x, read by both, has one bf16 copy), at the start
-// of the function for arguments, in the order of first use; each
-// contraction becomes a linalg.generic reading them widened back and
+// element-wise op, once (x, read by both, has one bf16 copy), right before
+// the first contraction that reads it; each contraction becomes a linalg.generic reading them widened back and
 // summing in float32 into its float32 output. The fusion passes' mark
 // stays on the contraction.
 // The module records the precision for the manifest.
@@ -17,7 +16,6 @@
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[IN]] : f32 to bf16
 // CHECK-NEXT: linalg.yield %[[R]] : bf16
 // CHECK: %[[WB:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<48x32xf32>) outs(%{{.*}} : tensor<48x32xbf16>)
-// CHECK: %[[DYB:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<64x48xf32>) outs(%{{.*}} : tensor<64x48xbf16>)
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XB]], %[[WB]] : tensor<64x32xbf16>, tensor<48x32xbf16>) outs(%{{.*}} : tensor<64x48xf32>) attrs ={{ +}}{tfc.epilogue}
 // CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[ACC:.*]]: f32):
 // CHECK-NEXT: %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
@@ -25,6 +23,7 @@
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[AF]], %[[BF]] : f32
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
 // CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: %[[DYB:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<64x48xf32>) outs(%{{.*}} : tensor<64x48xbf16>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[DYB]], %[[XB]] : tensor<64x48xbf16>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<48x32xf32>)
 // CHECK-NOT: linalg.matmul
 // CHECK-NOT: arith.truncf
