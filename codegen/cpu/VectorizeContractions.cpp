@@ -701,13 +701,62 @@ private:
                plan.k;
   }
 
-  /// The row panel: A[m0 + r, kc + kk] at r * kPanelDepth + kk, for the
-  /// block's rows (fewer at the edge of M) and the K panel's depth.
+  /// Where A[m0 + r, kc + kk] goes in the row panel: by pairs of k, each
+  /// pair's `rowsPerBlock` rows of two.
+  Value rowPanelIndex(Value kk, Value r) {
+    Value pair = builder.create<arith::DivUIOp>(loc, kk, index(2));
+    Value half = builder.create<arith::RemUIOp>(loc, kk, index(2));
+    Value start =
+        builder.create<arith::MulIOp>(loc, pair, index(2 * rowsPerBlock));
+    Value at = builder.create<arith::AddIOp>(
+        loc, builder.create<arith::MulIOp>(loc, r, index(2)), half);
+    return builder.create<arith::AddIOp>(loc, start, at);
+  }
+
+  /// The row panel of the block at `m0` for the K panel at `kc`. When A
+  /// runs along M with unit stride and the blocks are whole, each pair of k
+  /// is two vector loads of the block's rows, interleaved as 16-bit
+  /// integers and stored whole; else element by element (fewer rows at the
+  /// edge of M).
   void emitRowPack(Value m0, Value kc, Value depth) {
     OpBuilder::InsertionGuard guard(builder);
+    int64_t mSize = plan.sizes[plan.m];
+    auto aType = cast<MemRefType>(plan.a.getType());
+    bool alongM =
+        hasUnitInnerStride(aType) &&
+        cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
+            plan.m;
+    if (alongM && mSize % rowsPerBlock == 0) {
+      auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(2));
+      builder.setInsertionPointToStart(kLoop.getBody());
+      Value kk = kLoop.getInductionVar();
+      Value k = builder.create<arith::AddIOp>(loc, kc, kk);
+      dims[plan.m] = m0;
+      auto rowType = VectorType::get({rowsPerBlock}, plan.panelType);
+      auto bitsType = VectorType::get({rowsPerBlock}, builder.getI16Type());
+      SmallVector<Value, 2> rows;
+      for (int64_t i = 0; i < 2; ++i) {
+        dims[plan.k] =
+            i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
+        rows.push_back(builder.create<vector::BitCastOp>(
+            loc, bitsType,
+            builder.create<vector::LoadOp>(loc, rowType, plan.a,
+                                           indices(plan.aMap))));
+      }
+      SmallVector<int64_t> interleave;
+      for (int64_t r = 0; r < rowsPerBlock; ++r)
+        interleave.append({r, rowsPerBlock + r});
+      Value pairs = builder.create<vector::BitCastOp>(
+          loc, VectorType::get({2 * rowsPerBlock}, plan.panelType),
+          builder.create<vector::ShuffleOp>(loc, rows[0], rows[1],
+                                            interleave));
+      builder.create<vector::StoreOp>(loc, pairs, rowPanel,
+                                      rowPanelIndex(kk, index(0)));
+      return;
+    }
     Value rows = builder.create<arith::MinSIOp>(
         loc, index(rowsPerBlock),
-        builder.create<arith::SubIOp>(loc, index(plan.sizes[plan.m]), m0));
+        builder.create<arith::SubIOp>(loc, index(mSize), m0));
     auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(1));
     builder.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
@@ -718,9 +767,7 @@ private:
     dims[plan.m] = builder.create<arith::AddIOp>(loc, m0, r);
     Value value =
         builder.create<memref::LoadOp>(loc, plan.a, indices(plan.aMap));
-    Value at = builder.create<arith::AddIOp>(
-        loc, builder.create<arith::MulIOp>(loc, r, index(kPanelDepth)), kk);
-    builder.create<memref::StoreOp>(loc, value, rowPanel, at);
+    builder.create<memref::StoreOp>(loc, value, rowPanel, rowPanelIndex(kk, r));
   }
 
   /// acc[rows][vectorsPerRow] over one K panel, from and back to C.
@@ -858,10 +905,8 @@ private:
     auto pairType = VectorType::get({2}, plan.panelType);
     Value pair;
     if (rowPanel) {
-      pair = builder.create<vector::LoadOp>(
-          loc, pairType, rowPanel,
-          ValueRange{builder.create<arith::AddIOp>(
-              loc, index(r * kPanelDepth), kk)});
+      pair = builder.create<vector::LoadOp>(loc, pairType, rowPanel,
+                                            rowPanelIndex(kk, index(r)));
     } else if (aRunsAlongK()) {
       dims[plan.k] = k;
       pair = builder.create<vector::LoadOp>(loc, pairType, plan.a,

@@ -505,8 +505,9 @@ func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
 // interleaved as 16-bit integers into pairs; N = 40 leaves 8 columns
 // packed one element at a time and zeros up to the panel's width. x runs
 // along M: each row block first copies its 8 rows of x for the K panel
-// into a row panel on its thread's stack, row by row, so that a pair is
-// one load from there in every tile of the block.
+// into a row panel on its thread's stack, each pair of k two vector loads
+// of the 8 rows interleaved into 8 pairs, so that a pair is one load from
+// there in every tile of the block.
 
 #xt = affine_map<(i, j, t) -> (t, i)>
 #dy = affine_map<(i, j, t) -> (t, j)>
@@ -519,8 +520,10 @@ func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
 // CHECK: memref.store %{{.*}} : memref<{{[0-9]+}}xbf16>
 // CHECK: memref.alloca_scope
 // CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2048xbf16>
-// CHECK: memref.load %{{.*}} : memref<32x24xbf16>
-// CHECK: memref.store %{{.*}}, %[[ROWS]]
+// CHECK: vector.load %{{.*}} : memref<32x24xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} : memref<32x24xbf16>, vector<8xbf16>
+// CHECK: vector.shuffle {{.*}} [0, 8, 1, 9, {{.*}}] : vector<8xi16>, vector<8xi16>
+// CHECK: vector.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<16xbf16>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
 // CHECK: vector.load %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<2xbf16>
 // CHECK-NOT: vector.maskedload %{{.*}} : memref<32x40xbf16>
