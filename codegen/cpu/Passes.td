@@ -107,8 +107,9 @@ def TfcVectorizeContractions
     K loop takes two k: with `bf16-dot`, one `vdpbf16ps` per accumulator
     vector (`llvm.x86.avx512bf16.dpbf16ps.512`, A's pair broadcast as one
     32-bit word), else two float32 FMAs of the widened pairs in the
-    instruction's order (odd k, then even). Other linalg ops are left
-    alone.
+    instruction's order (odd k, then even); an A that does not run along K
+    is copied per row block and K panel into a row panel on the thread's
+    stack, by pairs of k. Other linalg ops are left alone.
   }];
   let options = [
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
