@@ -92,8 +92,7 @@ void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 /// pipeline, and of the GPU target's host code. `expandBf16`: conversions
 /// to and from bf16 as integer arithmetic (tfc-expand-bf16), for a CPU
 /// without AVX512-BF16.
-void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm,
-                              bool expandBf16 = false);
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm, bool expandBf16 = false);
 
 /// Registers `tfc-to-linalg` and `tfc-linalg-to-buffers` as pass pipelines
 /// (for tfc-opt).

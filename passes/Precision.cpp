@@ -9,10 +9,11 @@
 /// projections, their gradients, attention's scores and products) are
 /// rounded to bf16 (round to nearest even) by an element-wise op, once per
 /// value, before the first contraction that reads it; the contractions
-/// read them widened back to float32 and sum in float32. Everything else stays float32: the master weights, the
-/// gradients as they accumulate, the Adam moments, normalisation and
-/// softmax statistics, the loss. A target that has bf16 contractions
-/// (tensor cores) runs these on them; one that has not widens them.
+/// read them widened back to float32 and sum in float32. Everything else stays
+/// float32: the master weights, the gradients as they accumulate, the Adam
+/// moments, normalisation and softmax statistics, the loss. A target that has
+/// bf16 contractions (tensor cores) runs these on them; one that has not widens
+/// them.
 ///
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,5 @@
-//===- ContractionPlan.h - How a contraction maps onto its kernel -*- C++ -*-===//
+//===- ContractionPlan.h - How a contraction maps onto its kernel -*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //

@@ -82,9 +82,8 @@ public:
   ContractionEmitter(ContractionPlan contraction, Value panel, bool bf16Dot)
       : plan(contraction), panel(panel), npad(contraction.panelWidth),
         lanes(contraction.lanes), vectorsPerRow(contraction.vectorsPerRow),
-        rowsPerBlock(contraction.rowsPerBlock),
-        kStep(contraction.bf16 ? 2 : 1), bf16Dot(bf16Dot),
-        builder(contraction.op), loc(contraction.op.getLoc()),
+        rowsPerBlock(contraction.rowsPerBlock), kStep(contraction.bf16 ? 2 : 1),
+        bf16Dot(bf16Dot), builder(contraction.op), loc(contraction.op.getLoc()),
         dims(contraction.sizes.size()),
         vectorType(VectorType::get({lanes}, contraction.elementType)),
         panelVectorType(
@@ -288,12 +287,15 @@ private:
       dims[plan.k] =
           i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(i));
       rows.push_back(
-          plan.bf16 ? builder.create<vector::LoadOp>(loc, rowType, plan.b,
-                                               indices(plan.bMap))
-                    .getResult()
-              : builder.create<vector::MaskedLoadOp>(
-                    loc, rowType, plan.b, indices(plan.bMap), mask, zeros)
-                    .getResult());
+          plan.bf16 ? builder
+                          .create<vector::LoadOp>(loc, rowType, plan.b,
+                                                  indices(plan.bMap))
+                          .getResult()
+                    : builder
+                          .create<vector::MaskedLoadOp>(loc, rowType, plan.b,
+                                                        indices(plan.bMap),
+                                                        mask, zeros)
+                          .getResult());
     }
     Value value = rows[0];
     if (plan.bf16) {
@@ -516,8 +518,7 @@ private:
         interleave.append({r, rowsPerBlock + r});
       Value pairs = builder.create<vector::BitCastOp>(
           loc, VectorType::get({2 * rowsPerBlock}, plan.panelType),
-          builder.create<vector::ShuffleOp>(loc, rows[0], rows[1],
-                                            interleave));
+          builder.create<vector::ShuffleOp>(loc, rows[0], rows[1], interleave));
       builder.create<vector::StoreOp>(loc, pairs, rowPanel,
                                       rowPanelIndex(kk, index(0)));
       return;
@@ -615,9 +616,9 @@ private:
         if (plan.bf16) {
           Value pairs = emitBroadcastPair(k, kk, r);
           for (int64_t v = 0; v < vectorsPerRow; ++v)
-            next.push_back(emitPairDot(
-                pairs, panelVectors[v],
-                kLoop.getRegionIterArgs()[r * vectorsPerRow + v]));
+            next.push_back(
+                emitPairDot(pairs, panelVectors[v],
+                            kLoop.getRegionIterArgs()[r * vectorsPerRow + v]));
           continue;
         }
         Value scalar =
@@ -718,8 +719,9 @@ private:
     auto wordsType = VectorType::get({lanes}, builder.getI32Type());
     auto constant = [&](uint32_t value) -> Value {
       return builder.create<arith::ConstantOp>(
-          loc, DenseElementsAttr::get(wordsType, builder.getI32IntegerAttr(
-                                                     static_cast<int32_t>(value))));
+          loc,
+          DenseElementsAttr::get(wordsType, builder.getI32IntegerAttr(
+                                                static_cast<int32_t>(value))));
     };
     auto widen = [&](Value pairs, bool odd) -> Value {
       Value words = builder.create<vector::BitCastOp>(loc, wordsType, pairs);
@@ -731,8 +733,8 @@ private:
       return builder.create<vector::BitCastOp>(loc, vectorType, high);
     };
     for (bool odd : {true, false})
-      acc = builder.create<vector::FMAOp>(loc, widen(a, odd), widen(b, odd),
-                                          acc);
+      acc =
+          builder.create<vector::FMAOp>(loc, widen(a, odd), widen(b, odd), acc);
     return acc;
   }
 

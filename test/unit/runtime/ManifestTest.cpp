@@ -206,10 +206,10 @@ TEST(Manifest, CpuFeatures) {
   EXPECT_EQ(checkCpuFeatures(dot, err), cpuHasFeature("avx512bf16"));
   if (!cpuHasFeature("avx512bf16"))
     EXPECT_EQ(err.rfind("this CPU lacks avx512bf16, ", 0), 0u) << err;
-  EXPECT_EQ(parseError(edited("params 1100\n",
-                              "params 1100\ncpu_features amx\n")),
-            "manifest:11: record 'cpu_features': unknown feature 'amx' "
-            "(expected avx512bf16)");
+  EXPECT_EQ(
+      parseError(edited("params 1100\n", "params 1100\ncpu_features amx\n")),
+      "manifest:11: record 'cpu_features': unknown feature 'amx' "
+      "(expected avx512bf16)");
   EXPECT_EQ(parseError(edited("params 1100\n", "params 1100\ncpu_features\n")),
             "manifest:11: record 'cpu_features' takes one or more features");
 }
