@@ -143,18 +143,24 @@ private:
           builder.create<arith::RemUIOp>(loc, rest, index(size));
       rest = builder.create<arith::DivUIOp>(loc, rest, index(size));
     }
-    // The scope frees the panel at the end of every iteration (or the
-    // panel is hoisted to one per thread).
+    panel = emitScopedStackPanel(plan.panelElements);
+    emitOuter(plan.parallelOuter);
+  }
+
+  /// A panel of `elements` of B's type on this thread's stack, in a
+  /// `memref.alloca_scope` that frees it at the end of the current
+  /// iteration (or the panel is hoisted to one per thread); the builder
+  /// moves into the scope.
+  Value emitScopedStackPanel(int64_t elements) {
     auto scope = builder.create<memref::AllocaScopeOp>(loc, TypeRange{});
     Block *body = new Block();
     scope.getBodyRegion().push_back(body);
     builder.setInsertionPointToStart(body);
     builder.create<memref::AllocaScopeReturnOp>(loc, ValueRange{});
     builder.setInsertionPointToStart(body);
-    panel = builder.create<memref::AllocaOp>(
-        loc, MemRefType::get({plan.panelElements}, plan.panelType),
+    return builder.create<memref::AllocaOp>(
+        loc, MemRefType::get({elements}, plan.panelType),
         builder.getI64IntegerAttr(64));
-    emitOuter(plan.parallelOuter);
   }
 
   SmallVector<Value> indices(AffineMap map) {
@@ -424,17 +430,8 @@ private:
     Value block = emitLoop(index(0), index(blocks), 1, splitsRows());
     Value m0 = builder.create<arith::MulIOp>(loc, block, index(rowsPerBlock));
     if (packsRows()) {
-      // The block's rows of A on this thread's stack, freed at the end of
-      // the block (or hoisted to one per thread).
-      auto scope = builder.create<memref::AllocaScopeOp>(loc, TypeRange{});
-      Block *body = new Block();
-      scope.getBodyRegion().push_back(body);
-      builder.setInsertionPointToStart(body);
-      builder.create<memref::AllocaScopeReturnOp>(loc, ValueRange{});
-      builder.setInsertionPointToStart(body);
-      rowPanel = builder.create<memref::AllocaOp>(
-          loc, MemRefType::get({rowsPerBlock * kPanelDepth}, plan.panelType),
-          builder.getI64IntegerAttr(64));
+      // The block's rows of A (A's type is B's, bf16).
+      rowPanel = emitScopedStackPanel(rowsPerBlock * kPanelDepth);
       emitRowPack(m0, kc, depth);
     }
     auto nLoop = builder.create<scf::ForOp>(loc, index(0), index(npad),
