@@ -149,14 +149,11 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
   plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
   plan.panelElements =
       std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
-  if (hasUnitInnerStride(cast<MemRefType>(plan.b.getType()))) {
-    int64_t bLast =
-        cast<AffineDimExpr>(plan.bMap.getResults().back()).getPosition();
-    if (bLast == plan.n)
-      plan.packing = ContractionPlan::Packing::AlongN;
-    else if (bLast == plan.k && plan.sizes[plan.n] >= plan.lanes)
-      plan.packing = ContractionPlan::Packing::Transposed;
-  }
+  if (runsAlong(plan.b, plan.bMap, plan.n))
+    plan.packing = ContractionPlan::Packing::AlongN;
+  else if (runsAlong(plan.b, plan.bMap, plan.k) &&
+           plan.sizes[plan.n] >= plan.lanes)
+    plan.packing = ContractionPlan::Packing::Transposed;
 
   // Fork over the leading outer loops that write disjoint parts of C.
   int64_t macs = 1, iterations = 1;
@@ -188,4 +185,9 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
       panelBytes <= kStackPanelBytes)
     plan.parallelOuter = lead;
   return plan;
+}
+
+bool mlir::tfc::runsAlong(Value operand, AffineMap map, int64_t dim) {
+  return hasUnitInnerStride(cast<MemRefType>(operand.getType())) &&
+         cast<AffineDimExpr>(map.getResults().back()).getPosition() == dim;
 }

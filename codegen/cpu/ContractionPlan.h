@@ -84,6 +84,10 @@ struct ContractionPlan {
 /// handles (those stay linalg ops and become plain loops).
 std::optional<ContractionPlan> planContraction(linalg::LinalgOp op);
 
+/// Whether the buffer `operand`, read through `map`, runs along loop `dim`
+/// with unit stride: its innermost dimension is `dim`'s, contiguous.
+bool runsAlong(Value operand, AffineMap map, int64_t dim);
+
 } // namespace mlir::tfc
 
 #endif // TFC_CODEGEN_CPU_CONTRACTIONPLAN_H

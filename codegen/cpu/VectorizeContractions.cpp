@@ -267,8 +267,7 @@ private:
   /// The panel's columns [0, nEnd) by vectors along N: masked loads of B
   /// (zeros past N; bf16 is packed by whole vectors only) and whole-vector
   /// stores, which write the zero padding too when `nEnd` is the panel's
-  /// width. The threads split the rows when
-  /// they split the row blocks.
+  /// width. The threads split the rows when they split the row blocks.
   /// With bf16 operands, rows k and k + 1 are loaded and interleaved into
   /// one vector of pairs.
   void emitPackAlongN(Value kc, Value depth, int64_t nEnd) {
@@ -303,22 +302,25 @@ private:
                                                         mask, zeros)
                           .getResult());
     }
-    Value value = rows[0];
-    if (plan.bf16) {
-      // Interleaved as 16-bit integers: LLVM would take a shuffle of bf16
-      // through float32 on a CPU without AVX512-BF16.
-      auto bitsType = VectorType::get({lanes}, builder.getI16Type());
-      SmallVector<int64_t> interleave;
-      for (int64_t c = 0; c < lanes; ++c)
-        interleave.append({c, lanes + c});
-      value = builder.create<vector::BitCastOp>(
-          loc, panelVectorType,
-          builder.create<vector::ShuffleOp>(
-              loc, builder.create<vector::BitCastOp>(loc, bitsType, rows[0]),
-              builder.create<vector::BitCastOp>(loc, bitsType, rows[1]),
-              interleave));
-    }
+    Value value = plan.bf16 ? interleavePairs(rows[0], rows[1]) : rows[0];
     builder.create<vector::StoreOp>(loc, value, panel, panelIndex(kk, n0));
+  }
+
+  /// `first` and `second`, vectors of bf16 of one length, interleaved into
+  /// one vector of pairs (first[i], second[i]). As 16-bit integers: LLVM
+  /// would take a shuffle of bf16 through float32 on a CPU without
+  /// AVX512-BF16.
+  Value interleavePairs(Value first, Value second) {
+    int64_t length = cast<VectorType>(first.getType()).getNumElements();
+    auto bitsType = VectorType::get({length}, builder.getI16Type());
+    SmallVector<int64_t> interleave;
+    for (int64_t i = 0; i < length; ++i)
+      interleave.append({i, length + i});
+    Value bits = builder.create<vector::ShuffleOp>(
+        loc, builder.create<vector::BitCastOp>(loc, bitsType, first),
+        builder.create<vector::BitCastOp>(loc, bitsType, second), interleave);
+    return builder.create<vector::BitCastOp>(
+        loc, VectorType::get({2 * length}, plan.panelType), bits);
   }
 
   /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a
@@ -459,13 +461,8 @@ private:
   /// running along K with unit stride: a weight gradient's x^T): a pair of
   /// k is then one load from the row panel, not two loads put together in
   /// every tile of the block.
-  bool packsRows() const { return plan.bf16 && plan.m >= 0 && !aRunsAlongK(); }
-
-  /// Whether A's innermost dimension is K, with unit stride.
-  bool aRunsAlongK() const {
-    return hasUnitInnerStride(cast<MemRefType>(plan.a.getType())) &&
-           cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
-               plan.k;
+  bool packsRows() const {
+    return plan.bf16 && plan.m >= 0 && !runsAlong(plan.a, plan.aMap, plan.k);
   }
 
   /// Where A[m0 + r, kc + kk] goes in the row panel: by pairs of k, each
@@ -488,36 +485,22 @@ private:
   void emitRowPack(Value m0, Value kc, Value depth) {
     OpBuilder::InsertionGuard guard(builder);
     int64_t mSize = plan.sizes[plan.m];
-    auto aType = cast<MemRefType>(plan.a.getType());
-    bool alongM =
-        hasUnitInnerStride(aType) &&
-        cast<AffineDimExpr>(plan.aMap.getResults().back()).getPosition() ==
-            plan.m;
-    if (alongM && mSize % rowsPerBlock == 0) {
+    if (runsAlong(plan.a, plan.aMap, plan.m) && mSize % rowsPerBlock == 0) {
       auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(2));
       builder.setInsertionPointToStart(kLoop.getBody());
       Value kk = kLoop.getInductionVar();
       Value k = builder.create<arith::AddIOp>(loc, kc, kk);
       dims[plan.m] = m0;
       auto rowType = VectorType::get({rowsPerBlock}, plan.panelType);
-      auto bitsType = VectorType::get({rowsPerBlock}, builder.getI16Type());
       SmallVector<Value, 2> rows;
       for (int64_t i = 0; i < 2; ++i) {
         dims[plan.k] =
             i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
-        rows.push_back(builder.create<vector::BitCastOp>(
-            loc, bitsType,
-            builder.create<vector::LoadOp>(loc, rowType, plan.a,
-                                           indices(plan.aMap))));
+        rows.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
+                                                      indices(plan.aMap)));
       }
-      SmallVector<int64_t> interleave;
-      for (int64_t r = 0; r < rowsPerBlock; ++r)
-        interleave.append({r, rowsPerBlock + r});
-      Value pairs = builder.create<vector::BitCastOp>(
-          loc, VectorType::get({2 * rowsPerBlock}, plan.panelType),
-          builder.create<vector::ShuffleOp>(loc, rows[0], rows[1], interleave));
-      builder.create<vector::StoreOp>(loc, pairs, rowPanel,
-                                      rowPanelIndex(kk, index(0)));
+      builder.create<vector::StoreOp>(loc, interleavePairs(rows[0], rows[1]),
+                                      rowPanel, rowPanelIndex(kk, index(0)));
       return;
     }
     Value rows = builder.create<arith::MinSIOp>(
@@ -673,7 +656,7 @@ private:
     if (rowPanel) {
       pair = builder.create<vector::LoadOp>(loc, pairType, rowPanel,
                                             rowPanelIndex(kk, index(r)));
-    } else if (aRunsAlongK()) {
+    } else if (runsAlong(plan.a, plan.aMap, plan.k)) {
       dims[plan.k] = k;
       pair = builder.create<vector::LoadOp>(loc, pairType, plan.a,
                                             indices(plan.aMap));

@@ -407,27 +407,37 @@ bool parseOptions(int argc, char **argv, std::string &errors) {
   return ok;
 }
 
+/// LLVM's description of CPU `cpu` ("": the generic one) of this machine's
+/// target; null if LLVM cannot describe it or has no target (`error`).
+std::unique_ptr<llvm::MCSubtargetInfo> hostSubtarget(llvm::StringRef cpu,
+                                                     std::string &error) {
+  llvm::InitializeNativeTarget();
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    error = "no target for " + triple + ": " + error;
+    return nullptr;
+  }
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+}
+
 /// Checks `--cpu` against the CPUs LLVM knows for this machine's target, so
 /// that a typo is an error rather than code for a generic CPU.
 bool checkCpu(llvm::StringRef cpu) {
   if (cpu.empty() || cpu == "native")
     return true;
-  llvm::InitializeNativeTarget();
   std::string triple = llvm::sys::getDefaultTargetTriple(), error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) {
-    llvm::errs() << "tfc: error: --cpu: no target for " << triple << ": "
-                 << error << "\n";
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = hostSubtarget("", error);
+  if (!error.empty()) {
+    llvm::errs() << "tfc: error: --cpu: " << error << "\n";
     return false;
   }
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, "", ""));
   if (subtarget && subtarget->isCPUStringValid(cpu)) {
     // The generated code is 64-bit: a 32-bit x86 CPU (i386, pentium4)
     // would stop LLVM's code generator.
-    std::unique_ptr<llvm::MCSubtargetInfo> chosen(
-        target->createMCSubtargetInfo(triple, cpu, ""));
+    std::unique_ptr<llvm::MCSubtargetInfo> chosen = hostSubtarget(cpu, error);
     if (llvm::Triple(triple).getArch() != llvm::Triple::x86_64 || !chosen ||
         chosen->checkFeatures("+64bit"))
       return true;
@@ -447,13 +457,8 @@ bool checkCpu(llvm::StringRef cpu) {
 bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
   if (cpu.empty() || cpu == "native")
     return llvm::sys::getHostCPUFeatures().lookup(feature);
-  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> chosen(
-      target->createMCSubtargetInfo(triple, cpu, ""));
+  std::string error;
+  std::unique_ptr<llvm::MCSubtargetInfo> chosen = hostSubtarget(cpu, error);
   return chosen && chosen->checkFeatures(("+" + feature).str());
 }
 
