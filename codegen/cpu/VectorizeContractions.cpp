@@ -478,31 +478,58 @@ private:
   }
 
   /// The row panel of the block at `m0` for the K panel at `kc`. When A
-  /// runs along M with unit stride and the blocks are whole, each pair of k
-  /// is two vector loads of the block's rows, interleaved as 16-bit
-  /// integers and stored whole; else element by element (fewer rows at the
-  /// edge of M).
+  /// runs along M with unit stride, each whole block's pairs of k are two
+  /// vector loads of its rows, interleaved as 16-bit integers and stored
+  /// whole; else, and for the rows left over at the edge of M, element by
+  /// element.
   void emitRowPack(Value m0, Value kc, Value depth) {
     OpBuilder::InsertionGuard guard(builder);
     int64_t mSize = plan.sizes[plan.m];
-    if (runsAlong(plan.a, plan.aMap, plan.m) && mSize % rowsPerBlock == 0) {
-      auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(2));
-      builder.setInsertionPointToStart(kLoop.getBody());
-      Value kk = kLoop.getInductionVar();
-      Value k = builder.create<arith::AddIOp>(loc, kc, kk);
-      dims[plan.m] = m0;
-      auto rowType = VectorType::get({rowsPerBlock}, plan.panelType);
-      SmallVector<Value, 2> rows;
-      for (int64_t i = 0; i < 2; ++i) {
-        dims[plan.k] =
-            i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
-        rows.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
-                                                      indices(plan.aMap)));
-      }
-      builder.create<vector::StoreOp>(loc, interleavePairs(rows[0], rows[1]),
-                                      rowPanel, rowPanelIndex(kk, index(0)));
+    if (!runsAlong(plan.a, plan.aMap, plan.m)) {
+      emitRowPackByElement(m0, kc, depth);
       return;
     }
+    if (mSize % rowsPerBlock == 0) {
+      emitRowPackByVector(m0, kc, depth);
+      return;
+    }
+    Value whole = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::sle,
+        builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
+        index(mSize));
+    auto branch = builder.create<scf::IfOp>(loc, whole, /*withElse=*/true);
+    builder.setInsertionPointToStart(&branch.getThenRegion().front());
+    emitRowPackByVector(m0, kc, depth);
+    builder.setInsertionPointToStart(&branch.getElseRegion().front());
+    emitRowPackByElement(m0, kc, depth);
+  }
+
+  /// The row panel of a whole block of an A that runs along M: per pair of
+  /// k, two vector loads interleaved into one store.
+  void emitRowPackByVector(Value m0, Value kc, Value depth) {
+    OpBuilder::InsertionGuard guard(builder);
+    auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(2));
+    builder.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    Value k = builder.create<arith::AddIOp>(loc, kc, kk);
+    dims[plan.m] = m0;
+    auto rowType = VectorType::get({rowsPerBlock}, plan.panelType);
+    SmallVector<Value, 2> rows;
+    for (int64_t i = 0; i < 2; ++i) {
+      dims[plan.k] =
+          i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
+      rows.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
+                                                    indices(plan.aMap)));
+    }
+    builder.create<vector::StoreOp>(loc, interleavePairs(rows[0], rows[1]),
+                                    rowPanel, rowPanelIndex(kk, index(0)));
+  }
+
+  /// The row panel of the block at `m0`, element by element: the rows of
+  /// the block that M holds.
+  void emitRowPackByElement(Value m0, Value kc, Value depth) {
+    OpBuilder::InsertionGuard guard(builder);
+    int64_t mSize = plan.sizes[plan.m];
     Value rows = builder.create<arith::MinSIOp>(
         loc, index(rowsPerBlock),
         builder.create<arith::SubIOp>(loc, index(mSize), m0));

@@ -547,6 +547,43 @@ func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
 
 // -----
 
+// The same weight gradient with M = 20, which the row blocks of 8 do not
+// divide: the two whole blocks copy their rows of x by vector loads, the
+// last block's 4 rows go element by element.
+
+#xt2 = affine_map<(i, j, t) -> (t, i)>
+#dy2 = affine_map<(i, j, t) -> (t, j)>
+#dw2 = affine_map<(i, j, t) -> (i, j)>
+// CHECK-LABEL: func.func @weight_gradient_bf16_partial_block
+// CHECK: memref.alloca_scope
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2048xbf16>
+// CHECK: scf.if
+// CHECK: vector.load %{{.*}} : memref<32x20xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} : memref<32x20xbf16>, vector<8xbf16>
+// CHECK: vector.shuffle {{.*}} [0, 8, 1, 9, {{.*}}] : vector<8xi16>, vector<8xi16>
+// CHECK: vector.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<16xbf16>
+// CHECK: } else {
+// CHECK: memref.load %{{.*}} : memref<32x20xbf16>
+// CHECK: memref.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>
+func.func @weight_gradient_bf16_partial_block(%x: memref<32x20xbf16>,
+                                              %dy: memref<32x40xbf16>,
+                                              %dw: memref<20x40xf32>) {
+  linalg.generic {indexing_maps = [#xt2, #dy2, #dw2],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<32x20xbf16>, memref<32x40xbf16>)
+      outs(%dw : memref<20x40xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // bf16 operands with an odd K: no pairs, the op stays a linalg.generic.
 
 #xo = affine_map<(i, j, k) -> (i, k)>
