@@ -128,8 +128,10 @@ def TfcVectorizeShortRows
   let description = [{
     On buffers, after `tfc-vectorize-contractions`: an all-parallel
     `linalg.generic` with constant loop ranges whose innermost loop has at
-    most 64 iterations, a multiple of the vector's lanes (16 for f32),
-    where every operand (integers of 8 bits or more, floats) is read
+    most 64 iterations (any number when the body rounds to a narrower
+    float, such as a bf16 copy of a contraction operand, which LLVM 19
+    vectorises at most 8 lanes wide), a multiple of the vector's lanes (as
+    many as fill 512 bits with the widest operand: 16 for f32), where every operand (integers of 8 bits or more, floats) is read
     through a projected permutation that ends in that loop over a unit
     stride, or, for an input, does not use it (broadcast), and whose body
     is scalar arith and math without loop indices, becomes loops over the

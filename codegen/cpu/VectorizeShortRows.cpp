@@ -34,14 +34,17 @@
 /// for the innermost one, which may be a reduction (`out = out + f(ins)`,
 /// or `*`, `maximumf`, `minimumf`, with the output read only there, and
 /// not along the row), its innermost loop has at most kShortRowElements
-/// iterations and a multiple of the vector's lanes, every operand is a
-/// buffer of integers (8 bits or more) or floats read through a projected
-/// permutation that either ends in the innermost loop, over a unit stride,
-/// or does not use it (an input only: broadcast), and its body is scalar
-/// arith and math without loop indices. The outer loops are an `scf.parallel`
-/// when the op is outside every parallel loop and has enough elements for
-/// threads, else a nest of `scf.for`. Longer rows are left to LLVM, which
-/// vectorises them along the row.
+/// iterations (any number when the body rounds to a narrower float) and a
+/// multiple of the vector's lanes (as many as fill a register with the
+/// widest operand), every operand is a buffer of integers (8 bits or more)
+/// or floats read through a projected permutation that either ends in the
+/// innermost loop, over a unit stride, or does not use it (an input only:
+/// broadcast), and its body is scalar arith and math without loop indices.
+/// The outer loops are an `scf.parallel` when the op is outside every
+/// parallel loop and has enough elements for threads, else a nest of
+/// `scf.for`. Longer rows are left to LLVM, which vectorises them along
+/// the row, but for roundings: LLVM 19 vectorises those at most 8 lanes
+/// wide, and a loop of them often not at all.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +134,16 @@ double identityOf(vector::CombiningKind kind) {
   }
 }
 
+/// Whether `op`'s body rounds a float to a narrower one (a bf16 copy of a
+/// contraction operand). LLVM 19 vectorises such a rounding at most 8
+/// lanes wide, and a loop of them often not at all, so its rows are
+/// written as vectors here at any length.
+bool roundsToNarrowerFloat(linalg::GenericOp op) {
+  return llvm::any_of(op.getBlock()->getOperations(), [](Operation &inner) {
+    return isa<arith::TruncFOp>(inner);
+  });
+}
+
 /// How `op` runs along its row, or nothing when it does not qualify (see
 /// the file comment).
 std::optional<RowPlan> planRow(linalg::GenericOp op) {
@@ -147,13 +160,22 @@ std::optional<RowPlan> planRow(linalg::GenericOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
-  auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  int64_t width = outType.getElementType().getIntOrFloatBitWidth();
+  // A vector per row step holds as many elements as fill a register of the
+  // widest operand: a rounding to bf16 reads 16 floats per step, not 32.
+  int64_t width = 0;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isIntOrFloat())
+      return std::nullopt;
+    width =
+        std::max<int64_t>(width, type.getElementType().getIntOrFloatBitWidth());
+  }
   if (width < 8 || kVectorBits % width != 0)
     return std::nullopt;
   int64_t lanes = kVectorBits / width;
   unsigned row = op.getNumLoops() - 1;
-  if (ranges[row] > kShortRowElements || ranges[row] % lanes != 0)
+  if ((ranges[row] > kShortRowElements && !roundsToNarrowerFloat(op)) ||
+      ranges[row] % lanes != 0)
     return std::nullopt;
   SmallVector<RowAccess> &access = plan.access;
   for (OpOperand &operand : op->getOpOperands()) {

@@ -157,6 +157,47 @@ func.func @row_max(%x: memref<8x32xf32>, %m: memref<8xf32>) {
 
 // -----
 
+// The bf16 copies of attention's operands: a [128, 16] block of a head,
+// rounded from float32, and a [128, 128] block of probabilities. A vector
+// holds as many elements as fill a register of the widest operand, 16
+// floats (not 32 bf16, which a row of 16 would not fill), and a rounding
+// runs as vectors at any row length: LLVM 19 vectorises it at most 8
+// lanes wide, and often not at all.
+
+// CHECK-LABEL: func.func @round_to_bf16
+// CHECK-NOT: linalg.generic
+// CHECK: vector.load %{{.*}} : memref<128x16xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.*}} : memref<128x16xbf16>, vector<16xbf16>
+// CHECK: vector.load %{{.*}} : memref<128x128xf32>, vector<16xf32>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.*}} : memref<128x128xbf16>, vector<16xbf16>
+// CHECK-NOT: linalg.generic
+#b_id = affine_map<(t, e) -> (t, e)>
+func.func @round_to_bf16(%head: memref<128x16xf32, strided<[128, 1], offset: ?>>,
+                         %head16: memref<128x16xbf16>,
+                         %probs: memref<128x128xf32>,
+                         %probs16: memref<128x128xbf16>) {
+  linalg.generic {indexing_maps = [#b_id, #b_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%head : memref<128x16xf32, strided<[128, 1], offset: ?>>)
+      outs(%head16 : memref<128x16xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.generic {indexing_maps = [#b_id, #b_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%probs : memref<128x128xf32>) outs(%probs16 : memref<128x128xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
 // Left alone: a row longer than 64 (LLVM vectorises it along the row), a
 // row that is not a multiple of the lanes, an input that runs along the
 // row with a stride, a body that reads loop indices, a reduction over an
