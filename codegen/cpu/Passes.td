@@ -109,7 +109,9 @@ def TfcVectorizeContractions
     32-bit word), else two float32 FMAs of the widened pairs in the
     instruction's order (odd k, then even); an A that does not run along K
     is copied per row block and K panel into a row panel on the thread's
-    stack, by pairs of k. Other linalg ops are left alone.
+    stack, by pairs of k (a whole block of an A that runs along M by two
+    vector loads and an interleave per pair, the block at the edge of M
+    element by element). Other linalg ops are left alone.
   }];
   let options = [
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
