@@ -440,21 +440,34 @@ private:
                                             index(lanes * vectorsPerRow));
     builder.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
-    if (mSize % rowsPerBlock == 0) {
-      emitTile(m0, rowsPerBlock, n0, kc, depth);
-      return;
-    }
     // Full blocks take the wide kernel; the last block, the rows left over,
     // a kernel of its own height.
+    emitByBlockWholeness(
+        m0, [&] { emitTile(m0, rowsPerBlock, n0, kc, depth); },
+        [&] { emitTile(m0, mSize % rowsPerBlock, n0, kc, depth); });
+  }
+
+  /// Emits `whole` for the row block at `m0` when it has all its rows and
+  /// `edge` for the last block when M leaves it fewer: the code of the
+  /// block's rows is one or the other, behind an `scf.if` only when M is
+  /// not a multiple of the block.
+  void emitByBlockWholeness(Value m0, function_ref<void()> whole,
+                            function_ref<void()> edge) {
+    OpBuilder::InsertionGuard guard(builder);
+    int64_t mSize = plan.m < 0 ? 1 : plan.sizes[plan.m];
+    if (mSize % rowsPerBlock == 0) {
+      whole();
+      return;
+    }
     Value full = builder.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::sle,
         builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
         index(mSize));
     auto branch = builder.create<scf::IfOp>(loc, full, /*withElse=*/true);
     builder.setInsertionPointToStart(&branch.getThenRegion().front());
-    emitTile(m0, rowsPerBlock, n0, kc, depth);
+    whole();
     builder.setInsertionPointToStart(&branch.getElseRegion().front());
-    emitTile(m0, mSize % rowsPerBlock, n0, kc, depth);
+    edge();
   }
 
   /// Whether A's rows are packed per row block (bf16 operands, A not
@@ -483,25 +496,13 @@ private:
   /// whole; else, and for the rows left over at the edge of M, element by
   /// element.
   void emitRowPack(Value m0, Value kc, Value depth) {
-    OpBuilder::InsertionGuard guard(builder);
-    int64_t mSize = plan.sizes[plan.m];
     if (!runsAlong(plan.a, plan.aMap, plan.m)) {
       emitRowPackByElement(m0, kc, depth);
       return;
     }
-    if (mSize % rowsPerBlock == 0) {
-      emitRowPackByVector(m0, kc, depth);
-      return;
-    }
-    Value whole = builder.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::sle,
-        builder.create<arith::AddIOp>(loc, m0, index(rowsPerBlock)),
-        index(mSize));
-    auto branch = builder.create<scf::IfOp>(loc, whole, /*withElse=*/true);
-    builder.setInsertionPointToStart(&branch.getThenRegion().front());
-    emitRowPackByVector(m0, kc, depth);
-    builder.setInsertionPointToStart(&branch.getElseRegion().front());
-    emitRowPackByElement(m0, kc, depth);
+    emitByBlockWholeness(
+        m0, [&] { emitRowPackByVector(m0, kc, depth); },
+        [&] { emitRowPackByElement(m0, kc, depth); });
   }
 
   /// The row panel of a whole block of an A that runs along M: per pair of
