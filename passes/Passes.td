@@ -202,8 +202,9 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     reads it (or before the op of the value's block that holds that
     contraction), which every later contraction reading it shares: the
     weights' bf16 copy serves the forward and the backward pass, an
-    activation's its projection and the weight gradient. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
-    become `linalg.generic` first; the contraction keeps its discardable
+    activation's its projection and the weight gradient. Named
+    contractions (`linalg.matmul`, `linalg.matmul_transpose_b`) become
+    `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,
     normalisation and softmax statistics, the loss. The GPU target runs

@@ -1,5 +1,4 @@
-//===- ContractionPlan.h - How a contraction maps onto its kernel -*- C++
-//-*-===//
+//===- ContractionPlan.h - A contraction's kernel plan ----------*- C++ -*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //

@@ -160,29 +160,20 @@ std::optional<RowPlan> planRow(linalg::GenericOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
+  unsigned row = op.getNumLoops() - 1;
+  if (ranges[row] > kShortRowElements && !roundsToNarrowerFloat(op))
+    return std::nullopt;
   // A vector per row step holds as many elements as fill a register of the
   // widest operand: a rounding to bf16 reads 16 floats per step, not 32.
   int64_t width = 0;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.getElementType().isIntOrFloat())
-      return std::nullopt;
-    width =
-        std::max<int64_t>(width, type.getElementType().getIntOrFloatBitWidth());
-  }
-  if (width < 8 || kVectorBits % width != 0)
-    return std::nullopt;
-  int64_t lanes = kVectorBits / width;
-  unsigned row = op.getNumLoops() - 1;
-  if ((ranges[row] > kShortRowElements && !roundsToNarrowerFloat(op)) ||
-      ranges[row] % lanes != 0)
-    return std::nullopt;
   SmallVector<RowAccess> &access = plan.access;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.getElementType().isIntOrFloat() ||
         type.getElementType().getIntOrFloatBitWidth() < 8)
       return std::nullopt;
+    width =
+        std::max<int64_t>(width, type.getElementType().getIntOrFloatBitWidth());
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (!map.isProjectedPermutation())
       return std::nullopt;
@@ -200,7 +191,9 @@ std::optional<RowPlan> planRow(linalg::GenericOp op) {
       return std::nullopt;
     access.push_back(RowAccess::Vector);
   }
-  plan.lanes = lanes;
+  if (kVectorBits % width != 0 || ranges[row] % (kVectorBits / width) != 0)
+    return std::nullopt;
+  plan.lanes = kVectorBits / width;
   return plan;
 }
 
