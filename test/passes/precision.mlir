@@ -4,9 +4,9 @@
 // linear layer) and its weight gradient (a linalg.generic contraction
 // over the rows): each float32 operand is rounded to bf16 by an
 // element-wise op, once (x, read by both, has one bf16 copy), right before
-// the first contraction that reads it; each contraction becomes a linalg.generic reading them widened back and
-// summing in float32 into its float32 output. The fusion passes' mark
-// stays on the contraction.
+// the first contraction that reads it; each contraction becomes a
+// linalg.generic reading them widened back and summing in float32 into its
+// float32 output. The fusion passes' mark stays on the contraction.
 // The module records the precision for the manifest.
 // CHECK: module attributes {tfc.precision = "bf16"}
 // CHECK-LABEL: func.func @projection_and_gradient
