@@ -144,9 +144,12 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm, bool expandBf16) {
-  if (expandBf16)
-    pm.addPass(mlir::tfc::createTfcExpandBf16());
+void ::tfc::buildLoopsToLLVMPipeline(OpPassManager &pm, Bf16Expansion bf16) {
+  if (bf16 != Bf16Expansion::none) {
+    mlir::tfc::TfcExpandBf16Options expansion;
+    expansion.roundings = bf16 == Bf16Expansion::all;
+    pm.addPass(mlir::tfc::createTfcExpandBf16(expansion));
+  }
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

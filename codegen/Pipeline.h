@@ -87,12 +87,16 @@ void buildTfcToLinalgPipeline(mlir::OpPassManager &pm,
 /// buffers out of loops.
 void buildLinalgToBuffersPipeline(mlir::OpPassManager &pm);
 
+/// Which conversions between float32 and bf16 become integer arithmetic
+/// (tfc-expand-bf16): none, the widenings (a CPU with AVX512-BF16, whose
+/// roundings are one instruction), or both ways (a CPU without it).
+enum class Bf16Expansion { none, widenings, all };
+
 /// Host code on buffers (loops, vectors, OpenMP, calls) → the LLVM
 /// dialect, the entry points with bare pointers: the last stage of the CPU
-/// pipeline, and of the GPU target's host code. `expandBf16`: conversions
-/// to and from bf16 as integer arithmetic (tfc-expand-bf16), for a CPU
-/// without AVX512-BF16.
-void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm, bool expandBf16 = false);
+/// pipeline, and of the GPU target's host code.
+void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm,
+                              Bf16Expansion bf16 = Bf16Expansion::none);
 
 /// Registers `tfc-to-linalg` and `tfc-linalg-to-buffers` as pass pipelines
 /// (for tfc-opt).

@@ -27,7 +27,15 @@ def TfcExpandBf16 : Pass<"tfc-expand-bf16", "mlir::ModuleOp"> {
     (MLIR's bf16 expansion: round to nearest even, NaN kept a NaN). For a
     CPU without AVX512-BF16, where LLVM would call `__truncsfbf2`, which
     GCC 12's libgcc lacks. The rounding is the same as the instruction's.
+    With `roundings=false`, only the widenings (a shift of the bits, which
+    is exact): for a CPU with AVX512-BF16, whose roundings are one
+    instruction but whose widenings LLVM 19 would take apart into one
+    element at a time in the loops it vectorises.
   }];
+  let options = [
+    Option<"roundings", "roundings", "bool", /*default=*/"true",
+           "Expand the roundings to bf16 too, not only the widenings">
+  ];
   let statistics = [
     Statistic<"expandedOps", "expanded-ops", "Conversions expanded">
   ];

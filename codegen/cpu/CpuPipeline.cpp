@@ -68,7 +68,10 @@ void ::tfc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   // hoists the contraction kernels' stack panels out of their scopes to
   // one per thread at the start of the omp.parallel region.
   pm.addPass(createCanonicalizerPass());
-  buildLoopsToLLVMPipeline(pm, options.bf16 && !options.cpuAvx512Bf16);
+  buildLoopsToLLVMPipeline(pm, !options.bf16 ? Bf16Expansion::none
+                               : options.cpuAvx512Bf16
+                                   ? Bf16Expansion::widenings
+                                   : Bf16Expansion::all);
   // The arenas in 2 MiB pages where the system gives them on request.
   pm.addPass(mlir::tfc::createTfcAdviseHugePages());
 }

@@ -108,7 +108,7 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(mlir::tfc::createTfcOutlineKernels());
   // Any CPU runs it: rounding to bf16 without AVX512-BF16's instruction.
-  ::tfc::buildLoopsToLLVMPipeline(pm, /*expandBf16=*/true);
+  ::tfc::buildLoopsToLLVMPipeline(pm, ::tfc::Bf16Expansion::all);
 }
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
