@@ -198,7 +198,7 @@ def TfcFuseEpilogues : Pass<"tfc-fuse-epilogues", "mlir::func::FuncOp"> {
 }
 
 def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
-  let summary = "Rounds the operands of float32 contractions to bf16 (--precision=bf16)";
+  let summary = "Rounds contraction operands and saved activations to bf16 (--precision=bf16)";
   let description = [{
     The rule of `--precision=bf16` (docs/precision.md), as far as it goes
     today: every linalg op on tensors that is a contraction `acc + a * b`
@@ -206,13 +206,19 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     and output gets each input rounded to bf16 by an element-wise
     `arith.truncf` op (round to nearest even), and reads them widened back
     by `arith.extf`, summing in float32 into its float32 output. A value
-    is rounded once, by one op right before the first contraction that
-    reads it (or before the op of the value's block that holds that
-    contraction), which every later contraction reading it shares: the
-    weights' bf16 copy serves the forward and the backward pass, an
-    activation's its projection and the weight gradient. Named
-    contractions (`linalg.matmul`, `linalg.matmul_transpose_b`) become
-    `linalg.generic` first; the contraction keeps its discardable
+    is rounded once, by one op right after its definition, and every
+    reader shares that copy: the weights' bf16 copy serves the forward and
+    the backward pass, an activation's its projection and the weight
+    gradient. A reshape, or a view in a loop, is taken again of its
+    source's bf16 copy: a tensor that blocked attention's loops read
+    block by block (Q, K, V, dO) is rounded once, outside them. In
+    `@train_step`, the backward's element-wise ops and reductions that
+    read a float32 result of a forward element-wise op (a GELU's input, a
+    LayerNorm's) read its bf16 copy instead, so that only that copy is
+    kept from the forward for them; the values that the loss is computed
+    from without a contraction in between (the logits) stay float32.
+    Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    become `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,
     normalisation and softmax statistics, the loss. The GPU target runs
@@ -220,7 +226,9 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     the CPU target computes them in float32 from the rounded operands.
   }];
   let statistics = [
-    Statistic<"roundedOps", "rounded-ops", "Contractions given bf16 operands">
+    Statistic<"roundedOps", "rounded-ops", "Contractions given bf16 operands">,
+    Statistic<"savedInBF16", "saved-in-bf16",
+              "Forward results that the backward reads as their bf16 copy">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",

@@ -8,17 +8,23 @@
 /// `--precision=bf16`: the operands of every float32 contraction (the
 /// projections, their gradients, attention's scores and products) are
 /// rounded to bf16 (round to nearest even) by an element-wise op, once per
-/// value, before the first contraction that reads it; the contractions
-/// read them widened back to float32 and sum in float32. Everything else stays
-/// float32: the master weights, the gradients as they accumulate, the Adam
-/// moments, normalisation and softmax statistics, the loss. A target that has
-/// bf16 contractions (tensor cores) runs these on them; one that has not widens
-/// them.
+/// value, right after it is computed; the contractions read them widened
+/// back to float32 and sum in float32. A tensor that a loop reads block by
+/// block is rounded once, outside the loop. The backward reads the
+/// activations it keeps from the forward as their bf16 copies too.
+/// Everything else stays float32: the master weights, the gradients as
+/// they accumulate, the Adam moments, normalisation and softmax
+/// statistics, the logits and the loss. A target that has bf16
+/// contractions (tensor cores) runs these on them; one that has not
+/// widens them.
 ///
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
+#include "passes/Utils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -86,6 +92,13 @@ bool isFloat32Contraction(linalg::LinalgOp op) {
   });
 }
 
+/// Whether `op` gives a view of its source tensor, its first operand: a
+/// slice or a reshape, which take any element type.
+bool isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp>(op);
+}
+
 /// `value` (a float32 tensor) rounded to bf16 by an element-wise op at `b`.
 Value roundToBF16(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -105,6 +118,186 @@ Value roundToBF16(OpBuilder &b, Location loc, Value value) {
   return round.getResult(0);
 }
 
+/// The roundings of one module: each float32 value rounded once, and the
+/// views of a rounded value taken again of its bf16 copy.
+class Rounding {
+public:
+  explicit Rounding(IRRewriter &rewriter) : rewriter(rewriter) {}
+
+  /// `value`'s bf16 copy, made by one element-wise op right after the op
+  /// that defines `value` (after the copies of the earlier arguments at the
+  /// start of the block, for a block argument) when there is none yet:
+  /// every reader shares it (the weights' copy serves the forward and the
+  /// backward pass, an activation's its projection and the weight
+  /// gradient), in whatever order they ask for it.
+  Value roundOnce(Value value) {
+    Value &rounded = roundedValues[value];
+    if (rounded)
+      return rounded;
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (Operation *def = value.getDefiningOp()) {
+      rewriter.setInsertionPointAfter(def);
+    } else {
+      Block *block = value.getParentBlock();
+      Operation *&last = lastAtStart[block];
+      if (last)
+        rewriter.setInsertionPointAfter(last);
+      else
+        rewriter.setInsertionPointToStart(block);
+    }
+    rounded = roundToBF16(rewriter, value.getLoc(), value);
+    if (!value.getDefiningOp())
+      lastAtStart[value.getParentBlock()] = rounded.getDefiningOp();
+    return rounded;
+  }
+
+  /// `value` in bf16. A reshape, or a view in a loop (a block of blocked
+  /// attention, a Performer head), is taken again of its source's bf16
+  /// copy, right after the view it copies: so a tensor that a loop reads
+  /// block by block is rounded once, outside the loop, not by each
+  /// iteration, and the forward and the backward share that one copy.
+  Value roundOperand(Value value) {
+    Operation *view = value.getDefiningOp();
+    if (!view || !isRoundedAtSource(view))
+      return roundOnce(value);
+    if (Value rounded = roundedViews.lookup(value))
+      return rounded;
+    Value source = roundOperand(view->getOperand(0));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(view);
+    IRMapping mapping;
+    mapping.map(view->getOperand(0), source);
+    Operation *copy = rewriter.clone(*view, mapping);
+    auto type = cast<RankedTensorType>(value.getType());
+    copy->getResult(0).setType(type.clone(rewriter.getBF16Type()));
+    roundedViews[value] = copy->getResult(0);
+    return copy->getResult(0);
+  }
+
+  /// Whether a view is rounded at its source: a reshape (the same
+  /// elements), or any view in a loop; not a slice at the top of a
+  /// function (a weight of the flat parameters).
+  static bool isRoundedAtSource(Operation *view) {
+    return isView(view) && (!isa<tensor::ExtractSliceOp>(view) ||
+                            !isa<FunctionOpInterface>(view->getParentOp()));
+  }
+
+  /// The source that `value` is a view of through views that
+  /// isRoundedAtSource, `value` itself when it is no such view.
+  static Value sourceOf(Value value) {
+    while (Operation *view = value.getDefiningOp()) {
+      if (!isRoundedAtSource(view))
+        break;
+      value = view->getOperand(0);
+    }
+    return value;
+  }
+
+private:
+  IRRewriter &rewriter;
+  llvm::DenseMap<Value, Value> roundedValues, roundedViews;
+  /// The last copy of a block argument made at the start of each block.
+  llvm::DenseMap<Block *, Operation *> lastAtStart;
+};
+
+/// Has `reader` read its input `operand` in bf16 (`rounded`), widened
+/// back to float32 at the start of its body.
+void readWidened(RewriterBase &rewriter, linalg::GenericOp reader,
+                 OpOperand &operand, Value rounded) {
+  BlockArgument arg = reader.getMatchingBlockArgument(&operand);
+  operand.set(rounded);
+  arg.setType(rewriter.getBF16Type());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(arg.getOwner());
+  Value widened =
+      rewriter.create<arith::ExtFOp>(arg.getLoc(), rewriter.getF32Type(), arg);
+  rewriter.replaceAllUsesExcept(arg, widened, widened.getDefiningOp());
+}
+
+/// The reads of `value` and of the views of it that isRoundedAtSource
+/// (transitively), the views themselves left out.
+void collectReads(Value value, SmallVectorImpl<OpOperand *> &reads) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (Rounding::isRoundedAtSource(user) && use.getOperandNumber() == 0)
+      collectReads(user->getResult(0), reads);
+    else
+      reads.push_back(&use);
+  }
+}
+
+/// The values that the loss is computed from without a contraction in
+/// between (the logits and the cross-entropy's terms): the rule keeps them
+/// float32.
+llvm::DenseSet<Value> lossInputs(Operation *lossOp) {
+  llvm::DenseSet<Value> inputs;
+  SmallVector<Operation *> work{lossOp};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      Value source = Rounding::sourceOf(operand);
+      Operation *def = source.getDefiningOp();
+      if (!inputs.insert(source).second || !def)
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+      if (!linalgOp || !isMultiplyAddContraction(linalgOp))
+        work.push_back(def);
+    }
+  }
+  return inputs;
+}
+
+/// In `@train_step`: each float32 result of an element-wise op of the
+/// forward (the ops before the one that computes the loss, the step's
+/// first result) that the backward reads, in element-wise ops or
+/// reductions (a GELU's or a LayerNorm's gradient), is read there as its
+/// bf16 copy, made right after it. The float32 tensor then lives only
+/// as long as the forward reads it. The number of tensors so kept.
+int64_t keepSavedActivationsInBF16(func::FuncOp step, IRRewriter &rewriter,
+                                   Rounding &rounding) {
+  if (!step || !step.getBody().hasOneBlock())
+    return 0;
+  Block &body = step.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  Operation *lossOp = ret && ret.getNumOperands() != 0
+                          ? ret.getOperand(0).getDefiningOp()
+                          : nullptr;
+  if (!lossOp || !(lossOp = body.findAncestorOpInBlock(*lossOp)))
+    return 0;
+  llvm::DenseSet<Value> keptFloat32 = lossInputs(lossOp);
+  int64_t kept = 0;
+  SmallVector<linalg::GenericOp> forward;
+  for (Operation &op : body) {
+    if (&op == lossOp)
+      break;
+    auto generic = dyn_cast<linalg::GenericOp>(&op);
+    if (generic && generic.hasPureTensorSemantics() && isAllParallel(generic))
+      forward.push_back(generic);
+  }
+  for (linalg::GenericOp generic : forward) {
+    for (OpResult result : generic->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !type.getElementType().isF32() || keptFloat32.count(result))
+        continue;
+      SmallVector<OpOperand *> reads;
+      collectReads(result, reads);
+      bool rounded = false;
+      for (OpOperand *read : reads) {
+        auto reader = dyn_cast<linalg::GenericOp>(read->getOwner());
+        Operation *top = body.findAncestorOpInBlock(*read->getOwner());
+        if (!reader || !top || top->isBeforeInBlock(lossOp) || top == lossOp ||
+            !reader.isDpsInput(read))
+          continue;
+        readWidened(rewriter, reader, *read,
+                    rounding.roundOperand(read->get()));
+        rounded = true;
+      }
+      kept += rounded;
+    }
+  }
+  return kept;
+}
+
 struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> work;
@@ -116,23 +309,7 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     getOperation()->setAttr("tfc.precision",
                             StringAttr::get(&getContext(), "bf16"));
     IRRewriter rewriter(&getContext());
-    // Each float32 value is rounded once, and every contraction that
-    // reads it reads that one bf16 copy: a weight read by the forward and
-    // the backward pass, an activation by a projection and its weight
-    // gradient. The rounding goes right before the first contraction that
-    // reads the value (walk order), or before the op of the value's block
-    // that holds it, so that it comes before every later reader.
-    llvm::DenseMap<Value, Value> roundedValues;
-    auto roundOnce = [&](Value value, Operation *reader) {
-      Value &rounded = roundedValues[value];
-      if (rounded)
-        return rounded;
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPoint(
-          value.getParentBlock()->findAncestorOpInBlock(*reader));
-      rounded = roundToBF16(rewriter, value.getLoc(), value);
-      return rounded;
-    };
+    Rounding rounding(rewriter);
     for (linalg::LinalgOp op : work) {
       Location loc = op.getLoc();
       // Named contractions (linalg.matmul, ...) as generic ops, whose
@@ -146,7 +323,7 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
       rewriter.setInsertionPoint(generic);
       SmallVector<Value> inputs;
       for (Value input : generic.getDpsInputs())
-        inputs.push_back(roundOnce(input, generic));
+        inputs.push_back(rounding.roundOperand(input));
       auto rounded = rewriter.create<linalg::GenericOp>(
           loc, generic.getResultTypes(), inputs, generic.getDpsInits(),
           generic.getIndexingMapsArray(), generic.getIteratorTypesArray(),
@@ -168,6 +345,9 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
       rewriter.replaceOp(generic, rounded->getResults());
       ++roundedOps;
     }
+    savedInBF16 += keepSavedActivationsInBF16(
+        getOperation().lookupSymbol<func::FuncOp>("train_step"), rewriter,
+        rounding);
   }
 };
 
