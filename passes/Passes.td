@@ -209,9 +209,10 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     is rounded once, by one op right after its definition, and every
     reader shares that copy: the weights' bf16 copy serves the forward and
     the backward pass, an activation's its projection and the weight
-    gradient. A reshape, or a view in a loop, is taken again of its
-    source's bf16 copy: a tensor that blocked attention's loops read
-    block by block (Q, K, V, dO) is rounded once, outside them. In
+    gradient. A reshape, or a slice in a loop of a tensor from outside
+    the loop, is taken again of its source's bf16 copy: a tensor that
+    blocked attention's loops read block by block (Q, K, V, dO) is
+    rounded once, outside them. In
     `@train_step`, the backward's element-wise ops and reductions that
     read a float32 result of a forward element-wise op (a GELU's input, a
     LayerNorm's) read its bf16 copy instead, so that only that copy is

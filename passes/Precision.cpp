@@ -151,11 +151,12 @@ public:
     return rounded;
   }
 
-  /// `value` in bf16. A reshape, or a view in a loop (a block of blocked
-  /// attention, a Performer head), is taken again of its source's bf16
-  /// copy, right after the view it copies: so a tensor that a loop reads
-  /// block by block is rounded once, outside the loop, not by each
-  /// iteration, and the forward and the backward share that one copy.
+  /// `value` in bf16. A reshape, or a slice in a loop of a tensor from
+  /// outside it (a block of blocked attention, a Performer head), is taken
+  /// again of its source's bf16 copy, right after the view it copies: so a
+  /// tensor that a loop reads block by block is rounded once, outside the loop,
+  /// not by each iteration, and the forward and the backward share that one
+  /// copy.
   Value roundOperand(Value value) {
     Operation *view = value.getDefiningOp();
     if (!view || !isRoundedAtSource(view))
@@ -175,11 +176,26 @@ public:
   }
 
   /// Whether a view is rounded at its source: a reshape (the same
-  /// elements), or any view in a loop; not a slice at the top of a
-  /// function (a weight of the flat parameters).
+  /// elements), or a slice in a loop of a tensor from outside the loop's
+  /// body (directly or through views); not a slice at the top of a
+  /// function (a weight of the flat parameters), nor one of a tensor that
+  /// each iteration computes or carries (which would be rounded whole at
+  /// each iteration).
   static bool isRoundedAtSource(Operation *view) {
-    return isView(view) && (!isa<tensor::ExtractSliceOp>(view) ||
-                            !isa<FunctionOpInterface>(view->getParentOp()));
+    if (!isView(view))
+      return false;
+    if (!isa<tensor::ExtractSliceOp>(view))
+      return true;
+    if (isa<FunctionOpInterface>(view->getParentOp()))
+      return false;
+    Value source = view->getOperand(0);
+    while (source.getParentRegion() == view->getParentRegion()) {
+      Operation *def = source.getDefiningOp();
+      if (!def || !isView(def))
+        return false;
+      source = def->getOperand(0);
+    }
+    return true;
   }
 
   /// The source that `value` is a view of through views that

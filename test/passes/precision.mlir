@@ -208,3 +208,43 @@ func.func @train_step(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf3
   } -> tensor<16x8xf32>
   return %loss, %dx : tensor<f32>, tensor<16x8xf32>
 }
+
+// -----
+
+// A slice of a tensor that the loop carries is rounded alone, in the loop:
+// rounding its source would round the whole tensor at each iteration.
+// CHECK-LABEL: func.func @slice_of_a_carried_tensor
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}, %[[CARRIED:[a-z0-9_]+]] = %{{.*}}) -> (tensor<8x2xf32>, tensor<4x32xf32>)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[CARRIED]]{{.*}} : tensor<4x32xf32> to tensor<2x32xf32>
+// CHECK: %[[BB:.*]] = linalg.generic {{.*}} ins(%[[BLOCK]] : tensor<2x32xf32>) outs(%{{.*}} : tensor<2x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[BB]] : tensor<8x32xbf16>, tensor<2x32xbf16>)
+// CHECK-NOT: tensor<4x32xbf16>
+// CHECK: return
+#cq = affine_map<(m, n, k) -> (m, k)>
+#ck = affine_map<(m, n, k) -> (n, k)>
+#cs = affine_map<(m, n, k) -> (m, n)>
+func.func @slice_of_a_carried_tensor(%q: tensor<8x32xf32>, %x: tensor<4x32xf32>, %acc: tensor<8x2xf32>)
+    -> (tensor<8x2xf32>, tensor<4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%s = %acc, %t = %x) -> (tensor<8x2xf32>, tensor<4x32xf32>) {
+    %block = tensor.extract_slice %t[%i, 0] [2, 32] [1, 1] : tensor<4x32xf32> to tensor<2x32xf32>
+    %p = linalg.generic {indexing_maps = [#cq, #ck, #cs], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%q, %block : tensor<8x32xf32>, tensor<2x32xf32>) outs(%s : tensor<8x2xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %u = arith.addf %c, %m : f32
+      linalg.yield %u : f32
+    } -> tensor<8x2xf32>
+    %e = tensor.empty() : tensor<4x32xf32>
+    %next = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%t : tensor<4x32xf32>) outs(%e : tensor<4x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %y = arith.addf %in, %in : f32
+      linalg.yield %y : f32
+    } -> tensor<4x32xf32>
+    scf.yield %p, %next : tensor<8x2xf32>, tensor<4x32xf32>
+  }
+  return %r#0, %r#1 : tensor<8x2xf32>, tensor<4x32xf32>
+}
