@@ -144,6 +144,9 @@ def TfcVectorizeShortRows
     short row whole and vectorise the loop around it with gathers and
     scatters. The outer loops are an `scf.parallel` when the op is outside
     every parallel loop and has 8192 elements or more, else `scf.for`.
+    A rounding qualifies with a single loop too (the form
+    `tfc-collapse-dims` leaves most in); outside parallel loops, with 8192
+    elements or more, its threads take chunks of up to 4096 elements.
     Other ops are left alone.
   }];
   let statistics = [

@@ -44,7 +44,17 @@
 /// parallel loop and has enough elements for threads, else a nest of
 /// `scf.for`. Longer rows are left to LLVM, which vectorises them along
 /// the row, but for roundings: LLVM 19 vectorises those at most 8 lanes
-/// wide, and a loop of them often not at all.
+/// wide (4 in practice, with shuffles to join them), and a loop of them
+/// often not at all.
+///
+/// tfc-collapse-dims makes most roundings one loop over contiguous
+/// buffers, so an all-parallel rounding qualifies with a single loop too.
+/// Outside parallel loops, with enough elements, its threads take chunks
+/// of the row:
+///
+///   scf.parallel %c = 0 to N / chunk
+///     scf.for %e = %c * chunk to (%c + 1) * chunk step 16
+///       vector.store (truncf (vector.load %x[%e])), %x16[%e]
 ///
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +85,9 @@ constexpr int64_t kShortRowElements = 64;
 /// of tfc-parallel-outer-loops' `min-work`, which counts any loop nest with
 /// vector code as enough work).
 constexpr int64_t kParallelElements = 8192;
+/// Elements of a one-loop rounding that one thread rounds at a time (or
+/// the largest power-of-two part of it that divides the loop).
+constexpr int64_t kRoundingChunkElements = 4096;
 
 /// How one operand is read along the row.
 enum class RowAccess { Vector, Broadcast };
@@ -147,7 +160,11 @@ bool roundsToNarrowerFloat(linalg::GenericOp op) {
 /// How `op` runs along its row, or nothing when it does not qualify (see
 /// the file comment).
 std::optional<RowPlan> planRow(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
+  // A one-loop op is left to LLVM, which vectorises it, but for a
+  // rounding: tfc-collapse-dims has made most of those one loop long.
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      (op.getNumLoops() == 1 &&
+       (!roundsToNarrowerFloat(op) || !isAllParallel(op))) ||
       op.getNumDpsInits() == 0 || op.hasIndexSemantics() ||
       !isVectorizableEpilogueBody(*op.getBlock()))
     return std::nullopt;
@@ -214,7 +231,21 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
   bool nested = op->getParentOfType<scf::ParallelOp>() ||
                 op->getParentOfType<scf::ForallOp>();
   SmallVector<Value> dims(op.getNumLoops());
-  if (!nested && elements >= kParallelElements) {
+  // The row loop's bounds: the whole row, or, for a one-loop op on
+  // threads, one chunk of it.
+  Value rowBegin = index(0), rowEnd = index(ranges[row]);
+  if (!nested && elements >= kParallelElements && row == 0) {
+    int64_t chunk = kRoundingChunkElements;
+    while (ranges[row] % chunk != 0)
+      chunk /= 2;
+    auto loop = builder.create<scf::ParallelOp>(
+        loc, ValueRange{index(0)}, ValueRange{index(ranges[row] / chunk)},
+        ValueRange{index(1)});
+    builder.setInsertionPointToStart(loop.getBody());
+    rowBegin = builder.create<arith::MulIOp>(loc, loop.getInductionVars()[0],
+                                             index(chunk));
+    rowEnd = builder.create<arith::AddIOp>(loc, rowBegin, index(chunk));
+  } else if (!nested && elements >= kParallelElements) {
     SmallVector<Value> lower, upper, steps;
     for (unsigned d = 0; d < row; ++d) {
       lower.push_back(index(0));
@@ -246,8 +277,8 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
                  vectorOf(element),
                  builder.getFloatAttr(element, identityOf(plan.kind)))));
   }
-  auto rowLoop = builder.create<scf::ForOp>(loc, index(0), index(ranges[row]),
-                                            index(lanes), carried);
+  auto rowLoop =
+      builder.create<scf::ForOp>(loc, rowBegin, rowEnd, index(lanes), carried);
   builder.setInsertionPointToStart(rowLoop.getBody());
   dims[row] = rowLoop.getInductionVar();
 

@@ -198,6 +198,75 @@ func.func @round_to_bf16(%head: memref<128x16xf32, strided<[128, 1], offset: ?>>
 
 // -----
 
+// The same roundings as tfc-collapse-dims leaves them, one loop over
+// contiguous buffers. Outside parallel loops and long enough for threads
+// (65,536 elements), each thread takes chunks of 4,096; a short one
+// (2,048) and one inside a parallel loop of blocks run on one thread. A
+// one-loop op that does not round is left to LLVM.
+
+// CHECK-LABEL: func.func @round_one_loop
+// CHECK: %[[CHUNKS:.*]] = arith.constant 16 : index
+// CHECK: scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK: %[[CHUNK:.*]] = arith.constant 4096 : index
+// CHECK: %[[BEGIN:.*]] = arith.muli %[[C]], %[[CHUNK]]
+// CHECK: %[[END:.*]] = arith.addi %[[BEGIN]], %{{.*}}
+// CHECK: scf.for %[[E:.*]] = %[[BEGIN]] to %[[END]] step
+// CHECK: vector.load %{{.*}}[%[[E]]] : memref<65536xf32>, vector<16xf32>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.*}}[%[[E]]] : memref<65536xbf16>, vector<16xbf16>
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<2048xf32>, vector<16xf32>
+// CHECK: scf.forall
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<16384xf32, strided<[1], offset: ?>>, vector<16xf32>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: vector.
+#o_id = affine_map<(e) -> (e)>
+func.func @round_one_loop(%x: memref<65536xf32>, %x16: memref<65536xbf16>,
+                          %y: memref<2048xf32>, %y16: memref<2048xbf16>,
+                          %blocks: memref<4x16384xf32>,
+                          %block16: memref<16384xbf16>) {
+  linalg.generic {indexing_maps = [#o_id, #o_id],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<65536xf32>) outs(%x16 : memref<65536xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.generic {indexing_maps = [#o_id, #o_id],
+                  iterator_types = ["parallel"]}
+      ins(%y : memref<2048xf32>) outs(%y16 : memref<2048xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  scf.forall (%i) in (4) {
+    %block = memref.subview %blocks[%i, 0] [1, 16384] [1, 1]
+        : memref<4x16384xf32> to memref<16384xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#o_id, #o_id],
+                    iterator_types = ["parallel"]}
+        ins(%block : memref<16384xf32, strided<[1], offset: ?>>)
+        outs(%block16 : memref<16384xbf16>) {
+    ^bb0(%a: f32, %b: bf16):
+      %t = arith.truncf %a : f32 to bf16
+      linalg.yield %t : bf16
+    }
+  }
+  linalg.generic {indexing_maps = [#o_id, #o_id],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<65536xf32>) outs(%x : memref<65536xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.mulf %a, %a : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
 // Left alone: a row longer than 64 (LLVM vectorises it along the row), a
 // row that is not a multiple of the lanes, an input that runs along the
 // row with a stride, a body that reads loop indices, a reduction over an
