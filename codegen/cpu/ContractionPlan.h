@@ -29,6 +29,9 @@ inline constexpr int64_t kParallelMacs = 1 << 16;
 inline constexpr int64_t kParallelOuterIterations = 8;
 /// The largest packing panel (bytes) put on a thread's stack.
 inline constexpr int64_t kStackPanelBytes = 64 * 1024;
+/// The size of C up to which its tiles are left to the cache without
+/// prefetching (a core's L2 is 512 KiB to 2 MiB on the CPUs with AVX-512).
+inline constexpr int64_t kCacheResidentBytes = 256 * 1024;
 
 /// How one contraction maps onto the tiled kernel. Dimensions are indices of
 /// the op's iteration space; `m` is -1 when C has no row dimension of A.

@@ -14,7 +14,7 @@
 //       pack B[kc:kc+KC, :] into a zero-padded panel [Npad/NR][KC][NR]
 //       scf.parallel mb over row blocks of MR   // the threads split rows
 //         for n0 in [0, Npad) step NR
-//           prefetch the next tile's C
+//           prefetch the next tile's C (unless C fits in L2)
 //           acc[MR][NR] = C[m0:m0+MR, n0:n0+NR]  (masked at the N edge)
 //           for k in [0, KC): acc[r] += bcast(A[m0+r, k]) * Bpanel[n0/NR][k]
 //           C[m0:m0+MR, n0:n0+NR] = acc
@@ -244,10 +244,26 @@ private:
                     loc, depth,
                     builder.create<arith::RemUIOp>(loc, depth, index(kTile)));
       emitTransposedPack(kc, kTiles, nTiles);
+      // A constant depth left over (a head of 16 is 8 pairs of k) by
+      // narrower tiles of halving depth, what is left of it one element at
+      // a time.
+      Value kDone = kTiles;
+      bool rowsLeft = !constantDepth;
+      if (constantDepth) {
+        int64_t done = *constantDepth / kTile * kTile;
+        for (int64_t units = lanes / 2; units >= 2; units /= 2) {
+          if (*constantDepth - done < units * kStep)
+            continue;
+          emitNarrowTransposedPack(kc, done, units, nTiles);
+          done += units * kStep;
+        }
+        kDone = index(done);
+        rowsLeft = done < *constantDepth;
+      }
       if (nTiles < nSize)
-        emitScalarPack(kc, index(0), kTiles, nTiles, nSize);
-      if (!constantDepth || *constantDepth % kTile != 0)
-        emitScalarPack(kc, kTiles, depth, 0, nSize);
+        emitScalarPack(kc, index(0), kDone, nTiles, nSize);
+      if (rowsLeft)
+        emitScalarPack(kc, kDone, depth, 0, nSize);
     }
     if (nSize == npad)
       return;
@@ -378,18 +394,73 @@ private:
     }
   }
 
-  /// The transpose of the square tile whose rows are `rows` (`lanes`
-  /// vectors of `lanes` elements): for each bit b of the index, rows i and
-  /// i | b swap the elements whose column has bit b set in row i and clear
-  /// in row i | b, one two-source shuffle per row and bit.
-  SmallVector<Value> transposeTile(SmallVector<Value> rows) {
-    for (int64_t bit = lanes / 2; bit >= 1; bit /= 2) {
-      SmallVector<int64_t> low, high;
-      for (int64_t c = 0; c < lanes; ++c) {
-        low.push_back(c & bit ? lanes + (c ^ bit) : c);
-        high.push_back(c & bit ? lanes + c : c ^ bit);
+  /// The panel's rows [k0, k0 + units * kStep) and columns [0, nTiles), a
+  /// multiple of `lanes`, for a depth narrower than emitTransposedPack's
+  /// tiles, when B runs along K with unit stride: each group of `units`
+  /// columns is `units` loads of `units` elements (pairs of k for bf16)
+  /// along K, transposed in registers, and the groups' transposes are
+  /// joined into `units` whole vectors along N. The threads split the
+  /// columns when they split the row blocks.
+  void emitNarrowTransposedPack(Value kc, int64_t k0, int64_t units,
+                                int64_t nTiles) {
+    if (nTiles == 0)
+      return;
+    OpBuilder::InsertionGuard guard(builder);
+    Value n0 = emitLoop(index(0), index(nTiles), lanes, splitsRows());
+    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, index(k0));
+    auto loadType = VectorType::get({units * kStep}, plan.panelType);
+    auto unitsType = VectorType::get({units}, builder.getI32Type());
+    SmallVector<SmallVector<Value>> groups;
+    for (int64_t g = 0; g < lanes / units; ++g) {
+      SmallVector<Value> rows;
+      for (int64_t i = 0; i < units; ++i) {
+        dims[plan.n] =
+            builder.create<arith::AddIOp>(loc, n0, index(g * units + i));
+        Value row = builder.create<vector::LoadOp>(loc, loadType, plan.b,
+                                                   indices(plan.bMap));
+        if (plan.bf16)
+          row = builder.create<vector::BitCastOp>(loc, unitsType, row);
+        rows.push_back(row);
       }
-      for (int64_t i = 0; i < lanes; ++i) {
+      groups.push_back(transposeTile(rows));
+    }
+    for (int64_t j = 0; j < units; ++j) {
+      // Row j of every group's transpose, joined pairwise into one vector.
+      SmallVector<Value> parts;
+      for (SmallVector<Value> &group : groups)
+        parts.push_back(group[j]);
+      while (parts.size() > 1) {
+        SmallVector<Value> joined;
+        for (size_t i = 0; i < parts.size(); i += 2) {
+          int64_t length =
+              cast<VectorType>(parts[i].getType()).getNumElements();
+          joined.push_back(builder.create<vector::ShuffleOp>(
+              loc, parts[i], parts[i + 1],
+              llvm::to_vector(llvm::seq<int64_t>(0, 2 * length))));
+        }
+        parts = std::move(joined);
+      }
+      Value row = parts.front();
+      if (plan.bf16)
+        row = builder.create<vector::BitCastOp>(loc, panelVectorType, row);
+      builder.create<vector::StoreOp>(loc, row, panel,
+                                      panelIndex(index(k0 + j * kStep), n0));
+    }
+  }
+
+  /// The transpose of the square tile whose rows are `rows` (as many
+  /// vectors as each has elements): for each bit b of the index, rows i
+  /// and i | b swap the elements whose column has bit b set in row i and
+  /// clear in row i | b, one two-source shuffle per row and bit.
+  SmallVector<Value> transposeTile(SmallVector<Value> rows) {
+    int64_t size = rows.size();
+    for (int64_t bit = size / 2; bit >= 1; bit /= 2) {
+      SmallVector<int64_t> low, high;
+      for (int64_t c = 0; c < size; ++c) {
+        low.push_back(c & bit ? size + (c ^ bit) : c);
+        high.push_back(c & bit ? size + c : c ^ bit);
+      }
+      for (int64_t i = 0; i < size; ++i) {
         if (i & bit)
           continue;
         Value top = rows[i], bottom = rows[i | bit];
@@ -574,7 +645,7 @@ private:
         cIndices.push_back(indices(plan.cMap));
       }
     }
-    if (rows == rowsPerBlock && plan.m >= 0)
+    if (rows == rowsPerBlock && plan.m >= 0 && prefetchesC())
       emitPrefetchNextTile(m0, n0);
     auto loadC = [&](OpBuilder &b) {
       SmallVector<Value> loaded;
@@ -744,6 +815,17 @@ private:
       acc =
           builder.create<vector::FMAOp>(loc, widen(a, odd), widen(b, odd), acc);
     return acc;
+  }
+
+  /// Whether the tiles prefetch the next tile's C: not when all of C fits
+  /// in the cache next to the core (an attention block's scores), where
+  /// the prefetches' clamped addresses would cost more than the misses
+  /// they hide.
+  bool prefetchesC() const {
+    auto type = cast<MemRefType>(plan.c.getType());
+    return !type.hasStaticShape() ||
+           type.getNumElements() * type.getElementTypeBitWidth() / 8 >
+               kCacheResidentBytes;
   }
 
   /// Prefetches (for writing) the part of C of the tile that follows the one

@@ -6,8 +6,9 @@
 // packed by 16 x 16 tiles, 16 vector loads along K transposed by 4 x 16
 // shuffles into 16 vector stores along N (the threads split the tiles);
 // 8 x 2 tiles of vector<16xf32> accumulate FMAs, each first prefetching
-// the next tile's 16 vectors of C for writing; 256 rows x 64 x 32 is big
-// enough for threads.
+// the next tile's 16 vectors of C for writing (C, 512 KiB, is more than
+// stays in the cache next to a core); 2048 rows x 64 x 32 is big enough
+// for threads.
 
 // CHECK: memref.global "private" @__tfc_panel_f32 : memref<2048xf32>
 // CHECK-LABEL: func.func @linear
@@ -21,7 +22,7 @@
 // CHECK-NOT: memref.load %{{.*}} : memref<64x32xf32>
 // CHECK: scf.parallel
 // CHECK: vector.create_mask
-// CHECK-COUNT-16: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], write, locality<3>, data : memref<256x64xf32>
+// CHECK-COUNT-16: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}], write, locality<3>, data : memref<2048x64xf32>
 // CHECK-COUNT-16: vector.maskedload
 // CHECK: scf.for
 // CHECK-COUNT-2: vector.load %[[PANEL]]
@@ -29,10 +30,10 @@
 // CHECK: vector.fma
 // CHECK-COUNT-16: vector.maskedstore
 // CHECK-NOT: linalg.matmul_transpose_b
-func.func @linear(%x: memref<256x32xf32>, %w: memref<64x32xf32>,
-                  %y: memref<256x64xf32>) {
-  linalg.matmul_transpose_b ins(%x, %w : memref<256x32xf32>, memref<64x32xf32>)
-                            outs(%y : memref<256x64xf32>)
+func.func @linear(%x: memref<2048x32xf32>, %w: memref<64x32xf32>,
+                  %y: memref<2048x64xf32>) {
+  linalg.matmul_transpose_b ins(%x, %w : memref<2048x32xf32>, memref<64x32xf32>)
+                            outs(%y : memref<2048x64xf32>)
   return
 }
 
@@ -578,6 +579,48 @@ func.func @weight_gradient_bf16_partial_block(%x: memref<32x20xbf16>,
     %p = arith.mulf %af, %bf : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Attention scores of a 16-wide head in bf16, S = Q K^T for a block of
+// 128 queries and 128 keys: K runs along the head's 16 k, 8 pairs, too
+// shallow for the 16 x 16 tiles of pairs. Each group of 8 keys is 8
+// loads of vector<16xbf16> (8 pairs), an 8 x 8 transpose of 32-bit pairs
+// (3 x 8 shuffles), and the two groups' rows are joined into 8 whole
+// vectors of 16 keys; nothing is packed one element at a time. S,
+// 64 KiB, stays in the cache next to a core: no prefetches.
+
+#qs = affine_map<(i, j, d) -> (i, d)>
+#ks = affine_map<(i, j, d) -> (j, d)>
+#ss = affine_map<(i, j, d) -> (i, j)>
+// CHECK-LABEL: func.func @scores_bf16_narrow_head
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<128x16xbf16>, vector<16xbf16>
+// CHECK-COUNT-24: vector.shuffle {{.*}} : vector<8xi32>, vector<8xi32>
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<128x16xbf16>, vector<16xbf16>
+// CHECK-COUNT-24: vector.shuffle {{.*}} : vector<8xi32>, vector<8xi32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+// CHECK: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK-NOT: memref.load %{{.*}} : memref<128x16xbf16>
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
+// CHECK-NOT: memref.prefetch
+// CHECK-NOT: linalg.generic
+func.func @scores_bf16_narrow_head(%q: memref<128x16xbf16>,
+                                   %k: memref<128x16xbf16>,
+                                   %scores: memref<128x128xf32>) {
+  linalg.generic {indexing_maps = [#qs, #ks, #ss],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<128x16xbf16>, memref<128x16xbf16>)
+      outs(%scores : memref<128x128xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
   }
   return
 }
