@@ -562,9 +562,9 @@ private:
   }
 
   /// The row panel of the block at `m0` for the K panel at `kc`. When A
-  /// runs along M with unit stride, each whole block's pairs of k are two
-  /// vector loads of its rows, interleaved as 16-bit integers and stored
-  /// whole; else, and for the rows left over at the edge of M, element by
+  /// runs along M with unit stride, each block's pairs of k are two vector
+  /// loads of its rows (a whole block's, or the rows left at the edge of
+  /// M), interleaved as 16-bit integers and stored whole; else element by
   /// element.
   void emitRowPack(Value m0, Value kc, Value depth) {
     if (!runsAlong(plan.a, plan.aMap, plan.m)) {
@@ -572,28 +572,31 @@ private:
       return;
     }
     emitByBlockWholeness(
-        m0, [&] { emitRowPackByVector(m0, kc, depth); },
-        [&] { emitRowPackByElement(m0, kc, depth); });
+        m0, [&] { emitRowPackByVector(m0, kc, depth, rowsPerBlock); },
+        [&] {
+          emitRowPackByVector(m0, kc, depth, plan.sizes[plan.m] % rowsPerBlock);
+        });
   }
 
-  /// The row panel of a whole block of an A that runs along M: per pair of
-  /// k, two vector loads interleaved into one store.
-  void emitRowPackByVector(Value m0, Value kc, Value depth) {
+  /// The row panel of the block at `m0`, `rows` rows (all of a whole
+  /// block, the rest of M for the last), of an A that runs along M: per
+  /// pair of k, two vector loads interleaved into one store.
+  void emitRowPackByVector(Value m0, Value kc, Value depth, int64_t rows) {
     OpBuilder::InsertionGuard guard(builder);
     auto kLoop = builder.create<scf::ForOp>(loc, index(0), depth, index(2));
     builder.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
     Value k = builder.create<arith::AddIOp>(loc, kc, kk);
     dims[plan.m] = m0;
-    auto rowType = VectorType::get({rowsPerBlock}, plan.panelType);
-    SmallVector<Value, 2> rows;
+    auto rowType = VectorType::get({rows}, plan.panelType);
+    SmallVector<Value, 2> pair;
     for (int64_t i = 0; i < 2; ++i) {
       dims[plan.k] =
           i == 0 ? k : builder.create<arith::AddIOp>(loc, k, index(1));
-      rows.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
+      pair.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
                                                     indices(plan.aMap)));
     }
-    builder.create<vector::StoreOp>(loc, interleavePairs(rows[0], rows[1]),
+    builder.create<vector::StoreOp>(loc, interleavePairs(pair[0], pair[1]),
                                     rowPanel, rowPanelIndex(kk, index(0)));
   }
 

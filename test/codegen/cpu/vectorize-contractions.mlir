@@ -549,8 +549,8 @@ func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
 // -----
 
 // The same weight gradient with M = 20, which the row blocks of 8 do not
-// divide: the two whole blocks copy their rows of x by vector loads, the
-// last block's 4 rows go element by element.
+// divide: the two whole blocks copy their rows of x by vector loads of 8,
+// the last block's 4 rows by vector loads of 4.
 
 #xt2 = affine_map<(i, j, t) -> (t, i)>
 #dy2 = affine_map<(i, j, t) -> (t, j)>
@@ -564,8 +564,11 @@ func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
 // CHECK: vector.shuffle {{.*}} [0, 8, 1, 9, {{.*}}] : vector<8xi16>, vector<8xi16>
 // CHECK: vector.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<16xbf16>
 // CHECK: } else {
-// CHECK: memref.load %{{.*}} : memref<32x20xbf16>
-// CHECK: memref.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>
+// CHECK: vector.load %{{.*}} : memref<32x20xbf16>, vector<4xbf16>
+// CHECK: vector.load %{{.*}} : memref<32x20xbf16>, vector<4xbf16>
+// CHECK: vector.shuffle {{.*}} [0, 4, 1, 5, 2, 6, 3, 7] : vector<4xi16>, vector<4xi16>
+// CHECK: vector.store %{{.*}}, %[[ROWS]][%{{.*}}] : memref<2048xbf16>, vector<8xbf16>
+// CHECK-NOT: memref.load %{{.*}} : memref<32x20xbf16>
 func.func @weight_gradient_bf16_partial_block(%x: memref<32x20xbf16>,
                                               %dy: memref<32x40xbf16>,
                                               %dw: memref<20x40xf32>) {
