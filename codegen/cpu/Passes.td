@@ -109,9 +109,13 @@ def TfcVectorizeContractions
     32-bit word), else two float32 FMAs of the widened pairs in the
     instruction's order (odd k, then even); an A that does not run along K
     is copied per row block and K panel into a row panel on the thread's
-    stack, by pairs of k (a whole block of an A that runs along M by two
-    vector loads and an interleave per pair, the block at the edge of M
-    element by element). Other linalg ops are left alone.
+    stack, by pairs of k (a block of an A that runs along M by two vector
+    loads of its rows and an interleave per pair). A B that runs along K
+    is packed by register transposes of 16 x 16 tiles (of pairs for
+    bf16), the depth left over (a 16-wide head's 8 pairs) by narrower
+    ones of halving depth, joined into whole vectors. Each tile
+    prefetches the next tile's part of C for writing, unless all of C fits
+    in 256 KiB. Other linalg ops are left alone.
   }];
   let options = [
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
