@@ -243,7 +243,7 @@ private:
               : builder.create<arith::SubIOp>(
                     loc, depth,
                     builder.create<arith::RemUIOp>(loc, depth, index(kTile)));
-      emitTransposedPack(kc, kTiles, nTiles);
+      emitTransposedPack(kc, index(0), kTiles, lanes, nTiles);
       // A constant depth left over (a head of 16 is 8 pairs of k) by
       // narrower tiles of halving depth, what is left of it one element at
       // a time.
@@ -254,7 +254,8 @@ private:
         for (int64_t units = lanes / 2; units >= 2; units /= 2) {
           if (*constantDepth - done < units * kStep)
             continue;
-          emitNarrowTransposedPack(kc, done, units, nTiles);
+          emitTransposedPack(kc, index(done), index(done + units * kStep),
+                             units, nTiles);
           done += units * kStep;
         }
         kDone = index(done);
@@ -356,58 +357,26 @@ private:
                                     panelIndex(kk, nLoop.getInductionVar()));
   }
 
-  /// The panel's rows [0, kTiles) and columns [0, nTiles), both multiples
-  /// of `lanes`, when B runs along K with unit stride (B = W^T of a linear
-  /// layer, K^T of attention scores): each tile is `lanes` vector loads of
-  /// B along K, transposed in registers, and `lanes` vector stores along N.
-  /// Element by element, LLVM would gather along N. The threads split the
-  /// tile rows when they split the row blocks.
-  /// With bf16 operands, a tile is `lanes` pairs of k deep: each pair is
-  /// one 32-bit element of the transpose.
-  void emitTransposedPack(Value kc, Value kTiles, int64_t nTiles) {
+  /// The panel's rows [kBegin, kEnd), a multiple of `units` k (pairs of k
+  /// for bf16, each pair one 32-bit element), and columns [0, nTiles), a
+  /// multiple of `lanes`, when B runs along K with unit stride (B = W^T of
+  /// a linear layer, K^T of attention scores): each group of `units`
+  /// columns is `units` vector loads of B along K, transposed in
+  /// registers, and the `lanes / units` groups' transposes are joined into
+  /// `units` vector stores along N. Element by element, LLVM would gather
+  /// along N. The threads split the tile rows when they split the row
+  /// blocks.
+  void emitTransposedPack(Value kc, Value kBegin, Value kEnd, int64_t units,
+                          int64_t nTiles) {
     if (nTiles == 0)
       return;
     OpBuilder::InsertionGuard guard(builder);
-    Value k0 = emitLoop(index(0), kTiles, lanes * kStep, splitsRows());
+    Value k0 = emitLoop(kBegin, kEnd, units * kStep, splitsRows());
     dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, k0);
     auto nLoop =
         builder.create<scf::ForOp>(loc, index(0), index(nTiles), index(lanes));
     builder.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
-    auto pairsType = VectorType::get({lanes}, builder.getI32Type());
-    SmallVector<Value> rows;
-    for (int64_t i = 0; i < lanes; ++i) {
-      dims[plan.n] = builder.create<arith::AddIOp>(loc, n0, index(i));
-      Value row = builder.create<vector::LoadOp>(loc, panelVectorType, plan.b,
-                                                 indices(plan.bMap));
-      if (plan.bf16)
-        row = builder.create<vector::BitCastOp>(loc, pairsType, row);
-      rows.push_back(row);
-    }
-    rows = transposeTile(rows);
-    for (int64_t j = 0; j < lanes; ++j) {
-      Value kk = builder.create<arith::AddIOp>(loc, k0, index(j * kStep));
-      Value row = rows[j];
-      if (plan.bf16)
-        row = builder.create<vector::BitCastOp>(loc, panelVectorType, row);
-      builder.create<vector::StoreOp>(loc, row, panel, panelIndex(kk, n0));
-    }
-  }
-
-  /// The panel's rows [k0, k0 + units * kStep) and columns [0, nTiles), a
-  /// multiple of `lanes`, for a depth narrower than emitTransposedPack's
-  /// tiles, when B runs along K with unit stride: each group of `units`
-  /// columns is `units` loads of `units` elements (pairs of k for bf16)
-  /// along K, transposed in registers, and the groups' transposes are
-  /// joined into `units` whole vectors along N. The threads split the
-  /// columns when they split the row blocks.
-  void emitNarrowTransposedPack(Value kc, int64_t k0, int64_t units,
-                                int64_t nTiles) {
-    if (nTiles == 0)
-      return;
-    OpBuilder::InsertionGuard guard(builder);
-    Value n0 = emitLoop(index(0), index(nTiles), lanes, splitsRows());
-    dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, index(k0));
     auto loadType = VectorType::get({units * kStep}, plan.panelType);
     auto unitsType = VectorType::get({units}, builder.getI32Type());
     SmallVector<SmallVector<Value>> groups;
@@ -443,8 +412,8 @@ private:
       Value row = parts.front();
       if (plan.bf16)
         row = builder.create<vector::BitCastOp>(loc, panelVectorType, row);
-      builder.create<vector::StoreOp>(loc, row, panel,
-                                      panelIndex(index(k0 + j * kStep), n0));
+      Value kk = builder.create<arith::AddIOp>(loc, k0, index(j * kStep));
+      builder.create<vector::StoreOp>(loc, row, panel, panelIndex(kk, n0));
     }
   }
 
