@@ -364,19 +364,21 @@ private:
   /// columns is `units` vector loads of B along K, transposed in
   /// registers, and the `lanes / units` groups' transposes are joined into
   /// `units` vector stores along N. Element by element, LLVM would gather
-  /// along N. The threads split the tile rows when they split the row
-  /// blocks.
+  /// along N. When the threads split the row blocks, they split the tile
+  /// rows, or the tiles' columns when there is one tile row.
   void emitTransposedPack(Value kc, Value kBegin, Value kEnd, int64_t units,
                           int64_t nTiles) {
-    if (nTiles == 0)
+    std::optional<int64_t> begin = getConstantIntValue(kBegin),
+                           end = getConstantIntValue(kEnd);
+    if (nTiles == 0 || (begin && end && *begin >= *end))
       return;
+    bool oneTileRow = begin && end && *end - *begin <= units * kStep;
     OpBuilder::InsertionGuard guard(builder);
-    Value k0 = emitLoop(kBegin, kEnd, units * kStep, splitsRows());
+    Value k0 =
+        emitLoop(kBegin, kEnd, units * kStep, splitsRows() && !oneTileRow);
     dims[plan.k] = builder.create<arith::AddIOp>(loc, kc, k0);
-    auto nLoop =
-        builder.create<scf::ForOp>(loc, index(0), index(nTiles), index(lanes));
-    builder.setInsertionPointToStart(nLoop.getBody());
-    Value n0 = nLoop.getInductionVar();
+    Value n0 =
+        emitLoop(index(0), index(nTiles), lanes, splitsRows() && oneTileRow);
     auto loadType = VectorType::get({units * kStep}, plan.panelType);
     auto unitsType = VectorType::get({units}, builder.getI32Type());
     SmallVector<SmallVector<Value>> groups;

@@ -593,13 +593,20 @@ func.func @weight_gradient_bf16_partial_block(%x: memref<32x20xbf16>,
 // shallow for the 16 x 16 tiles of pairs. Each group of 8 keys is 8
 // loads of vector<16xbf16> (8 pairs), an 8 x 8 transpose of 32-bit pairs
 // (3 x 8 shuffles), and the two groups' rows are joined into 8 whole
-// vectors of 16 keys; nothing is packed one element at a time. S,
-// 64 KiB, stays in the cache next to a core: no prefetches.
+// vectors of 16 keys; nothing is packed one element at a time. With one
+// such tile row, the threads split its columns. S, 64 KiB, stays in the
+// cache next to a core: no prefetches.
 
 #qs = affine_map<(i, j, d) -> (i, d)>
 #ks = affine_map<(i, j, d) -> (j, d)>
 #ss = affine_map<(i, j, d) -> (i, j)>
 // CHECK-LABEL: func.func @scores_bf16_narrow_head
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK-NOT: vector.load
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c128)
 // CHECK-COUNT-8: vector.load %{{.*}} : memref<128x16xbf16>, vector<16xbf16>
 // CHECK-COUNT-24: vector.shuffle {{.*}} : vector<8xi32>, vector<8xi32>
 // CHECK-COUNT-8: vector.load %{{.*}} : memref<128x16xbf16>, vector<16xbf16>
