@@ -228,13 +228,14 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
   int64_t elements = 1;
   for (int64_t range : ranges)
     elements *= range;
-  bool nested = op->getParentOfType<scf::ParallelOp>() ||
-                op->getParentOfType<scf::ForallOp>();
+  bool onThreads = !op->getParentOfType<scf::ParallelOp>() &&
+                   !op->getParentOfType<scf::ForallOp>() &&
+                   elements >= kParallelElements;
   SmallVector<Value> dims(op.getNumLoops());
   // The row loop's bounds: the whole row, or, for a one-loop op on
   // threads, one chunk of it.
   Value rowBegin = index(0), rowEnd = index(ranges[row]);
-  if (!nested && elements >= kParallelElements && row == 0) {
+  if (onThreads && row == 0) {
     int64_t chunk = kRoundingChunkElements;
     while (ranges[row] % chunk != 0)
       chunk /= 2;
@@ -245,7 +246,7 @@ void vectorizeRow(linalg::GenericOp op, const RowPlan &plan) {
     rowBegin = builder.create<arith::MulIOp>(loc, loop.getInductionVars()[0],
                                              index(chunk));
     rowEnd = builder.create<arith::AddIOp>(loc, rowBegin, index(chunk));
-  } else if (!nested && elements >= kParallelElements) {
+  } else if (onThreads) {
     SmallVector<Value> lower, upper, steps;
     for (unsigned d = 0; d < row; ++d) {
       lower.push_back(index(0));
