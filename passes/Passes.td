@@ -413,9 +413,11 @@ def TfcFastMath : Pass<"tfc-fast-math", "mlir::func::FuncOp"> {
   let summary = "Fast float arithmetic: polynomial f32 math, reassociation";
   let description = [{
     Replaces the f32 transcendental functions (`math.exp`, `tanh`, `log`,
-    `erf`, ...) by MLIR's polynomial approximations (a few ulp), which
-    vectorise, where libm would be called one element at a time; f64 math
-    is left to libm. Then adds the `reassoc` and `contract` fast-math flags
+    `erf`, ...) by polynomial approximations (a few ulp), which vectorise,
+    where libm would be called one element at a time; f64 math is left to
+    libm. `exp` is `2^k p(r)` with `p` of degree 5 (2 ulp, 14 operations:
+    attention's exponentials are a quarter of its time on the CPU), the
+    others MLIR's. Then adds the `reassoc` and `contract` fast-math flags
     to every floating-point arith operation, keeping the flags it already
     has, so that LLVM vectorises the reductions of the generated loops (dot
     products, row sums) and fuses multiply-adds. Results may differ from
