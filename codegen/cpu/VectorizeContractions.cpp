@@ -759,12 +759,18 @@ private:
   /// it (`bf16-dot` off), the same two products as float32 FMAs in the
   /// same order.
   Value emitPairDot(Value a, Value b, Value acc) {
+    // A's broadcast pair goes last, where the instruction takes a memory
+    // operand: LLVM folds its load into the instruction as a broadcast
+    // (`{1to16}`) instead of a `vbroadcastss` of its own, which a tile one
+    // vector wide (a 16-wide head's P V, dS K) needs for every
+    // `vdpbf16ps` and which made it a third slower. The products are the
+    // same either way round.
     if (bf16Dot)
       return builder
           .create<LLVM::CallIntrinsicOp>(
               loc, vectorType,
               builder.getStringAttr("llvm.x86.avx512bf16.dpbf16ps.512"),
-              ValueRange{acc, a, b})
+              ValueRange{acc, b, a})
           .getResult(0);
     // A pair is one 32-bit word, its odd element the high half: widening
     // a bf16 to float32 is placing its bits high. On the integers, as

@@ -457,7 +457,8 @@ func.func @epilogue_positions(%q: memref<32x16xf32>, %k: memref<32x16xf32>,
 // the K loop steps by two k, loading the panel as vector<32xbf16> and x's
 // pair (x runs along K) as one vector<2xbf16> broadcast as a 32-bit word.
 // Without bf16-dot, each pair multiplies as two float32 FMAs of the
-// widened halves, the odd k (the high half) first; with it, one vdpbf16ps.
+// widened halves, the odd k (the high half) first; with it, one vdpbf16ps,
+// the broadcast pair its last operand (the one LLVM folds a load into).
 
 #x = affine_map<(i, j, k) -> (i, k)>
 #w = affine_map<(i, j, k) -> (j, k)>
@@ -481,7 +482,9 @@ func.func @epilogue_positions(%q: memref<32x16xf32>, %k: memref<32x16xf32>,
 // CHECK-NOT: linalg.generic
 // DOT-LABEL: func.func @linear_bf16
 // DOT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2
-// DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// DOT: %[[PAIRS:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// DOT: %[[A:.*]] = vector.bitcast %[[PAIRS]] : vector<16xi32> to vector<32xbf16>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %{{.*}}, %[[A]]) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
 // DOT-NOT: vector.fma
 func.func @linear_bf16(%x: memref<64x64xbf16>, %w: memref<48x64xbf16>,
                        %out: memref<64x48xf32>) {
