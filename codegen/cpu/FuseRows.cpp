@@ -30,7 +30,9 @@
 ///     dimension and nowhere else (a row-indexed buffer), or is an input
 ///     that does not depend on it (a whole buffer, such as a scale vector);
 ///   - its body does not read the row index (`linalg.index 0`);
-///   - it is not a contraction, which the contraction kernels take.
+///   - it is not a contraction, which the contraction kernels take, nor
+///     the epilogue that a contraction's kernel applies to its
+///     accumulators;
 /// and the run stays row-local: a buffer written by an op of the run is
 /// accessed by every op of the run through the same row-indexed view, so
 /// that row r of an op depends only on row r of the ops before it. Ops with
@@ -43,6 +45,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/ContractionPlan.h"
 #include "codegen/cpu/Passes.h"
 
 #include "passes/Utils.h"
@@ -302,7 +305,23 @@ struct TfcFuseRowsPass : public tfc::impl::TfcFuseRowsBase<TfcFuseRowsPass> {
         runs.push_back(run);
       run.clear();
     };
+    // A contraction's epilogue that its kernel applies to the accumulators
+    // stays with it: taken into a run, it would be a pass of its own over
+    // the stored C (attention's scaled and masked scores, a bias and a
+    // residual before a LayerNorm).
+    llvm::SmallPtrSet<Operation *, 4> epilogues;
+    for (Operation &op : block)
+      if (auto contraction = dyn_cast<linalg::LinalgOp>(&op))
+        if (isContraction(contraction) && contraction->hasAttr(kEpilogueAttr))
+          if (std::optional<ContractionPlan> plan =
+                  planContraction(contraction);
+              plan && plan->epilogue)
+            epilogues.insert(plan->epilogue);
     for (Operation &op : block) {
+      if (epilogues.contains(&op)) {
+        close();
+        continue;
+      }
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op)) {
         int64_t rows = 0;
         std::optional<SmallVector<BufferUse>> uses =

@@ -21,7 +21,9 @@ def TfcFuseRows : Pass<"tfc-fuse-rows", "mlir::func::FuncOp"> {
     writes must be read by the other ops of the run through the same
     row-indexed view (row r depends only on row r); buffers that do not
     depend on the row (a scale vector) may be read whole. Contractions, ops
-    that read the row index, and ops with dynamic shapes are not taken; any
+    that read the row index, ops with dynamic shapes, and the epilogue of a
+    contraction marked `tfc.epilogue` that its kernel applies to the
+    accumulators (attention's scaled and masked scores) are not taken; any
     op with memory effects that is not taken ends a run. Each op computes
     the same values in the same order as before.
   }];

@@ -198,6 +198,110 @@ func.func @contraction_and_row_index(%x: memref<32x32xf32>, %w: memref<32x32xf32
 
 // -----
 
+// Refused: the epilogue of a contraction marked tfc.epilogue, which the
+// contraction kernel applies to its accumulators (a bias along N), stays
+// right after the contraction; the row sum and the scale after it are the
+// run. Unmarked, the same in-place op joins the run.
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+
+// CHECK-LABEL: func.func @contraction_epilogue
+// CHECK:         linalg.generic {{.*}} attrs = {tfc.epilogue}
+// CHECK-NEXT:    ^bb0
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : memref<64xf32>) outs(%[[C:.*]] : memref<64x64xf32>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.addf
+// CHECK:         scf.parallel
+// CHECK:           arith.addf
+// CHECK:           arith.mulf
+// CHECK-LABEL: func.func @unmarked_contraction
+// CHECK:         scf.parallel
+// CHECK:           arith.addf
+// CHECK:           arith.addf
+// CHECK:           arith.mulf
+func.func @contraction_epilogue(%x: memref<64x32xf32>, %w: memref<32x64xf32>,
+                                %bias: memref<64xf32>, %y: memref<64x64xf32>) {
+  %c = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x64xf32>)
+      outs(%c : memref<64x64xf32>) attrs = {tfc.epilogue} {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#col, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<64xf32>) outs(%c : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  %s = memref.alloc() : memref<64xf32>
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<64x64xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #sum, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s : memref<64x64xf32>, memref<64xf32>)
+      outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+func.func @unmarked_contraction(%x: memref<64x32xf32>, %w: memref<32x64xf32>,
+                                %bias: memref<64xf32>, %y: memref<64x64xf32>) {
+  %c = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x64xf32>)
+      outs(%c : memref<64x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#col, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<64xf32>) outs(%c : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  %s = memref.alloc() : memref<64xf32>
+  linalg.generic {indexing_maps = [#row, #sum],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<64x64xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #sum, #row],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s : memref<64x64xf32>, memref<64xf32>)
+      outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
 // Refused: 4 rows are fewer than the 8 tiles the threads share.
 
 #row = affine_map<(d0, d1) -> (d0, d1)>
