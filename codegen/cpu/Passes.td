@@ -108,16 +108,19 @@ def TfcVectorizeContractions
     bf16 pairs along K, each column's two k adjacent, and each step of its
     K loop takes two k: with `bf16-dot`, one `vdpbf16ps` per accumulator
     vector (`llvm.x86.avx512bf16.dpbf16ps.512`, A's pair broadcast as one
-    32-bit word), else two float32 FMAs of the widened pairs in the
+    32-bit word, its last operand, into which LLVM folds the load), else two float32 FMAs of the widened pairs in the
     instruction's order (odd k, then even); an A that does not run along K
     is copied per row block and K panel into a row panel on the thread's
     stack, by pairs of k (a block of an A that runs along M by two vector
     loads of its rows and an interleave per pair). A B that runs along K
     is packed by register transposes of 16 x 16 tiles (of pairs for
     bf16), the depth left over (a 16-wide head's 8 pairs) by narrower
-    ones of halving depth, joined into whole vectors. Each tile
-    prefetches the next tile's part of C for writing, unless all of C fits
-    in 256 KiB. Other linalg ops are left alone.
+    ones of halving depth, joined into whole vectors. A bf16 B that runs
+    along N and spans several K panels (a weight gradient's activations)
+    has the same rows of the next panel prefetched while each panel is
+    packed, when a panel of it fits in 256 KiB. Each tile prefetches the
+    next tile's part of C for writing, unless all of C fits in 256 KiB.
+    Other linalg ops are left alone.
   }];
   let options = [
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",

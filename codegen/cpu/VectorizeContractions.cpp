@@ -50,6 +50,7 @@
 
 #include "codegen/cpu/ContractionPlan.h"
 #include "codegen/cpu/Passes.h"
+#include "codegen/cpu/RegisterShuffles.h"
 #include "passes/ManifestText.h"
 #include "passes/Utils.h"
 #include "runtime/ManifestFormat.h"
@@ -292,6 +293,8 @@ private:
     OpBuilder::InsertionGuard guard(builder);
     Value kk = emitLoop(index(0), depth, kStep, splitsRows());
     Value k = builder.create<arith::AddIOp>(loc, kc, kk);
+    if (prefetchesNextPanel())
+      emitPrefetchNextPanelRows(k);
     auto nLoop =
         builder.create<scf::ForOp>(loc, index(0), index(nEnd), index(lanes));
     builder.setInsertionPointToStart(nLoop.getBody());
@@ -319,25 +322,42 @@ private:
                                                         mask, zeros)
                           .getResult());
     }
-    Value value = plan.bf16 ? interleavePairs(rows[0], rows[1]) : rows[0];
+    Value value = plan.bf16 ? interleavePairs(builder, loc, rows[0], rows[1],
+                                              plan.panelType)
+                            : rows[0];
     builder.create<vector::StoreOp>(loc, value, panel, panelIndex(kk, n0));
   }
 
-  /// `first` and `second`, vectors of bf16 of one length, interleaved into
-  /// one vector of pairs (first[i], second[i]). As 16-bit integers: LLVM
-  /// would take a shuffle of bf16 through float32 on a CPU without
-  /// AVX512-BF16.
-  Value interleavePairs(Value first, Value second) {
-    int64_t length = cast<VectorType>(first.getType()).getNumElements();
-    auto bitsType = VectorType::get({length}, builder.getI16Type());
-    SmallVector<int64_t> interleave;
-    for (int64_t i = 0; i < length; ++i)
-      interleave.append({i, length + i});
-    Value bits = builder.create<vector::ShuffleOp>(
-        loc, builder.create<vector::BitCastOp>(loc, bitsType, first),
-        builder.create<vector::BitCastOp>(loc, bitsType, second), interleave);
-    return builder.create<vector::BitCastOp>(
-        loc, VectorType::get({2 * length}, plan.panelType), bits);
+  /// Whether the bf16 pack along N prefetches B's rows of the next K panel
+  /// (a weight gradient's activations, K the batch's tokens): B then comes
+  /// from memory while the tiles of this panel run, where the pack would
+  /// wait for it, when this panel and the next fit in the cache next to
+  /// the core together.
+  bool prefetchesNextPanel() const {
+    int64_t panelBytes = kPanelDepth * plan.sizes[plan.n] *
+                         plan.panelType.getIntOrFloatBitWidth() / 8;
+    return plan.bf16 && plan.sizes[plan.k] > kPanelDepth &&
+           panelBytes <= kCacheResidentBytes;
+  }
+
+  /// Prefetches rows k and k + 1 of B one K panel ahead (the last row past
+  /// K), one prefetch per 64-byte line.
+  void emitPrefetchNextPanelRows(Value k) {
+    OpBuilder::InsertionGuard guard(builder);
+    int64_t line = 64 * 8 / plan.panelType.getIntOrFloatBitWidth();
+    auto nLoop = builder.create<scf::ForOp>(
+        loc, index(0), index(plan.sizes[plan.n]), index(line));
+    builder.setInsertionPointToStart(nLoop.getBody());
+    dims[plan.n] = nLoop.getInductionVar();
+    for (int64_t i = 0; i < kStep; ++i) {
+      dims[plan.k] = builder.create<arith::MinSIOp>(
+          loc, builder.create<arith::AddIOp>(loc, k, index(kPanelDepth + i)),
+          index(plan.sizes[plan.k] - 1));
+      builder.create<memref::PrefetchOp>(loc, plan.b, indices(plan.bMap),
+                                         /*isWrite=*/false,
+                                         /*localityHint=*/3,
+                                         /*isDataCache=*/true);
+    }
   }
 
   /// The panel's rows [kLo, kHi) and columns [nLo, nHi), one element at a
@@ -393,7 +413,7 @@ private:
           row = builder.create<vector::BitCastOp>(loc, unitsType, row);
         rows.push_back(row);
       }
-      groups.push_back(transposeTile(rows));
+      groups.push_back(transposeTile(builder, loc, rows));
     }
     for (int64_t j = 0; j < units; ++j) {
       // Row j of every group's transpose, joined pairwise into one vector.
@@ -417,30 +437,6 @@ private:
       Value kk = builder.create<arith::AddIOp>(loc, k0, index(j * kStep));
       builder.create<vector::StoreOp>(loc, row, panel, panelIndex(kk, n0));
     }
-  }
-
-  /// The transpose of the square tile whose rows are `rows` (as many
-  /// vectors as each has elements): for each bit b of the index, rows i
-  /// and i | b swap the elements whose column has bit b set in row i and
-  /// clear in row i | b, one two-source shuffle per row and bit.
-  SmallVector<Value> transposeTile(SmallVector<Value> rows) {
-    int64_t size = rows.size();
-    for (int64_t bit = size / 2; bit >= 1; bit /= 2) {
-      SmallVector<int64_t> low, high;
-      for (int64_t c = 0; c < size; ++c) {
-        low.push_back(c & bit ? size + (c ^ bit) : c);
-        high.push_back(c & bit ? size + c : c ^ bit);
-      }
-      for (int64_t i = 0; i < size; ++i) {
-        if (i & bit)
-          continue;
-        Value top = rows[i], bottom = rows[i | bit];
-        rows[i] = builder.create<vector::ShuffleOp>(loc, top, bottom, low);
-        rows[i | bit] =
-            builder.create<vector::ShuffleOp>(loc, top, bottom, high);
-      }
-    }
-    return rows;
   }
 
   /// Whether the threads split the row blocks of each K panel (and its
@@ -567,8 +563,9 @@ private:
       pair.push_back(builder.create<vector::LoadOp>(loc, rowType, plan.a,
                                                     indices(plan.aMap)));
     }
-    builder.create<vector::StoreOp>(loc, interleavePairs(pair[0], pair[1]),
-                                    rowPanel, rowPanelIndex(kk, index(0)));
+    builder.create<vector::StoreOp>(
+        loc, interleavePairs(builder, loc, pair[0], pair[1], plan.panelType),
+        rowPanel, rowPanelIndex(kk, index(0)));
   }
 
   /// The row panel of the block at `m0`, element by element: the rows of

@@ -551,6 +551,64 @@ func.func @weight_gradient_bf16(%x: memref<32x24xbf16>, %dy: memref<32x40xbf16>,
 
 // -----
 
+// A weight gradient over more tokens than one K panel (512 = 2 x 256):
+// while it packs rows k and k + 1 of dy, the pack prefetches the same rows
+// of the next panel (the last row past K), one prefetch per 64-byte line
+// (32 bf16), so that dy comes from memory while this panel's tiles run.
+// A panel of dy over 256 KiB (N = 1024: 512 KiB) is not prefetched: with
+// the next one it would not fit in the cache next to the core.
+
+#xt3 = affine_map<(i, j, t) -> (t, i)>
+#dy3 = affine_map<(i, j, t) -> (t, j)>
+#dw3 = affine_map<(i, j, t) -> (i, j)>
+// CHECK-LABEL: func.func @weight_gradient_bf16_prefetch
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %c64 step %c32
+// CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c256
+// CHECK: %[[ROW:.*]] = arith.minsi %[[NEXT]], %c511
+// CHECK: memref.prefetch %{{.*}}[%[[ROW]], %[[N]]], read, locality<3>, data : memref<512x64xbf16>
+// CHECK: %[[NEXT1:.*]] = arith.addi %{{.*}}, %c257
+// CHECK: %[[ROW1:.*]] = arith.minsi %[[NEXT1]], %c511
+// CHECK: memref.prefetch %{{.*}}[%[[ROW1]], %[[N]]], read, locality<3>, data : memref<512x64xbf16>
+// CHECK: vector.load %{{.*}} : memref<512x64xbf16>, vector<16xbf16>
+// CHECK-LABEL: func.func @weight_gradient_bf16_wide
+// CHECK-NOT: memref.prefetch %{{.*}} : memref<512x1024xbf16>
+// CHECK: return
+func.func @weight_gradient_bf16_prefetch(%x: memref<512x24xbf16>,
+                                         %dy: memref<512x64xbf16>,
+                                         %dw: memref<24x64xf32>) {
+  linalg.generic {indexing_maps = [#xt3, #dy3, #dw3],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<512x24xbf16>, memref<512x64xbf16>)
+      outs(%dw : memref<24x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+func.func @weight_gradient_bf16_wide(%x: memref<512x24xbf16>,
+                                     %dy: memref<512x1024xbf16>,
+                                     %dw: memref<24x1024xf32>) {
+  linalg.generic {indexing_maps = [#xt3, #dy3, #dw3],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : memref<512x24xbf16>, memref<512x1024xbf16>)
+      outs(%dw : memref<24x1024xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // The same weight gradient with M = 20, which the row blocks of 8 do not
 // divide: the two whole blocks copy their rows of x by vector loads of 8,
 // the last block's 4 rows by vector loads of 4.
