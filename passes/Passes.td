@@ -415,9 +415,9 @@ def TfcFastMath : Pass<"tfc-fast-math", "mlir::func::FuncOp"> {
     Replaces the f32 transcendental functions (`math.exp`, `tanh`, `log`,
     `erf`, ...) by polynomial approximations (a few ulp), which vectorise,
     where libm would be called one element at a time; f64 math is left to
-    libm. `exp` is `2^k p(r)` with `p` of degree 5 (2 ulp, 14 operations:
-    attention's exponentials are a quarter of its time on the CPU), the
-    others MLIR's. Then adds the `reassoc` and `contract` fast-math flags
+    libm. `exp` is `2^k p(r)` with `p` of degree 5 (2 ulp, 15 instructions
+    where MLIR's takes 20: attention's exponentials are a quarter of its
+    time on the CPU), the others MLIR's. Then adds the `reassoc` and `contract` fast-math flags
     to every floating-point arith operation, keeping the flags it already
     has, so that LLVM vectorises the reductions of the generated loops (dot
     products, row sums) and fuses multiply-adds. Results may differ from
