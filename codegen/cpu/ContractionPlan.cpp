@@ -147,8 +147,16 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
   plan.rowsPerBlock = plan.m < 0 ? 1 : plan.vectorsPerRow == 2 ? 8 : 12;
   int64_t tile = plan.lanes * plan.vectorsPerRow;
   plan.panelWidth = (plan.sizes[plan.n] + tile - 1) / tile * tile;
-  plan.panelElements =
-      std::min(plan.sizes[plan.k], kPanelDepth) * plan.panelWidth;
+  int64_t depth = std::min(plan.sizes[plan.k], kPanelDepth);
+  int64_t slivers = plan.panelWidth / tile;
+  plan.sliverElements = depth * tile;
+  // A sliver of a power-of-two size would put row k of every sliver in one
+  // L1 set, and packing a row of B writes all of them: one cache line of
+  // padding between slivers spreads those writes over the sets.
+  if (slivers > 1)
+    plan.sliverElements +=
+        kCacheLineBytes * 8 / plan.panelType.getIntOrFloatBitWidth();
+  plan.panelElements = plan.sliverElements * slivers;
   if (runsAlong(plan.b, plan.bMap, plan.n))
     plan.packing = ContractionPlan::Packing::AlongN;
   else if (runsAlong(plan.b, plan.bMap, plan.k) &&
@@ -174,8 +182,9 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
         return iterators[d] == utils::IteratorType::parallel;
       }))
     plan.zeroFill = precedingZeroFill(op, plan.c);
+  // B's bytes in a panel, its padding left out.
   int64_t panelBytes =
-      plan.panelElements * plan.panelType.getIntOrFloatBitWidth() / 8;
+      depth * plan.panelWidth * plan.panelType.getIntOrFloatBitWidth() / 8;
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp())
     if (isa<scf::ForallOp, scf::ParallelOp>(parent))

@@ -32,6 +32,8 @@ inline constexpr int64_t kStackPanelBytes = 64 * 1024;
 /// The size of C up to which its tiles are left to the cache without
 /// prefetching (a core's L2 is 512 KiB to 2 MiB on the CPUs with AVX-512).
 inline constexpr int64_t kCacheResidentBytes = 256 * 1024;
+/// Bytes of a cache line.
+inline constexpr int64_t kCacheLineBytes = 64;
 
 /// How one contraction maps onto the tiled kernel. Dimensions are indices of
 /// the op's iteration space; `m` is -1 when C has no row dimension of A.
@@ -55,7 +57,11 @@ struct ContractionPlan {
   /// The register tile: `rowsPerBlock` rows of `vectorsPerRow` vectors of
   /// `lanes` elements; B's panel rows are N rounded up to whole tiles.
   int64_t lanes = 0, vectorsPerRow = 0, rowsPerBlock = 0, panelWidth = 0;
-  /// Elements of the packing panel.
+  /// Elements of one sliver of the packing panel (a tile's columns over the
+  /// panel's depth), with the padding that follows it when there are
+  /// several.
+  int64_t sliverElements = 0;
+  /// Elements of the packing panel: its slivers, padding included.
   int64_t panelElements = 0;
   /// How B is copied into the panel: by vectors along N when B runs along
   /// N with unit stride, by tiles transposed in registers when it runs along

@@ -12,6 +12,7 @@
 //   for each outer index (batch dims, other row dims, other reductions)
 //     for kc in [0, K) step KC                  // K panel in cache
 //       pack B[kc:kc+KC, :] into a zero-padded panel [Npad/NR][KC][NR]
+//         (slivers [KC][NR] one cache line apart)
 //       scf.parallel mb over row blocks of MR   // the threads split rows
 //         for n0 in [0, Npad) step NR
 //           prefetch the next tile's C (unless C fits in L2)
@@ -201,8 +202,8 @@ private:
     int64_t tile = lanes * vectorsPerRow;
     Value sliver = builder.create<arith::DivUIOp>(loc, n, index(tile));
     Value column = builder.create<arith::RemUIOp>(loc, n, index(tile));
-    Value start = builder.create<arith::MulIOp>(
-        loc, sliver, index(plan.panelElements / npad * tile));
+    Value start =
+        builder.create<arith::MulIOp>(loc, sliver, index(plan.sliverElements));
     if (plan.bf16) {
       Value pair = builder.create<arith::DivUIOp>(loc, kk, index(2));
       Value half = builder.create<arith::RemUIOp>(loc, kk, index(2));
@@ -344,7 +345,7 @@ private:
   /// K), one prefetch per 64-byte line.
   void emitPrefetchNextPanelRows(Value k) {
     OpBuilder::InsertionGuard guard(builder);
-    int64_t line = 64 * 8 / plan.panelType.getIntOrFloatBitWidth();
+    int64_t line = kCacheLineBytes * 8 / plan.panelType.getIntOrFloatBitWidth();
     auto nLoop = builder.create<scf::ForOp>(
         loc, index(0), index(plan.sizes[plan.n]), index(line));
     builder.setInsertionPointToStart(nLoop.getBody());

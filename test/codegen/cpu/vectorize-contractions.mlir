@@ -8,9 +8,10 @@
 // 8 x 2 tiles of vector<16xf32> accumulate FMAs, each first prefetching
 // the next tile's 16 vectors of C for writing (C, 512 KiB, is more than
 // stays in the cache next to a core); 2048 rows x 64 x 32 is big enough
-// for threads.
+// for threads. The panel is two slivers of K = 32 rows x 32 columns,
+// each followed by one cache line (16 floats) of padding: 2 x 1040.
 
-// CHECK: memref.global "private" @__tfc_panel_f32 : memref<2048xf32>
+// CHECK: memref.global "private" @__tfc_panel_f32 : memref<2080xf32>
 // CHECK-LABEL: func.func @linear
 // CHECK: %[[PANEL:.*]] = memref.get_global @__tfc_panel_f32
 // CHECK: scf.for %[[KC:.*]] = %{{.*}} to %{{.*}} step %c256
@@ -18,6 +19,7 @@
 // CHECK: scf.for
 // CHECK-COUNT-16: vector.load %{{.*}} : memref<64x32xf32>, vector<16xf32>
 // CHECK-COUNT-64: vector.shuffle
+// CHECK: arith.muli %{{.*}}, %c1040 : index
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[PANEL]]
 // CHECK-NOT: memref.load %{{.*}} : memref<64x32xf32>
 // CHECK: scf.parallel
@@ -149,7 +151,7 @@ func.func @left_alone(%a: memref<8x32xf32>, %r: memref<8xf32>,
 // CHECK: %[[H:.*]] = arith.remui %[[IV]], %{{.*}} : index
 // CHECK: %[[B:.*]] = arith.divui %[[IV]], %{{.*}} : index
 // CHECK: memref.alloca_scope
-// CHECK: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4096xf32>
+// CHECK: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4128xf32>
 // CHECK: vector.load %{{.*}}[%[[B]], %{{.*}}, %[[H]], %{{.*}}] : memref<4x64x4x64xf32>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[PANEL]]
 // CHECK-NOT: scf.parallel
@@ -189,7 +191,7 @@ func.func @outer_parallel(%q: memref<4x64x4x64xf32>, %k: memref<4x64x4x64xf32>,
 // CHECK-NOT: memref.global
 // CHECK-LABEL: func.func @in_parallel_loop
 // CHECK: scf.forall
-// CHECK-NEXT: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2048xf32>
+// CHECK-NEXT: %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<2080xf32>
 // CHECK-NOT: scf.parallel
 // CHECK-NOT: memref.alloca_scope
 // CHECK: vector.store %{{.*}}, %[[PANEL]]
