@@ -61,21 +61,9 @@ struct FuseElementwiseProducer : OpRewritePattern<linalg::GenericOp> {
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
     for (OpOperand *operand : consumer.getDpsInputOperands()) {
-      if (!shouldFuse(*operand))
-        continue;
-      Operation *producer = operand->get().getDefiningOp();
-      FailureOr<linalg::ElementwiseOpFusionResult> fused =
-          linalg::fuseElementwiseOps(rewriter, operand);
-      if (failed(fused))
-        continue;
-      for (auto [original, replacement] : fused->replacements)
-        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
-          return use.getOwner() != producer;
-        });
-      rewriter.eraseOp(consumer);
-      if (producer->use_empty())
-        rewriter.eraseOp(producer);
-      return success();
+      if (shouldFuse(*operand) &&
+          succeeded(fuseProducerIntoConsumer(rewriter, operand)))
+        return success();
     }
     return failure();
   }

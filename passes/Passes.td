@@ -218,7 +218,11 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     LayerNorm's) read its bf16 copy instead, so that only that copy is
     kept from the forward for them; the values that the loss is computed
     from without a contraction in between (the logits) stay float32.
-    Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    Last, a rounding whose float32 input nothing else reads folds into
+    the all-parallel op that computes it (unless that op is a marked
+    contraction's epilogue, which stays whole for the contraction's
+    kernel): the op writes the bf16 copy itself and the float32 tensor is
+    gone. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
     become `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,
@@ -229,7 +233,9 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"roundedOps", "rounded-ops", "Contractions given bf16 operands">,
     Statistic<"savedInBF16", "saved-in-bf16",
-              "Forward results that the backward reads as their bf16 copy">
+              "Forward results that the backward reads as their bf16 copy">,
+    Statistic<"foldedRoundings", "folded-roundings",
+              "Roundings folded into the op that computes their input">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",

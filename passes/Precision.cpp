@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCPRECISION
@@ -314,6 +315,62 @@ int64_t keepSavedActivationsInBF16(func::FuncOp step, IRRewriter &rewriter,
   return kept;
 }
 
+/// Whether `op` is a rounding as roundToBF16 makes it: one float32 input
+/// rounded to bf16 element by element.
+bool isRounding(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !isAllParallel(op) ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  return body.getOperations().size() == 2 && trunc &&
+         trunc.getIn() == body.getArgument(0) && trunc.getType().isBF16();
+}
+
+/// Folds a rounding into the element-wise op that computes its float32
+/// input when nothing else reads that value (a LayerNorm's output that
+/// only a projection reads, an activation that only the next contraction
+/// reads and the backward keeps as its bf16 copy): that op then writes
+/// bf16 itself, and the float32 tensor, with its write and its second
+/// read, is gone. A contraction's epilogue (an op updating its result in
+/// place) stays whole for the contraction's kernel.
+struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp rounding,
+                                PatternRewriter &rewriter) const override {
+    if (!rounding.hasPureTensorSemantics() || !isRounding(rounding))
+      return failure();
+    OpOperand *input = rounding.getDpsInputOperand(0);
+    auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+    if (!producer || !producer.hasPureTensorSemantics() ||
+        !isAllParallel(producer) || producer->getNumResults() != 1 ||
+        !input->get().hasOneUse() || !linalg::areElementwiseOpsFusable(input))
+      return failure();
+    Operation *init = producer.getDpsInitOperand(0)->get().getDefiningOp();
+    if (init && init->hasAttr(kEpilogueAttr))
+      return failure();
+    return fuseProducerIntoConsumer(rewriter, input);
+  }
+};
+
+/// Erases the slices and reshapes that nothing reads (the forward's views
+/// of a value that the backward now reads as its bf16 copy).
+void eraseUnusedViews(Operation *root) {
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    root->walk([&](Operation *op) {
+      if (isView(op) && op->use_empty()) {
+        op->erase();
+        erased = true;
+      }
+    });
+  }
+}
+
 struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> work;
@@ -364,6 +421,20 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     savedInBF16 += keepSavedActivationsInBF16(
         getOperation().lookupSymbol<func::FuncOp>("train_step"), rewriter,
         rounding);
+    eraseUnusedViews(getOperation());
+    auto countRoundings = [&] {
+      int64_t count = 0;
+      getOperation().walk(
+          [&](linalg::GenericOp op) { count += isRounding(op); });
+      return count;
+    };
+    int64_t roundings = countRoundings();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldRoundingIntoProducer>(&getContext());
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    foldedRoundings += roundings - countRoundings();
   }
 };
 

@@ -219,3 +219,21 @@ Value mlir::tfc::sumLastDim(OpBuilder &b, Location loc, Value input) {
                          return nb.create<arith::AddFOp>(nloc, acc, x);
                        });
 }
+
+LogicalResult mlir::tfc::fuseProducerIntoConsumer(RewriterBase &rewriter,
+                                                  OpOperand *operand) {
+  Operation *consumer = operand->getOwner();
+  Operation *producer = operand->get().getDefiningOp();
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, operand);
+  if (failed(fused))
+    return failure();
+  for (auto [original, replacement] : fused->replacements)
+    rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+      return use.getOwner() != producer;
+    });
+  rewriter.eraseOp(consumer);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  return success();
+}

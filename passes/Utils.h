@@ -194,6 +194,12 @@ inline bool isAllParallel(linalg::LinalgOp op) {
   return op.getNumLoops() == op.getNumParallelLoops();
 }
 
+/// Fuses the producer of `operand` (an input of an element-wise consumer)
+/// into that consumer with linalg's element-wise fusion; the fused op
+/// replaces the consumer, and the producer where nothing else reads it.
+LogicalResult fuseProducerIntoConsumer(RewriterBase &rewriter,
+                                       OpOperand *operand);
+
 /// True when every operation of `body` but its terminator is a scalar arith
 /// or math operation without memory effects or regions on integers, floats
 /// and indices, or a `linalg.index` (no integer division), so that the same

@@ -90,10 +90,16 @@ func.func @left_alone(%x: tensor<64x32xf32>, %w: tensor<32x48xf32>, %d: tensor<6
 // A contraction in a loop reads a block of a tensor computed outside it
 // (blocked attention's key blocks): the whole tensor is rounded once, right
 // after its definition, and the loop slices its bf16 copy, through the
-// same reshape; no rounding is left in the loop.
+// same reshape; no rounding is left in the loop. Nothing else reads the
+// float32 tensor, so the element-wise op that computes it writes the bf16
+// copy itself (the rounding folded into it).
 // CHECK-LABEL: func.func @blocks_in_a_loop
-// CHECK: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x128xf32>)
-// CHECK: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<4x128xf32>) outs(%{{.*}} : tensor<4x128xbf16>)
+// CHECK: %[[KB:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<4x128xf32>) outs(%{{.*}} : tensor<4x128xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[IN]], %[[IN]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[R]] : bf16
+// CHECK-NOT: tensor<4x128xf32>
 // CHECK: %[[KB3:.*]] = tensor.expand_shape %[[KB]] {{.*}} : tensor<4x128xbf16> into tensor<4x4x32xbf16>
 // CHECK: scf.for
 // CHECK-NOT: arith.truncf
@@ -138,9 +144,11 @@ func.func @blocks_in_a_loop(%q: tensor<8x32xf32>, %x: tensor<4x128xf32>, %acc: t
 // the first result) reads a forward element-wise result h (a GELU's
 // input) in its gradient: it reads h's bf16 copy, made right after h and
 // widened back in the reader's body. The forward still reads h in
-// float32. The logits (a projection plus a bias), from which the loss is
-// computed without a contraction in between, stay float32 for the loss's
-// gradient.
+// float32, so h's op keeps writing float32 and the rounding stays an op
+// of its own; tanh(h), read only by the projection, is written in bf16 by
+// the op that computes it. The logits (a projection plus a bias), from
+// which the loss is computed without a contraction in between, stay
+// float32 for the loss's gradient.
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8xf32>)
 // CHECK-NEXT: ^bb0
@@ -149,8 +157,11 @@ func.func @blocks_in_a_loop(%q: tensor<8x32xf32>, %x: tensor<4x128xf32>, %acc: t
 // CHECK-NEXT: } -> tensor<16x8xf32>
 // CHECK-NEXT: tensor.empty() : tensor<16x8xbf16>
 // CHECK-NEXT: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xbf16>)
-// CHECK: linalg.generic {{.*}} ins(%[[H]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
-// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x8xbf16>, tensor<8x8xbf16>) outs(%{{.*}} : tensor<16x8xf32>)
+// CHECK: %[[GB:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xbf16>)
+// CHECK-NEXT: ^bb0(%[[HIN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[HIN]] : f32
+// CHECK-NEXT: arith.truncf %[[T]] : f32 to bf16
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[GB]], %{{.*}} : tensor<16x8xbf16>, tensor<8x8xbf16>) outs(%{{.*}} : tensor<16x8xf32>)
 // CHECK: %[[LOGITS:.*]] = linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<16x8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
 // CHECK-NOT: bf16
 // CHECK: %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[LOGITS]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<f32>)
@@ -247,4 +258,35 @@ func.func @slice_of_a_carried_tensor(%q: tensor<8x32xf32>, %x: tensor<4x32xf32>,
     scf.yield %p, %next : tensor<8x2xf32>, tensor<4x32xf32>
   }
   return %r#0, %r#1 : tensor<8x2xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// A contraction's epilogue (a bias add updating the marked contraction's
+// result in place) whose result only a projection reads: its rounding
+// stays an op of its own, so that the epilogue stays whole for the
+// contraction's kernel.
+// CHECK-LABEL: func.func @epilogue_then_projection
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8xf32>) attrs ={{ +}}{tfc.epilogue}
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>) outs(%[[C]] : tensor<16x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[E]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xbf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: linalg.yield
+#er = affine_map<(i, j) -> (i, j)>
+#ec = affine_map<(i, j) -> (j)>
+func.func @epilogue_then_projection(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %c = linalg.matmul {tfc.epilogue} ins(%x, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%f : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %biased = linalg.generic {indexing_maps = [#ec, #er], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<8xf32>) outs(%c : tensor<16x8xf32>) {
+  ^bb0(%bias: f32, %out: f32):
+    %y = arith.addf %out, %bias : f32
+    linalg.yield %y : f32
+  } -> tensor<16x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %y = linalg.matmul ins(%biased, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %y : tensor<16x8xf32>
 }
