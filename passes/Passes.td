@@ -219,10 +219,13 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     kept from the forward for them; the values that the loss is computed
     from without a contraction in between (the logits) stay float32.
     Last, a rounding whose float32 input nothing else reads folds into
-    the all-parallel op that computes it (unless that op is a marked
-    contraction's epilogue, which stays whole for the contraction's
-    kernel): the op writes the bf16 copy itself and the float32 tensor is
-    gone. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
+    the all-parallel op that computes it: the op writes the bf16 copy
+    itself and the float32 tensor is gone. When that op is a marked
+    contraction's epilogue (a projection's bias add), the epilogue becomes
+    a rounded one: it reads the contraction's result as its last input
+    and writes the bf16 copy to a buffer of its own (allocated before the
+    contraction), and the contraction keeps its mark, so that its kernel
+    stores the rounded values of its accumulators. Named contractions (`linalg.matmul`, `linalg.matmul_transpose_b`)
     become `linalg.generic` first; the contraction keeps its discardable
     attributes (the fusion passes' marks). Everything else stays float32:
     master weights, gradients as they accumulate, Adam moments,
@@ -387,7 +390,9 @@ def TfcStaticBuffers : Pass<"tfc-static-buffers", "mlir::ModuleOp"> {
     so they share one arena as large as the largest of them; any other
     function gets an arena of its own. A buffer is
     live from its allocation to the last top-level operation that uses it
-    or a view of it (to the end when it is returned); buffers whose live
+    or a view of it (to the end when it is returned; an operand of a
+    contraction marked `tfc.epilogue`, to its epilogue, which the
+    contraction's kernel runs while it still reads it); buffers whose live
     ranges do not overlap share bytes (largest first, each at the lowest
     free offset), so the arena holds the peak of live activations, not
     their sum. The generated entry points are not re-entrant, so a step

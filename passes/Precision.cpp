@@ -335,7 +335,7 @@ bool isRounding(linalg::GenericOp op) {
 /// reads and the backward keeps as its bf16 copy): that op then writes
 /// bf16 itself, and the float32 tensor, with its write and its second
 /// read, is gone. A contraction's epilogue (an op updating its result in
-/// place) stays whole for the contraction's kernel.
+/// place) is FoldRoundingIntoEpilogue's.
 struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -353,6 +353,71 @@ struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
     if (init && init->hasAttr(kEpilogueAttr))
       return failure();
     return fuseProducerIntoConsumer(rewriter, input);
+  }
+};
+
+/// Folds a rounding into a contraction's epilogue (the op that updates the
+/// marked contraction's result in place) when nothing else reads the
+/// epilogue's float32 result (a projection plus its bias that only
+/// attention reads): the epilogue then reads the contraction's result as
+/// its last input and writes its bf16 copy, and the contraction's kernel
+/// stores the rounded values of its accumulators there (findEpilogue's
+/// rounded form).
+struct FoldRoundingIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp rounding,
+                                PatternRewriter &rewriter) const override {
+    if (!rounding.hasPureTensorSemantics() || !isRounding(rounding))
+      return failure();
+    Value result = rounding.getDpsInputOperand(0)->get();
+    auto epilogue = result.getDefiningOp<linalg::GenericOp>();
+    if (!epilogue || !result.hasOneUse() || !isAllParallel(epilogue) ||
+        epilogue.getNumDpsInits() != 1 ||
+        !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+             .isIdentity())
+      return failure();
+    Value c = epilogue.getDpsInitOperand(0)->get();
+    Operation *contraction = c.getDefiningOp();
+    if (!contraction || !contraction->hasAttr(kEpilogueAttr))
+      return failure();
+    SmallVector<Value> inputs(epilogue.getDpsInputs());
+    inputs.push_back(c);
+    SmallVector<AffineMap> maps;
+    for (OpOperand *input : epilogue.getDpsInputOperands())
+      maps.push_back(epilogue.getMatchingIndexingMap(input));
+    AffineMap identity =
+        rewriter.getMultiDimIdentityMap(epilogue.getNumLoops());
+    maps.append({identity, identity});
+    // The output's buffer before the contraction, so that nothing with
+    // memory effects comes between the contraction and its epilogue.
+    rewriter.setInsertionPoint(contraction);
+    auto type = cast<RankedTensorType>(rounding.getResult(0).getType());
+    Value empty = rewriter.create<tensor::EmptyOp>(
+        epilogue.getLoc(), type.getShape(), type.getElementType());
+    rewriter.setInsertionPoint(epilogue);
+    Block &body = epilogue.getRegion().front();
+    auto rounded = rewriter.create<linalg::GenericOp>(
+        epilogue.getLoc(), type, inputs, ValueRange{empty}, maps,
+        epilogue.getIteratorTypesArray(),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          // The epilogue's body, reading C's element from the last input
+          // where it read its output's.
+          IRMapping mapping;
+          for (unsigned i = 0, e = inputs.size(); i < e; ++i)
+            mapping.map(body.getArgument(i), args[i]);
+          for (Operation &inner : body.without_terminator())
+            nb.clone(inner, mapping);
+          Value value =
+              mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+          nb.create<linalg::YieldOp>(
+              nloc,
+              nb.create<arith::TruncFOp>(nloc, type.getElementType(), value)
+                  .getResult());
+        });
+    rewriter.replaceOp(rounding, rounded->getResults());
+    rewriter.eraseOp(epilogue);
+    return success();
   }
 };
 
@@ -430,7 +495,8 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     };
     int64_t roundings = countRoundings();
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRoundingIntoProducer>(&getContext());
+    patterns.add<FoldRoundingIntoProducer, FoldRoundingIntoEpilogue>(
+        &getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

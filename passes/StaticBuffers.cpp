@@ -6,6 +6,7 @@
 
 #include "passes/ManifestText.h"
 #include "passes/Passes.h"
+#include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,6 +61,12 @@ int64_t lastUse(Value value, Block &block,
           user->getParentOp() == block.getParentOp())
         return kLiveToEnd;
       last = std::max(last, positionIn(block, user, positions));
+      // A contraction's kernel applies its epilogue while it still reads
+      // its operands: they live until the epilogue, whose output (a
+      // rounded epilogue's own buffer) must not take their bytes.
+      if (auto contraction = dyn_cast<linalg::LinalgOp>(user))
+        if (linalg::GenericOp epilogue = findEpilogue(contraction))
+          last = std::max(last, positionIn(block, epilogue, positions));
       // Views, casts, reshapes and calls may hand out aliases.
       for (Value result : user->getResults())
         if (isa<BaseMemRefType>(result.getType()))

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -281,28 +282,55 @@ inline Operation *nextWithMemoryEffects(Operation *op) {
 }
 
 /// The epilogue of `contraction` on buffers: the first linalg op after it
-/// (only operations without memory effects in between), when it is an
-/// all-parallel `linalg.generic` that updates the contraction's output
-/// through the identity map and reads it nowhere else. Null when
-/// `contraction` carries no kEpilogueAttr or there is no such op.
+/// (only operations without memory effects, and allocations, in between),
+/// when it is an
+/// all-parallel `linalg.generic` that either updates the contraction's
+/// output C through the identity map and reads it nowhere else, or (a
+/// rounded epilogue, see isRoundedEpilogue) reads C through the identity
+/// map as its last input, nowhere else, and writes another buffer through
+/// the identity map. Null when `contraction` carries no kEpilogueAttr or
+/// there is no such op.
 inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
   if (!contraction->hasAttr(kEpilogueAttr) ||
       !contraction.hasPureBufferSemantics() ||
       contraction.getNumDpsInits() != 1)
     return nullptr;
   Value c = contraction.getDpsInitOperand(0)->get();
-  auto consumer =
-      dyn_cast_or_null<linalg::GenericOp>(nextWithMemoryEffects(contraction));
+  // A buffer allocated in between (before tfc-static-buffers makes it a
+  // view) is no memory that either op touches.
+  Operation *next = nextWithMemoryEffects(contraction);
+  while (isa_and_nonnull<memref::AllocOp>(next))
+    next = nextWithMemoryEffects(next);
+  auto consumer = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!consumer || !consumer.hasPureBufferSemantics() ||
       !isAllParallel(consumer) || consumer.getNumDpsInits() != 1 ||
-      consumer.getDpsInitOperand(0)->get() != c ||
       !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
            .isIdentity())
     return nullptr;
+  bool inPlace = consumer.getDpsInitOperand(0)->get() == c;
+  int64_t inputs = consumer.getNumDpsInputs();
+  if (!inPlace) {
+    OpOperand *last =
+        inputs == 0 ? nullptr : consumer.getDpsInputOperand(inputs - 1);
+    if (!last || last->get() != c ||
+        !consumer.getMatchingIndexingMap(last).isIdentity())
+      return nullptr;
+  }
   for (OpOperand *input : consumer.getDpsInputOperands())
-    if (input->get() == c)
+    if (input->get() == c &&
+        (inPlace || input->getOperandNumber() + 1 != inputs))
       return nullptr;
   return consumer;
+}
+
+/// Whether `epilogue` (one that findEpilogue found) reads the contraction's
+/// output as its last input and writes a buffer of its own (a projection's
+/// bias add that writes the bf16 copy, tfc-precision), rather than
+/// updating the output in place.
+inline bool isRoundedEpilogue(linalg::GenericOp epilogue,
+                              linalg::LinalgOp contraction) {
+  return epilogue.getDpsInitOperand(0)->get() !=
+         contraction.getDpsInitOperand(0)->get();
 }
 
 } // namespace mlir::tfc

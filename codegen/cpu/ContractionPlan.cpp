@@ -19,15 +19,26 @@ namespace {
 /// Whether the kernel of `plan` can apply `epilogue` to its accumulators:
 /// its iteration space is C's, its inputs are buffers read through
 /// projected permutations, along N with unit stride or not along N at all,
-/// and its body is scalar arith and math. Fills `plan.epilogueVectors`.
-bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue) {
+/// its output (a rounded epilogue's own) runs along N with unit stride,
+/// and its body is scalar arith and math. Fills `plan.epilogueVectors` and
+/// `plan.epilogueOutput`.
+bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue,
+                  linalg::LinalgOp op) {
   auto cType = cast<MemRefType>(plan.c.getType());
+  Value output = epilogue.getDpsInitOperand(0)->get();
+  auto outputType = dyn_cast<MemRefType>(output.getType());
   if (epilogue.getNumLoops() != static_cast<unsigned>(cType.getRank()) ||
-      !isVectorizableEpilogueBody(*epilogue.getBlock()))
+      !isVectorizableEpilogueBody(*epilogue.getBlock()) || !outputType ||
+      (output != plan.c && !hasUnitInnerStride(outputType)))
     return false;
   unsigned nDim = cType.getRank() - 1;
   SmallVector<bool> vectors;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    // A rounded epilogue's last input is C, the accumulators.
+    if (input->get() == plan.c && isRoundedEpilogue(epilogue, op)) {
+      vectors.push_back(false);
+      continue;
+    }
     auto type = dyn_cast<MemRefType>(input->get().getType());
     AffineMap map = epilogue.getMatchingIndexingMap(input);
     if (!type || !type.getElementType().isIntOrFloat() ||
@@ -44,6 +55,7 @@ bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue) {
   }
   plan.epilogue = epilogue;
   plan.epilogueVectors = std::move(vectors);
+  plan.epilogueOutput = output;
   return true;
 }
 
@@ -175,7 +187,7 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
     ++lead;
   }
   if (linalg::GenericOp epilogue = findEpilogue(op))
-    planEpilogue(plan, epilogue);
+    planEpilogue(plan, epilogue, op);
   // C is written whole, once per K panel, unless an outer loop reduces
   // into it too; then a zero fill right before is redundant.
   if (llvm::all_of(plan.outer, [&](int64_t d) {

@@ -86,6 +86,10 @@ struct ContractionPlan {
   /// For each input of the epilogue, whether it is read as vectors along N
   /// (else one element, broadcast).
   SmallVector<bool> epilogueVectors;
+  /// Where the epilogue's results go: C, or a rounded epilogue's own output
+  /// (the bf16 copy, findEpilogue), which the last K panel's tiles store
+  /// instead of C.
+  Value epilogueOutput;
 };
 
 /// The plan for `op`, or nothing when it is not a contraction the kernel

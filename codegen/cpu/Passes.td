@@ -103,7 +103,11 @@ def TfcVectorizeContractions
     the last K panel, that op's body runs on the accumulator vectors (its
     inputs along N loaded as vectors masked like C, the others broadcast;
     `linalg.index` of N the lanes' columns, of another dimension its index
-    broadcast) before the store, and the op is erased. A contraction of
+    broadcast) before the store, and the op is erased. A rounded epilogue
+    (`tfc-precision`: it reads C as its last input and writes a bf16
+    buffer of its own) is taken the same way, its results stored to that
+    buffer instead of C (C then holds only the earlier K panels' sums).
+    A contraction of
     bf16 inputs into float32 (`--precision=bf16`, an even K) packs B as
     bf16 pairs along K, each column's two k adjacent, and each step of its
     K loop takes two k: with `bf16-dot`, one `vdpbf16ps` per accumulator

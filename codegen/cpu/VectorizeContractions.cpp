@@ -44,11 +44,15 @@
 // along N, else one element broadcast), positions it reads (`linalg.index`,
 // an attention mask) are the lanes' columns along N and the tile's index
 // along the other dimensions, and the epilogue op goes with the
-// contraction. C is then stored once and not read again. An epilogue the
+// contraction. C is then stored once and not read again. A rounded
+// epilogue (tfc-precision: one that reads C as its last input and writes
+// C's bf16 copy to a buffer of its own) is applied the same way, and the
+// last K panel's tiles store into its buffer instead of C. An epilogue the
 // kernel cannot take (an input read across N) stays a loop nest of its own.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cpu/ContractionEpilogue.h"
 #include "codegen/cpu/ContractionPlan.h"
 #include "codegen/cpu/Passes.h"
 #include "codegen/cpu/RegisterShuffles.h"
@@ -684,37 +688,46 @@ private:
       builder.create<scf::YieldOp>(loc, next);
     }
     SmallVector<Value> results(kLoop.getResults());
-    if (plan.epilogue) {
-      // The epilogue runs once, on the accumulators of the last K panel.
-      int64_t kSize = plan.sizes[plan.k];
-      auto applyEpilogue = [&]() {
-        SmallVector<Value> out;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t v = 0; v < vectorsPerRow; ++v)
-            out.push_back(emitEpilogue(results[r * vectorsPerRow + v],
-                                       rowIndex(r), columns[v], masks[v]));
-        return out;
-      };
-      if (kSize <= kPanelDepth) {
-        results = applyEpilogue();
-      } else {
-        Value last = builder.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::eq, kc,
-            index((kSize - 1) / kPanelDepth * kPanelDepth));
-        auto branch = builder.create<scf::IfOp>(
-            loc, last,
-            [&](OpBuilder &b, Location l) {
-              b.create<scf::YieldOp>(l, applyEpilogue());
-            },
-            [&](OpBuilder &b, Location l) {
-              b.create<scf::YieldOp>(l, results);
-            });
-        results = branch.getResults();
-      }
+    auto store = [&](Value buffer, ValueRange values) {
+      for (int64_t i = 0, e = init.size(); i < e; ++i)
+        builder.create<vector::MaskedStoreOp>(
+            loc, buffer, cIndices[i], masks[i % vectorsPerRow], values[i]);
+    };
+    if (!plan.epilogue)
+      return store(plan.c, results);
+    // The epilogue runs once, on the accumulators of the last K panel.
+    int64_t kSize = plan.sizes[plan.k];
+    auto applyEpilogue = [&]() {
+      SmallVector<Value> out;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < vectorsPerRow; ++v)
+          out.push_back(emitEpilogueOnVector(
+              builder, loc, plan, dims, results[r * vectorsPerRow + v],
+              rowIndex(r), columns[v], masks[v]));
+      return out;
+    };
+    if (kSize <= kPanelDepth)
+      return store(plan.epilogueOutput, applyEpilogue());
+    Value last = builder.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, kc,
+        index((kSize - 1) / kPanelDepth * kPanelDepth));
+    if (plan.epilogueOutput != plan.c) {
+      // A rounded epilogue's results go to its own output, the earlier
+      // panels' sums to C.
+      auto branch = builder.create<scf::IfOp>(loc, last, /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&branch.getThenRegion().front());
+      store(plan.epilogueOutput, applyEpilogue());
+      builder.setInsertionPointToStart(&branch.getElseRegion().front());
+      return store(plan.c, results);
     }
-    for (int64_t i = 0, e = init.size(); i < e; ++i)
-      builder.create<vector::MaskedStoreOp>(
-          loc, plan.c, cIndices[i], masks[i % vectorsPerRow], results[i]);
+    auto branch = builder.create<scf::IfOp>(
+        loc, last,
+        [&](OpBuilder &b, Location l) {
+          b.create<scf::YieldOp>(l, applyEpilogue());
+        },
+        [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, results); });
+    store(plan.c, branch.getResults());
   }
 
   /// A[.., k, ..] and A[.., k + 1, ..] (bf16) at the tile's row `r`, as
@@ -836,64 +849,6 @@ private:
                                            /*isDataCache=*/true);
       }
     }
-  }
-
-  /// The epilogue's body on the vector `acc` of C at row `row` (ignored
-  /// without M) and columns from `column`: its inputs loaded as vectors
-  /// there (masked like C) or as one element broadcast, the scalar
-  /// operations repeated on vectors of the same element types.
-  Value emitEpilogue(Value acc, Value row, Value column, Value mask) {
-    linalg::GenericOp epilogue = plan.epilogue;
-    Block &body = *epilogue.getBlock();
-    if (plan.m >= 0)
-      dims[plan.m] = row;
-    dims[plan.n] = column;
-    auto vectorOf = [&](Type type) { return VectorType::get({lanes}, type); };
-    IRMapping mapping;
-    for (auto [i, input] : llvm::enumerate(epilogue.getDpsInputOperands())) {
-      // The epilogue's dims are C's, in C's order.
-      SmallVector<Value> at;
-      for (AffineExpr expr :
-           epilogue.getMatchingIndexingMap(input).getResults()) {
-        AffineExpr dim =
-            plan.cMap.getResult(cast<AffineDimExpr>(expr).getPosition());
-        at.push_back(dims[cast<AffineDimExpr>(dim).getPosition()]);
-      }
-      Value source = input->get();
-      Type element = cast<MemRefType>(source.getType()).getElementType();
-      Value value;
-      if (plan.epilogueVectors[i]) {
-        Value zeros = builder.create<arith::ConstantOp>(
-            loc, cast<TypedAttr>(builder.getZeroAttr(vectorOf(element))));
-        value = builder.create<vector::MaskedLoadOp>(loc, vectorOf(element),
-                                                     source, at, mask, zeros);
-      } else {
-        value = builder.create<vector::BroadcastOp>(
-            loc, vectorOf(element),
-            builder.create<memref::LoadOp>(loc, source, at));
-      }
-      mapping.map(body.getArgument(i), value);
-    }
-    mapping.map(body.getArgument(epilogue.getNumDpsInputs()), acc);
-    return cloneBodyOnVectors(
-        builder, loc, body, lanes, mapping,
-        [&](uint64_t dim) { return positionsAlong(dim); })[0];
-  }
-
-  /// The positions of the lanes along dimension `dim` of C in the
-  /// epilogue's current vector: consecutive from the current column along
-  /// N, the current index broadcast along any other dimension.
-  Value positionsAlong(uint64_t dim) {
-    unsigned loop = cast<AffineDimExpr>(plan.cMap.getResult(dim)).getPosition();
-    auto type = VectorType::get({lanes}, builder.getIndexType());
-    Value at = builder.create<vector::BroadcastOp>(loc, type, dims[loop]);
-    if (static_cast<int64_t>(loop) != plan.n)
-      return at;
-    SmallVector<int64_t> steps(lanes);
-    std::iota(steps.begin(), steps.end(), 0);
-    Value lane = builder.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
-    return builder.create<arith::AddIOp>(loc, at, lane);
   }
 
   ContractionPlan plan;

@@ -16,9 +16,14 @@
 // 4. Attention scores S = Q K^T over batch 4 x 2 heads (8 outer
 //    iterations, each with its own panel on the stack): 33 queries, 40
 //    keys, 16 channels.
+// 5. Case 1 with a rounded epilogue (tfc-precision's form: a bias add and
+//    a squared ReLU reading C as the last input and writing a bf16 buffer
+//    of their own): the last K panel's tiles store the rounded results
+//    there, which must equal the plain loops' (the contraction's loops,
+//    then the epilogue's), widened back to float32.
 // The parallel loops run on 2 OpenMP threads, as in the executables.
 
-// RUN: tfc-opt %s --tfc-vectorize-contractions \
+// RUN: tfc-opt %s --tfc-vectorize-contractions --tfc-expand-bf16 \
 // RUN: | mlir-opt --convert-linalg-to-loops --convert-scf-to-openmp \
 // RUN:     --canonicalize --convert-scf-to-cf --convert-vector-to-llvm \
 // RUN:     --expand-strided-metadata --lower-affine \
@@ -31,7 +36,7 @@
 // RUN:     -shared-libs=%mlir_runner_libs,%openmp_lib \
 // RUN: | FileCheck %s
 
-// CHECK-COUNT-4: [0]
+// CHECK-COUNT-5: [0]
 // CHECK-NOT: [
 
 #map2 = affine_map<(i, j) -> (i, j)>
@@ -42,6 +47,7 @@
 #q = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
 #k = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
 #s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#bias = affine_map<(i, j) -> (j)>
 
 func.func private @printMemrefF32(memref<*xf32>)
 
@@ -221,6 +227,69 @@ func.func @input(%n: index, %rows: index, %cols: index, %seed: index)
   return %flat, %view : memref<?xf32>, memref<?x?xf32>
 }
 
+/// Case 1's contraction and a rounded epilogue: bias add, squared ReLU,
+/// rounded to bf16 into %y. With `tfc.epilogue`, the kernel applies it.
+func.func @roundedKernel(%x: memref<100x300xf32>, %w: memref<40x300xf32>,
+                         %b: memref<40xf32>, %c: memref<100x40xf32>,
+                         %y: memref<100x40xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#mnk_a, #mnk_bt, #mnk_c],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<100x300xf32>, memref<40x300xf32>)
+      outs(%c : memref<100x40xf32>) attrs = {tfc.epilogue} {
+  ^bb0(%a: f32, %bw: f32, %o: f32):
+    %p = arith.mulf %a, %bw : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#bias, #map2, #map2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b, %c : memref<40xf32>, memref<100x40xf32>)
+      outs(%y : memref<100x40xbf16>) {
+  ^bb0(%bv: f32, %cv: f32, %o: bf16):
+    %t = arith.addf %cv, %bv : f32
+    %m = arith.maximumf %t, %zero : f32
+    %q = arith.mulf %m, %m : f32
+    %r = arith.truncf %q : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+/// The same as plain loops: the contraction's body is one the kernels do
+/// not take, and without the mark the epilogue is a loop nest of its own.
+func.func @roundedLoops(%x: memref<100x300xf32>, %w: memref<40x300xf32>,
+                        %b: memref<40xf32>, %c: memref<100x40xf32>,
+                        %y: memref<100x40xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  call @linearLoops(%x, %w, %c)
+      : (memref<100x300xf32>, memref<40x300xf32>, memref<100x40xf32>) -> ()
+  linalg.generic {indexing_maps = [#bias, #map2, #map2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b, %c : memref<40xf32>, memref<100x40xf32>)
+      outs(%y : memref<100x40xbf16>) {
+  ^bb0(%bv: f32, %cv: f32, %o: bf16):
+    %t = arith.addf %cv, %bv : f32
+    %m = arith.maximumf %t, %zero : f32
+    %q = arith.mulf %m, %m : f32
+    %r = arith.truncf %q : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+/// `y` widened to float32 into `f`.
+func.func @widen(%y: memref<100x40xbf16>, %f: memref<100x40xf32>) {
+  linalg.generic {indexing_maps = [#map2, #map2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<100x40xbf16>) outs(%f : memref<100x40xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %e = arith.extf %v : bf16 to f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
 func.func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -367,5 +436,32 @@ func.func @main() {
   %l4f2 = memref.reinterpret_cast %l4s to offset: [0], sizes: [10560],
       strides: [1] : memref<4x2x33x40xf32> to memref<?xf32>
   call @printMaxDifference(%k4f2, %l4f2) : (memref<?xf32>, memref<?xf32>) -> ()
+  // 5. Case 1 with a rounded epilogue, bias [40].
+  %r1 = arith.constant 1 : index
+  %b5f, %b5v = call @input(%r40, %r1, %r40, %c2)
+      : (index, index, index, index) -> (memref<?xf32>, memref<?x?xf32>)
+  %b5 = memref.reinterpret_cast %b5f to offset: [0], sizes: [40],
+      strides: [1] : memref<?xf32> to memref<40xf32>
+  %c5k = memref.alloc() : memref<100x40xf32>
+  %c5l = memref.alloc() : memref<100x40xf32>
+  linalg.fill ins(%zero : f32) outs(%c5k : memref<100x40xf32>)
+  linalg.fill ins(%zero : f32) outs(%c5l : memref<100x40xf32>)
+  %y5k = memref.alloc() : memref<100x40xbf16>
+  %y5l = memref.alloc() : memref<100x40xbf16>
+  call @roundedKernel(%x1, %w1, %b5, %c5k, %y5k)
+      : (memref<100x300xf32>, memref<40x300xf32>, memref<40xf32>,
+         memref<100x40xf32>, memref<100x40xbf16>) -> ()
+  call @roundedLoops(%x1, %w1, %b5, %c5l, %y5l)
+      : (memref<100x300xf32>, memref<40x300xf32>, memref<40xf32>,
+         memref<100x40xf32>, memref<100x40xbf16>) -> ()
+  %f5k = memref.alloc() : memref<100x40xf32>
+  %f5l = memref.alloc() : memref<100x40xf32>
+  call @widen(%y5k, %f5k) : (memref<100x40xbf16>, memref<100x40xf32>) -> ()
+  call @widen(%y5l, %f5l) : (memref<100x40xbf16>, memref<100x40xf32>) -> ()
+  %f5kf = memref.reinterpret_cast %f5k to offset: [0], sizes: [4000],
+      strides: [1] : memref<100x40xf32> to memref<?xf32>
+  %f5lf = memref.reinterpret_cast %f5l to offset: [0], sizes: [4000],
+      strides: [1] : memref<100x40xf32> to memref<?xf32>
+  call @printMaxDifference(%f5kf, %f5lf) : (memref<?xf32>, memref<?xf32>) -> ()
   return
 }

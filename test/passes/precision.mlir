@@ -263,16 +263,31 @@ func.func @slice_of_a_carried_tensor(%q: tensor<8x32xf32>, %x: tensor<4x32xf32>,
 // -----
 
 // A contraction's epilogue (a bias add updating the marked contraction's
-// result in place) whose result only a projection reads: its rounding
-// stays an op of its own, so that the epilogue stays whole for the
-// contraction's kernel.
+// result in place) whose result only a projection reads: the rounding
+// folds into the epilogue, which then reads the contraction's result as
+// its last input and writes the bf16 copy (its output allocated before the
+// contraction, so that nothing comes between the two); the contraction
+// keeps its mark, for its kernel to apply the epilogue and store the
+// rounded values.
 // CHECK-LABEL: func.func @epilogue_then_projection
-// CHECK: %[[C:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8xf32>) attrs ={{ +}}{tfc.epilogue}
-// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>) outs(%[[C]] : tensor<16x8xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[E]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xbf16>)
+// CHECK: linalg.fill
+// CHECK-NEXT: %[[OUT:.*]] = tensor.empty() : tensor<16x8xbf16>
+// CHECK-NEXT: %[[C:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8xf32>) attrs ={{ +}}{tfc.epilogue}
 // CHECK-NEXT: ^bb0
-// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
 // CHECK-NEXT: linalg.yield
+// CHECK-NEXT: } -> tensor<16x8xf32>
+// CHECK-NEXT: %[[E:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[C]] : tensor<8xf32>, tensor<16x8xf32>) outs(%[[OUT]] : tensor<16x8xbf16>)
+// CHECK-NEXT: ^bb0(%[[BIAS:.*]]: f32, %[[CV:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[CV]], %[[BIAS]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[R]] : bf16
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %{{.*}} : tensor<16x8xbf16>, tensor<8x8xbf16>)
+// CHECK-NOT: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return
 #er = affine_map<(i, j) -> (i, j)>
 #ec = affine_map<(i, j) -> (j)>
 func.func @epilogue_then_projection(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<16x8xf32> {

@@ -214,3 +214,44 @@ func.func @loop_alloc(%n: index) {
   }
   return
 }
+
+// -----
+
+// A contraction's kernel applies its epilogue (tfc-fuse-epilogues; here a
+// rounded one, writing a buffer of its own) while it still reads its
+// operands: %a, the contraction's last read, lives until the epilogue, so
+// the epilogue's output %y does not take %a's bytes (it would, were %a
+// dead after the contraction). The allocation between the two does not
+// separate the epilogue from its contraction.
+
+// CHECK-LABEL: func.func @epilogue_output
+// CHECK: %[[ARENA:.*]] = memref.get_global @__tfc_arena_0
+// CHECK: %[[A_AT:.*]] = arith.constant 0 : index
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%[[A_AT]]][] : memref<{{.*}}xi8> to memref<64x32xf32>
+// CHECK: %[[C_AT:.*]] = arith.constant 8192 : index
+// CHECK: memref.view %[[ARENA]][%[[C_AT]]][] : memref<{{.*}}xi8> to memref<64x16xf32>
+// CHECK: %[[Y_AT:.*]] = arith.constant 12288 : index
+// CHECK: memref.view %[[ARENA]][%[[Y_AT]]][] : memref<{{.*}}xi8> to memref<64x16xbf16>
+#eo_bias = affine_map<(m, n) -> (n)>
+#eo_mn = affine_map<(m, n) -> (m, n)>
+func.func @epilogue_output(%x: memref<64x32xf32>, %w: memref<16x32xf32>,
+                           %bias: memref<16xf32>, %out: memref<64x16xbf16>) {
+  %a = memref.alloc() : memref<64x32xf32>
+  linalg.copy ins(%x : memref<64x32xf32>) outs(%a : memref<64x32xf32>)
+  %c = memref.alloc() : memref<64x16xf32>
+  linalg.matmul_transpose_b {tfc.epilogue}
+      ins(%a, %w : memref<64x32xf32>, memref<16x32xf32>)
+      outs(%c : memref<64x16xf32>)
+  %y = memref.alloc() : memref<64x16xbf16>
+  linalg.generic {indexing_maps = [#eo_bias, #eo_mn, #eo_mn],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %c : memref<16xf32>, memref<64x16xf32>)
+      outs(%y : memref<64x16xbf16>) {
+  ^bb0(%b: f32, %cv: f32, %o: bf16):
+    %t = arith.addf %cv, %b : f32
+    %r = arith.truncf %t : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.copy ins(%y : memref<64x16xbf16>) outs(%out : memref<64x16xbf16>)
+  return
+}

@@ -354,6 +354,48 @@ func.func @epilogue_row_blocks(%x: memref<64x300xf32>, %w: memref<40x300xf32>,
 
 // -----
 
+// A rounded epilogue (tfc-precision: the bias add reads C as its last
+// input and writes C's bf16 copy to a buffer of its own): K = 300 takes
+// two panels; the first panel's sums are stored to C, the last panel's
+// accumulators go through the epilogue and are stored, rounded, to the
+// epilogue's output and not to C.
+
+#rb_bias = affine_map<(m, n) -> (n)>
+#rb_mn = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @rounded_epilogue
+// CHECK-SAME: (%[[X:.*]]: memref<64x300xf32>, %[[W:.*]]: memref<40x300xf32>, %[[BIAS:.*]]: memref<40xf32>, %[[C:.*]]: memref<64x40xf32>, %[[Y:.*]]: memref<64x40xbf16>)
+// CHECK: scf.for %[[KC:.*]] = %{{.*}} to %{{.*}} step %c256
+// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[KC]], %c256
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK: %[[B0:.*]] = vector.maskedload %[[BIAS]]
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[T]] : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.maskedstore %[[Y]][{{.*}}], %{{.*}}, %[[R]] : memref<64x40xbf16>, vector<16xi1>, vector<16xbf16>
+// CHECK-NOT: vector.maskedstore %[[C]]
+// CHECK: } else {
+// CHECK-NEXT: vector.maskedstore %[[C]][{{.*}}], %{{.*}}, %[[ACC]]#0 : memref<64x40xf32>
+// CHECK-NOT: linalg.generic
+func.func @rounded_epilogue(%x: memref<64x300xf32>, %w: memref<40x300xf32>,
+                            %bias: memref<40xf32>, %c: memref<64x40xf32>,
+                            %y: memref<64x40xbf16>) {
+  linalg.matmul_transpose_b {tfc.epilogue}
+      ins(%x, %w : memref<64x300xf32>, memref<40x300xf32>)
+      outs(%c : memref<64x40xf32>)
+  linalg.generic {indexing_maps = [#rb_bias, #rb_mn, #rb_mn],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %c : memref<40xf32>, memref<64x40xf32>)
+      outs(%y : memref<64x40xbf16>) {
+  ^bb0(%b: f32, %cv: f32, %out: bf16):
+    %t = arith.addf %cv, %b : f32
+    %r = arith.truncf %t : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+// -----
+
 // An epilogue in the parallel-outer form (8 batches, a stack panel each):
 // K fits one panel, so the epilogue (residual add and ReLU, its constant
 // broadcast) applies to every tile's accumulators right after its K loop,
