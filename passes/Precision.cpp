@@ -330,12 +330,18 @@ bool isRounding(linalg::GenericOp op) {
 }
 
 /// Folds a rounding into the element-wise op that computes its float32
-/// input when nothing else reads that value (a LayerNorm's output that
-/// only a projection reads, an activation that only the next contraction
-/// reads and the backward keeps as its bf16 copy): that op then writes
-/// bf16 itself, and the float32 tensor, with its write and its second
-/// read, is gone. A contraction's epilogue (an op updating its result in
-/// place) is FoldRoundingIntoEpilogue's.
+/// input when nothing else reads that value: that op then writes bf16
+/// itself, and the float32 tensor, with its write and its second read, is
+/// gone.
+///   - An element-wise op (a LayerNorm's output that only a projection
+///     reads, an activation that only the next contraction reads and the
+///     backward keeps as its bf16 copy) is fused with the rounding.
+///   - A contraction's epilogue (the op that updates the marked
+///     contraction's result in place: a projection's bias add that only
+///     attention reads) becomes a rounded one: it reads the contraction's
+///     result as its last input and writes the bf16 copy, and the
+///     contraction's kernel stores the rounded values of its accumulators
+///     there (findEpilogue's rounded form).
 struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -347,40 +353,26 @@ struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
     auto producer = input->get().getDefiningOp<linalg::GenericOp>();
     if (!producer || !producer.hasPureTensorSemantics() ||
         !isAllParallel(producer) || producer->getNumResults() != 1 ||
-        !input->get().hasOneUse() || !linalg::areElementwiseOpsFusable(input))
+        !input->get().hasOneUse())
       return failure();
-    Operation *init = producer.getDpsInitOperand(0)->get().getDefiningOp();
-    if (init && init->hasAttr(kEpilogueAttr))
+    Value init = producer.getDpsInitOperand(0)->get();
+    Operation *contraction = init.getDefiningOp();
+    if (contraction && contraction->hasAttr(kEpilogueAttr))
+      return foldIntoEpilogue(rounding, producer, contraction, rewriter);
+    if (!linalg::areElementwiseOpsFusable(input))
       return failure();
     return fuseProducerIntoConsumer(rewriter, input);
   }
-};
 
-/// Folds a rounding into a contraction's epilogue (the op that updates the
-/// marked contraction's result in place) when nothing else reads the
-/// epilogue's float32 result (a projection plus its bias that only
-/// attention reads): the epilogue then reads the contraction's result as
-/// its last input and writes its bf16 copy, and the contraction's kernel
-/// stores the rounded values of its accumulators there (findEpilogue's
-/// rounded form).
-struct FoldRoundingIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::GenericOp rounding,
-                                PatternRewriter &rewriter) const override {
-    if (!rounding.hasPureTensorSemantics() || !isRounding(rounding))
-      return failure();
-    Value result = rounding.getDpsInputOperand(0)->get();
-    auto epilogue = result.getDefiningOp<linalg::GenericOp>();
-    if (!epilogue || !result.hasOneUse() || !isAllParallel(epilogue) ||
-        epilogue.getNumDpsInits() != 1 ||
-        !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+  /// The rounded form of `epilogue`, replacing it and `rounding`.
+  LogicalResult foldIntoEpilogue(linalg::GenericOp rounding,
+                                 linalg::GenericOp epilogue,
+                                 Operation *contraction,
+                                 PatternRewriter &rewriter) const {
+    if (!epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
              .isIdentity())
       return failure();
     Value c = epilogue.getDpsInitOperand(0)->get();
-    Operation *contraction = c.getDefiningOp();
-    if (!contraction || !contraction->hasAttr(kEpilogueAttr))
-      return failure();
     SmallVector<Value> inputs(epilogue.getDpsInputs());
     inputs.push_back(c);
     SmallVector<AffineMap> maps;
@@ -495,8 +487,7 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     };
     int64_t roundings = countRoundings();
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldRoundingIntoProducer, FoldRoundingIntoEpilogue>(
-        &getContext());
+    patterns.add<FoldRoundingIntoProducer>(&getContext());
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -286,7 +286,7 @@ inline Operation *nextWithMemoryEffects(Operation *op) {
 /// when it is an
 /// all-parallel `linalg.generic` that either updates the contraction's
 /// output C through the identity map and reads it nowhere else, or (a
-/// rounded epilogue, see isRoundedEpilogue) reads C through the identity
+/// rounded epilogue, tfc-precision's) reads C through the identity
 /// map as its last input, nowhere else, and writes another buffer through
 /// the identity map. Null when `contraction` carries no kEpilogueAttr or
 /// there is no such op.
@@ -321,16 +321,6 @@ inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
         (inPlace || input->getOperandNumber() + 1 != inputs))
       return nullptr;
   return consumer;
-}
-
-/// Whether `epilogue` (one that findEpilogue found) reads the contraction's
-/// output as its last input and writes a buffer of its own (a projection's
-/// bias add that writes the bf16 copy, tfc-precision), rather than
-/// updating the output in place.
-inline bool isRoundedEpilogue(linalg::GenericOp epilogue,
-                              linalg::LinalgOp contraction) {
-  return epilogue.getDpsInitOperand(0)->get() !=
-         contraction.getDpsInitOperand(0)->get();
 }
 
 } // namespace mlir::tfc

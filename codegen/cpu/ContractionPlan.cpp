@@ -22,8 +22,7 @@ namespace {
 /// its output (a rounded epilogue's own) runs along N with unit stride,
 /// and its body is scalar arith and math. Fills `plan.epilogueVectors` and
 /// `plan.epilogueOutput`.
-bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue,
-                  linalg::LinalgOp op) {
+bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue) {
   auto cType = cast<MemRefType>(plan.c.getType());
   Value output = epilogue.getDpsInitOperand(0)->get();
   auto outputType = dyn_cast<MemRefType>(output.getType());
@@ -35,7 +34,7 @@ bool planEpilogue(ContractionPlan &plan, linalg::GenericOp epilogue,
   SmallVector<bool> vectors;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
     // A rounded epilogue's last input is C, the accumulators.
-    if (input->get() == plan.c && isRoundedEpilogue(epilogue, op)) {
+    if (input->get() == plan.c && output != plan.c) {
       vectors.push_back(false);
       continue;
     }
@@ -187,7 +186,7 @@ std::optional<ContractionPlan> mlir::tfc::planContraction(linalg::LinalgOp op) {
     ++lead;
   }
   if (linalg::GenericOp epilogue = findEpilogue(op))
-    planEpilogue(plan, epilogue, op);
+    planEpilogue(plan, epilogue);
   // C is written whole, once per K panel, unless an outer loop reduces
   // into it too; then a zero fill right before is redundant.
   if (llvm::all_of(plan.outer, [&](int64_t d) {
