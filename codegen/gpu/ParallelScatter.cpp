@@ -29,6 +29,14 @@
 /// {...} }`, one thread per channel, each adding its column's terms in the
 /// order of the positions, as before, so the sums are the same.
 ///
+/// A thread per channel still adds every position's terms one after
+/// another (a 256-channel table's gradient over 32,768 positions took
+/// 12.5 ms on an H200). When the table has few rows (a character
+/// vocabulary), the nest becomes `scf.parallel (%r, %c) { scf.for %t {
+/// ... scf.if (%row == %r) {...} } }` instead: a thread per element, which
+/// adds only the terms of its own row, again in the order of the
+/// positions.
+///
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
@@ -189,24 +197,75 @@ scf::ForOp scatterInnerLoop(scf::ForOp outer) {
   return inPlaceScatterInnerLoop(outer);
 }
 
+/// The table that the inner loop `inner` of a scatter nest adds into, as
+/// its body names it (the carried accumulator, or the table itself when
+/// it stores in place).
+Value innerTable(scf::ForOp inner) {
+  if (inner.getNumRegionIterArgs() == 1)
+    return inner.getRegionIterArgs()[0];
+  for (Operation &op : inner.getBody()->without_terminator())
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      return store.getMemRef();
+  return {};
+}
+
+/// The row of the table that every access of it in the inner body of a
+/// scatter nest indexes, `[row, channel]` with one `row` defined outside
+/// that body, when the table is a static `[rows, channels]` buffer of at
+/// most `maxRows` rows; null otherwise.
+Value sharedRow(scf::ForOp inner, int64_t maxRows) {
+  Value table = innerTable(inner);
+  auto type = dyn_cast_or_null<MemRefType>(table ? table.getType() : Type());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+      type.getDimSize(0) > maxRows)
+    return {};
+  Value row;
+  for (Operation &op : inner.getBody()->without_terminator()) {
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && load.getMemRef() == table)
+      indices = load.getIndices();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      indices = store.getIndices();
+    else
+      continue;
+    if (row && indices[0] != row)
+      return {};
+    row = indices[0];
+  }
+  if (!row || row.getParentBlock() == inner.getBody())
+    return {};
+  return row;
+}
+
 /// Rewrites the scatter nest `outer` with inner loop `inner` as a parallel
-/// loop over the inner dimension around the outer loop.
-void parallelize(scf::ForOp outer, scf::ForOp inner) {
+/// loop around the outer loop: over the table's (row, channel) pairs when
+/// `row` (sharedRow) is given, each thread then running only the inner
+/// bodies of the positions whose row is its own, else over the channels.
+void parallelize(scf::ForOp outer, scf::ForOp inner, Value row) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
   bool threaded = outer.getNumRegionIterArgs() == 1;
   Value table = threaded ? outer.getInitArgs()[0] : Value();
+  SmallVector<Value> lower = {inner.getLowerBound()};
+  SmallVector<Value> upper = {inner.getUpperBound()};
+  SmallVector<Value> steps = {inner.getStep()};
+  if (row) {
+    int64_t rows = cast<MemRefType>(innerTable(inner).getType()).getDimSize(0);
+    lower.insert(lower.begin(), b.create<arith::ConstantIndexOp>(loc, 0));
+    upper.insert(upper.begin(), b.create<arith::ConstantIndexOp>(loc, rows));
+    steps.insert(steps.begin(), b.create<arith::ConstantIndexOp>(loc, 1));
+  }
   b.create<scf::ParallelOp>(
-      loc, ValueRange{inner.getLowerBound()}, ValueRange{inner.getUpperBound()},
-      ValueRange{inner.getStep()},
-      [&](OpBuilder &pb, Location pl, ValueRange channel) {
+      loc, lower, upper, steps,
+      [&](OpBuilder &pb, Location pl, ValueRange ids) {
         pb.create<scf::ForOp>(
             pl, outer.getLowerBound(), outer.getUpperBound(), outer.getStep(),
             std::nullopt,
             [&](OpBuilder &fb, Location fl, Value position, ValueRange) {
               IRMapping mapping;
               mapping.map(outer.getInductionVar(), position);
-              mapping.map(inner.getInductionVar(), channel[0]);
+              mapping.map(inner.getInductionVar(), ids.back());
               if (threaded) {
                 mapping.map(outer.getRegionIterArgs()[0], table);
                 mapping.map(inner.getRegionIterArgs()[0], table);
@@ -214,8 +273,21 @@ void parallelize(scf::ForOp outer, scf::ForOp inner) {
               for (Operation &op : outer.getBody()->without_terminator())
                 if (&op != inner.getOperation())
                   fb.clone(op, mapping);
-              for (Operation &op : inner.getBody()->without_terminator())
-                fb.clone(op, mapping);
+              auto cloneInnerBody = [&](OpBuilder &ib) {
+                for (Operation &op : inner.getBody()->without_terminator())
+                  ib.clone(op, mapping);
+              };
+              if (row) {
+                Value own = fb.create<arith::CmpIOp>(
+                    fl, arith::CmpIPredicate::eq, mapping.lookupOrDefault(row),
+                    ids.front());
+                fb.create<scf::IfOp>(fl, own, [&](OpBuilder &ib, Location il) {
+                  cloneInnerBody(ib);
+                  ib.create<scf::YieldOp>(il);
+                });
+              } else {
+                cloneInnerBody(fb);
+              }
               fb.create<scf::YieldOp>(fl);
             });
       });
@@ -226,6 +298,8 @@ void parallelize(scf::ForOp outer, scf::ForOp inner) {
 
 struct ParallelScatter
     : public mlir::tfc::impl::TfcGpuParallelScatterBase<ParallelScatter> {
+  using TfcGpuParallelScatterBase::TfcGpuParallelScatterBase;
+
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, scf::ForOp>> nests;
     getOperation().walk([&](scf::ForOp outer) {
@@ -233,7 +307,7 @@ struct ParallelScatter
         nests.push_back({outer, inner});
     });
     for (auto [outer, inner] : nests)
-      parallelize(outer, inner);
+      parallelize(outer, inner, sharedRow(inner, maxTableRows));
   }
 };
 

@@ -22,7 +22,9 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     two such loops: one per query row, which recomputes the softmax's
     log-sum-exp and `D = dO . O` and accumulates `dQ`, and one per key row,
     which accumulates `dK` and `dV` over the queries that attend it from
-    the first loop's log-sum-exp and `D`. A row that attends no key gives
+    the first loop's log-sum-exp and `D` (when causal, from the last query
+    down to the key's own row, so that consecutive keys read the same
+    query at the same time). A row that attends no key gives
     zeros, and a padding key zero gradients, as in the dense lowering.
     Neither loop stores more than `[B, H, S]` numbers besides its results:
     no `[S, S]` matrix and no block of one.
@@ -297,8 +299,24 @@ def TfcGpuParallelScatter
     and the outer body not at all.
     Each element still gets its terms in the order of the positions, so
     the sums are the same.
+
+    When the table is a static `[rows, channels]` buffer of at most
+    `max-table-rows` rows that the inner body reads and writes at one row
+    computed outside it (the token's), the parallel loop is over (row,
+    channel) instead: every element of the table is a thread, which runs
+    over all the positions and adds those whose row is its own (an
+    `scf.if`), in the same order, so the sums are still the same. A
+    character vocabulary's table then takes `rows` times as many threads,
+    each adding only its row's positions instead of every position's; a
+    word vocabulary's keeps a thread per channel, since each of its
+    threads would read every position's token for few terms.
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect"];
+  let options = [
+    Option<"maxTableRows", "max-table-rows", "int64_t", /*default=*/"1024",
+           "The most rows of a table whose elements are a thread each">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def TfcGpuEmulateLaunches

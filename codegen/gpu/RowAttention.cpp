@@ -25,7 +25,9 @@
 /// log-sum-exp `lse_i` and `D_i = dO_i . O_i = sum_j p_ij (dO_i . v_j)`
 /// (both by the same online rescaling), then
 /// `dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j`. Per key row j, over
-/// the queries i that attend it:
+/// the queries i that attend it (from the last down when causal: the
+/// threads of a warp, keys j..j+31, then start together at the same query
+/// and read the same rows until each stops at its own j):
 ///
 ///   p = exp(scale * q_i . k_j - lse_i),  dV_j += p dO_i
 ///   dK_j += scale * p (dO_i . v_j - D_i) q_i
@@ -154,13 +156,21 @@ public:
     auto keyLoop = rowLoop(keys, {dk, dv}, [&](Value bi, Value j, Value h) {
       Value k = readRow(key, bi, j, h);
       Value v = readRow(value, bi, j, h);
-      Value first = causal ? j : constantIndex(0);
-      Value end = constantIndex(queries);
+      // The queries that attend key j: i >= j when causal, visited from the
+      // last one down, so that the threads of a warp (consecutive keys)
+      // read the same query row at the same time; every query otherwise.
+      Value last = constantIndex(queries - 1);
+      Value count = constantIndex(queries);
+      if (causal)
+        count = b.create<arith::SubIOp>(loc, count, j);
       // A padding key is attended by no query.
       if (mask)
-        end = b.create<arith::SelectOp>(loc, realKey(bi, j), end, first);
+        count = b.create<arith::SelectOp>(loc, realKey(bi, j), count,
+                                          constantIndex(0));
       auto loop = carryLoop(
-          first, end, {zeroRow(), zeroRow()}, [&](Value i, ValueRange run) {
+          constantIndex(0), count, {zeroRow(), zeroRow()},
+          [&](Value step, ValueRange run) {
+            Value i = causal ? b.create<arith::SubIOp>(loc, last, step) : step;
             Value q = readRow(query, bi, i, h);
             Value dout = readRow(grad, bi, i, h);
             SmallVector<Value> at = {bi, h, i};

@@ -1,4 +1,9 @@
-// RUN: tfc-opt %s -split-input-file --tfc-gpu-parallel-scatter | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-parallel-scatter="max-table-rows=128" | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-parallel-scatter | FileCheck %s --check-prefix=ROWS
+
+// CHECK lines: tables of more rows than max-table-rows (a thread per
+// channel). ROWS lines: the default, 1,024 rows at most (a thread per
+// element of a table of 256 rows).
 
 // The embedding gradient as LowerGradOps writes it, on buffers: the loop
 // over the 64 channels becomes an scf.parallel around the loop over the
@@ -17,6 +22,27 @@
 // CHECK-NEXT: memref.store %[[SUM]], %[[TABLE]][%[[ROW]], %[[C]]]
 // CHECK-NOT: scf.for
 // CHECK: memref.copy %[[TABLE]], %arg2
+
+// A thread per element (row, channel) of the 256 x 64 table: each runs
+// over every position and adds the terms of the positions whose token's
+// row is its own, in the order of the positions.
+// ROWS-LABEL: func.func @embedding_grad
+// ROWS: %[[TABLE:.*]] = memref.alloc() : memref<256x64xf32>
+// ROWS: %[[ROWS:.*]] = arith.constant 256 : index
+// ROWS: scf.parallel (%[[R:.*]], %[[C:.*]]) = (%{{.*}}, %{{.*}}) to (%[[ROWS]], %c64) step (%{{.*}}, %{{.*}}) {
+// ROWS-NEXT: scf.for %[[T:.*]] = %{{.*}} to %c4096 step %{{.*}} {
+// ROWS-NEXT: %[[ID:.*]] = memref.load %arg0[%[[T]]] : memref<4096xi32>
+// ROWS: %[[ROW:.*]] = arith.select
+// ROWS-NEXT: %[[OWN:.*]] = arith.cmpi eq, %[[ROW]], %[[R]]
+// ROWS-NEXT: scf.if %[[OWN]] {
+// ROWS-NEXT: %[[OLD:.*]] = memref.load %[[TABLE]][%[[ROW]], %[[C]]]
+// ROWS-NEXT: %[[G:.*]] = memref.load %arg1[%[[T]], %[[C]]]
+// ROWS-NEXT: %[[SUM:.*]] = arith.addf %[[OLD]], %[[G]]
+// ROWS-NEXT: memref.store %[[SUM]], %[[TABLE]][%[[ROW]], %[[C]]]
+// ROWS-NEXT: }
+// ROWS-NEXT: }
+// ROWS-NEXT: scf.reduce
+// ROWS: memref.copy %[[TABLE]], %arg2
 func.func @embedding_grad(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %out: memref<256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -54,6 +80,8 @@ func.func @embedding_grad(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %o
 // buffer that a view names before the nest.
 // CHECK-LABEL: func.func @not_scatter
 // CHECK-NOT: scf.parallel
+// ROWS-LABEL: func.func @not_scatter
+// ROWS-NOT: scf.parallel
 func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %arg: memref<256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -114,6 +142,13 @@ func.func @not_scatter(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %ar
 // CHECK-NEXT: memref.store %[[SUM]], %[[TABLE]][%[[ROW]], %[[C]]]
 // CHECK-NOT: scf.for
 // CHECK: memref.copy %[[TABLE]], %arg2
+// ROWS-LABEL: func.func @embedding_grad_in_place
+// ROWS: %[[TABLE:.*]] = memref.alloc() : memref<256x64xf32>
+// ROWS: scf.parallel (%[[R:.*]], %[[C:.*]]) =
+// ROWS: %[[ROW:.*]] = arith.select
+// ROWS-NEXT: %[[OWN:.*]] = arith.cmpi eq, %[[ROW]], %[[R]]
+// ROWS-NEXT: scf.if %[[OWN]] {
+// ROWS-NEXT: memref.load %[[TABLE]][%[[ROW]], %[[C]]]
 func.func @embedding_grad_in_place(%ids: memref<4096xi32>, %grad: memref<4096x64xf32>, %out: memref<256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -148,6 +183,8 @@ func.func @embedding_grad_in_place(%ids: memref<4096xi32>, %grad: memref<4096x64
 // element could be read).
 // CHECK-LABEL: func.func @not_scatter_in_place
 // CHECK-NOT: scf.parallel
+// ROWS-LABEL: func.func @not_scatter_in_place
+// ROWS-NOT: scf.parallel
 func.func @not_scatter_in_place(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %arg: memref<256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -173,5 +210,60 @@ func.func @not_scatter_in_place(%ids: memref<4096xindex>, %grad: memref<4096x64x
       memref.store %sum, %table[%row, %c] : memref<256x64xf32>
     }
   }
+  return
+}
+
+// -----
+
+// A word vocabulary's table (2,048 rows, more than max-table-rows) keeps a
+// thread per channel under the default too; so does a nest that adds into
+// two rows of its table per position (no row of its own per thread).
+// CHECK-LABEL: func.func @many_rows
+// ROWS-LABEL: func.func @many_rows
+// ROWS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c64) step
+// ROWS-NOT: scf.if
+// ROWS-LABEL: func.func @two_rows
+// ROWS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c64) step
+// ROWS-NOT: scf.if
+func.func @many_rows(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %out: memref<2048x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %table = memref.alloc() : memref<2048x64xf32>
+  %r = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %table) -> (memref<2048x64xf32>) {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<2048x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<2048x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%row, %c] : memref<2048x64xf32>
+      scf.yield %acc2 : memref<2048x64xf32>
+    }
+    scf.yield %s : memref<2048x64xf32>
+  }
+  memref.copy %r, %out : memref<2048x64xf32> to memref<2048x64xf32>
+  return
+}
+
+func.func @two_rows(%ids: memref<4096xindex>, %grad: memref<4096x64xf32>, %out: memref<256x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %table = memref.alloc() : memref<256x64xf32>
+  %r = scf.for %t = %c0 to %c4096 step %c1 iter_args(%acc = %table) -> (memref<256x64xf32>) {
+    %row = memref.load %ids[%t] : memref<4096xindex>
+    %next = arith.addi %row, %c1 : index
+    %s = scf.for %c = %c0 to %c64 step %c1 iter_args(%acc2 = %acc) -> (memref<256x64xf32>) {
+      %old = memref.load %acc2[%row, %c] : memref<256x64xf32>
+      %g = memref.load %grad[%t, %c] : memref<4096x64xf32>
+      %sum = arith.addf %old, %g : f32
+      memref.store %sum, %acc2[%next, %c] : memref<256x64xf32>
+      scf.yield %acc2 : memref<256x64xf32>
+    }
+    scf.yield %s : memref<256x64xf32>
+  }
+  memref.copy %r, %out : memref<256x64xf32> to memref<256x64xf32>
   return
 }

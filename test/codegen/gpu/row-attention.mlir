@@ -64,7 +64,8 @@ func.func @softmax_cross(%q: tensor<1x4x4xf32>, %k: tensor<1x8x4xf32>,
 // D = dO . O (one loop over keys, rescaled online) and accumulates dQ (a
 // second loop over keys), writing dQ's row and the row's two numbers into
 // [B, H, S] tensors; then a loop over key rows that runs over the queries
-// i >= j, reading those numbers, and accumulates dK and dV.
+// i >= j from the last down (i = 7 - step for 8 - j steps), reading those
+// numbers, and accumulates dK and dV.
 
 // CHECK-LABEL: func.func @softmax_causal_grad
 // CHECK-NOT: tfc.attention_grad
@@ -77,7 +78,10 @@ func.func @softmax_cross(%q: tensor<1x4x4xf32>, %k: tensor<1x8x4xf32>,
 // CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} [1, 1, 1] [1, 1, 1] : tensor<1xf32> into tensor<1x2x8xf32>
 // CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} [1, 1, 1] [1, 1, 1] : tensor<1xf32> into tensor<1x2x8xf32>
 // CHECK: %[[KEYS:.*]]:2 = scf.forall (%[[KB:.*]], %[[KH:.*]], %[[J:.*]]) in (1, 2, 8) shared_outs({{.*}}) -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>)
-// CHECK: scf.for %[[QI:.*]] = %[[J]] to %c8{{.*}} step {{.*}} -> (vector<4xf32>, vector<4xf32>)
+// CHECK: %[[COUNT:.*]] = arith.subi %c8{{.*}}, %[[J]]
+// CHECK: scf.for %[[STEP:.*]] = %c0{{.*}} to %[[COUNT]] step {{.*}} -> (vector<4xf32>, vector<4xf32>)
+// CHECK: %[[QI:.*]] = arith.subi %c7{{.*}}, %[[STEP]]
+// CHECK: vector.transfer_read %arg0[%[[KB]], %[[QI]],
 // CHECK: tensor.extract %[[ROWS]]#1[%[[KB]], %[[KH]], %[[QI]]]
 // CHECK: tensor.extract %[[ROWS]]#2[%[[KB]], %[[KH]], %[[QI]]]
 // CHECK: return %[[ROWS]]#0, %[[KEYS]]#0, %[[KEYS]]#1
@@ -93,7 +97,7 @@ func.func @softmax_causal_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
 // -----
 
 // A padding key is attended by no query: its loop over queries is empty
-// (the upper bound falls back to the lower one).
+// (no steps).
 
 // CHECK-LABEL: func.func @softmax_masked_grad
 // CHECK: scf.forall
