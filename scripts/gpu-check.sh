@@ -51,10 +51,10 @@ fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # The families and the flags of test/codegen/gpu/device-families.test.
-# A family named NAME_rows is NAME built with --gpu-attention=rows.
+# A family named NAME_blocks is NAME built with --gpu-attention=blocks.
 families=(vanilla_lm hourglass_lm hourglass_enwik8 primer_ez_lm transformer_cls
           performer_cls longformer_cls performer_lm longformer_lm
-          vanilla_lm_rows transformer_cls_rows)
+          vanilla_lm_blocks transformer_cls_blocks)
 
 spec_of() { # family -> the tiny spec on stdout
   local tiny=$root/test/gradcheck/Inputs/tiny.sed specs=$root/specs
@@ -77,9 +77,9 @@ build() {
   for f in "${families[@]}"; do
     local d=$dir/$f seq=32 gpu_flags=()
     [[ $f == hourglass_enwik8 ]] && seq=48
-    [[ $f == *_rows ]] && gpu_flags=(--gpu-attention=rows)
+    [[ $f == *_blocks ]] && gpu_flags=(--gpu-attention=blocks)
     mkdir -p "$d"
-    spec_of "${f%_rows}" > "$d/spec.toml"
+    spec_of "${f%_blocks}" > "$d/spec.toml"
     "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \
       --target=cuda "${gpu_flags[@]}" -o "$d/gpu.o"
     "$tfc" compile "$d/spec.toml" --f64 --emit=obj --attention-block 8 --seq-len $seq \

@@ -25,6 +25,14 @@ using namespace mlir::tfc;
 
 namespace {
 
+/// The alignment of every buffer argument's pointer. A kernel receives,
+/// per buffer, the aligned pointer of the buffer it views plus the byte
+/// shifts of the `memref.view`s on the way (tfc-gpu-launch-to-runtime),
+/// and adds its type's static offset itself: the buffers are device
+/// allocations (256-byte aligned) and arenas, the shifts multiples of 64
+/// bytes (tfc-static-buffers).
+constexpr int64_t kArgumentAlignment = 16;
+
 /// The text of `kernel` without its name: equal for kernels that do the
 /// same work on the same argument types.
 std::string kernelKey(gpu::GPUFuncOp kernel) {
@@ -70,6 +78,14 @@ struct OutlineKernels
         kernel.setWorkgroupAttributionAttr(
             i, LLVM::LLVMDialect::getAlignAttrName(),
             OpBuilder(kernel).getI64IntegerAttr(16));
+      // Buffer arguments say how their pointers are aligned, from which
+      // LLVM knows the alignment of each access and loads a thread's
+      // consecutive elements 16 bytes at a time (a row of attention, say).
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+        if (isa<MemRefType>(kernel.getArgument(i).getType()))
+          kernel.setArgAttr(
+              i, LLVM::LLVMDialect::getAlignAttrName(),
+              OpBuilder(kernel).getI64IntegerAttr(kArgumentAlignment));
       auto [it, inserted] = distinct.try_emplace(kernelKey(kernel), kernel);
       if (inserted) {
         kernelSymbols.insert(kernel);

@@ -344,7 +344,13 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
     `@tfc_kernels` and a `gpu.launch_func` of it; the constants it uses
     are moved into it first (immediates rather than arguments), and its
     shared-memory buffers are aligned to 16 bytes (`llvm.align`), as the
-    16-byte copies and `ldmatrix` loads of tensor-core kernels need. Kernels equal to an
+    16-byte copies and `ldmatrix` loads of tensor-core kernels need. Its
+    buffer arguments are declared 16-byte aligned (`llvm.align`): each is
+    the aligned pointer of a device allocation or an arena plus the
+    64-byte multiples of `memref.view` shifts, the kernel adding its
+    type's static offset itself, so that LLVM knows the alignment of
+    every access and loads a thread's consecutive elements (a row of
+    attention) 16 bytes at a time. Kernels equal to an
     earlier one (the same operations on the same argument types: the layers
     of one shape) are not repeated: their launches call the first one.
     Constant globals the kernels read are copied into the module. The

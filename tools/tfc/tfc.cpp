@@ -118,14 +118,13 @@ enum class GpuAttention { Blocks, Rows };
 cl::opt<GpuAttention> gpuAttention(
     "gpu-attention", cl::desc("With --target=cuda: how softmax attention runs"),
     cl::values(
-        clEnumValN(GpuAttention::Blocks, "blocks",
-                   "query and key blocks, a kernel per block operation "
-                   "(default)"),
         clEnumValN(GpuAttention::Rows, "rows",
                    "one thread per (batch, head, query row) over its keys, "
                    "three kernels per attention and gradient "
-                   "(tfc-row-attention)")),
-    cl::init(GpuAttention::Blocks), cl::cat(compileCategory));
+                   "(tfc-row-attention; default)"),
+        clEnumValN(GpuAttention::Blocks, "blocks",
+                   "query and key blocks, a kernel per block operation")),
+    cl::init(GpuAttention::Rows), cl::cat(compileCategory));
 
 cl::opt<std::string>
     cpuName("cpu",

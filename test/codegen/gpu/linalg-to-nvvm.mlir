@@ -7,12 +7,14 @@
 // accumulators are loaded from the output before the k loop, carried
 // through it in registers and stored after it; each k step loads 8
 // elements of A and one of B for 8 contracted multiply-adds. The output
-// lives in the arena, passed as a pointer; the fill is its own kernel.
+// lives in the arena, passed as a pointer; every pointer argument is
+// declared 16-byte aligned (tfc-gpu-outline-kernels); the fill is its own
+// kernel.
 // CHECK-LABEL: func.func @tfc_matmul
 // CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[VIEW:.*]] : memref<64x48xf32>)
 // CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c2, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) args(%[[VIEW]] : memref<64x48xf32>, %arg0 : memref<64x32xf32>, %arg1 : memref<32x48xf32>)
 // CHECK: gpu.module @tfc_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CHECK: llvm.func @tfc_k1(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
+// CHECK: llvm.func @tfc_k1(%{{.*}}: !llvm.ptr {llvm.align = 16 : i64}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64}, %{{.*}}: !llvm.ptr {llvm.align = 16 : i64}) attributes {{{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr -> f32

@@ -9,7 +9,7 @@
 // CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in ({{.*}}) threads in ({{.*}}) args(%arg1 : memref<64xf32>)
 // CHECK: gpu.launch_func @tfc_kernels::@tfc_k1
 // CHECK: gpu.module @tfc_kernels
-// CHECK-DAG: gpu.func @tfc_k0(%{{.*}}: memref<64xf32>) kernel
+// CHECK-DAG: gpu.func @tfc_k0(%{{.*}}: memref<64xf32> {llvm.align = 16 : i64}) kernel
 // CHECK-DAG: gpu.func @tfc_k1(
 // CHECK-DAG: memref.global "private" constant @scale
 // CHECK-NOT: gpu.func
@@ -32,6 +32,33 @@ func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>) {
     %x = memref.load %a[%tx] : memref<64xf32>
     %y = arith.mulf %x, %s : f32
     memref.store %y, %b[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Every buffer argument's pointer is declared 16-byte aligned: it is the
+// aligned pointer of the buffer it views (a device allocation or an arena)
+// plus the 64-byte multiples of memref.view shifts, and the kernel adds its
+// type's static offset itself, so LLVM knows each access's alignment from
+// both (16 bytes at offset 4 floats, 4 at offset 3).
+// CHECK-LABEL: func.func @aligned
+// CHECK: gpu.func @tfc_k0(
+// CHECK-SAME: %{{.*}}: memref<8xf32, strided<[1], offset: 4>> {llvm.align = 16 : i64}
+// CHECK-SAME: %{{.*}}: memref<8xf32, strided<[1], offset: 3>> {llvm.align = 16 : i64}
+// CHECK-SAME: %{{.*}}: memref<64xf32> {llvm.align = 16 : i64}
+func.func @aligned(%a: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %at4 = memref.subview %a[4] [8] [1] : memref<64xf32> to memref<8xf32, strided<[1], offset: 4>>
+  %at3 = memref.subview %a[3] [8] [1] : memref<64xf32> to memref<8xf32, strided<[1], offset: 3>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %x = memref.load %at4[%tx] : memref<8xf32, strided<[1], offset: 4>>
+    %y = memref.load %at3[%tx] : memref<8xf32, strided<[1], offset: 3>>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %a[%tx] : memref<64xf32>
     gpu.terminator
   }
   return
