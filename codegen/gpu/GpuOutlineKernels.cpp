@@ -13,6 +13,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tfc {
@@ -32,6 +33,81 @@ namespace {
 /// allocations (256-byte aligned) and arenas, the shifts multiples of 64
 /// bytes (tfc-static-buffers).
 constexpr int64_t kArgumentAlignment = 16;
+
+/// The most host loop iterations that launchesRun evaluates before giving
+/// up (a step's host loops are a few thousand block iterations at most).
+constexpr int64_t kMaxHostIterations = 1 << 22;
+
+/// The launches that running `block` makes, its host loops run with the
+/// integer values in `known` (constants, induction variables and what
+/// folds from them: the key-block bounds of causal blocked attention
+/// depend on the query block); none when a loop around launches has a
+/// bound that does not fold, or the loops run too long.
+std::optional<int64_t> launchesRun(Block &block,
+                                   llvm::DenseMap<Value, Attribute> &known,
+                                   int64_t &budget) {
+  auto valueOf = [&](Value v) -> std::optional<int64_t> {
+    if (auto integer = dyn_cast_or_null<IntegerAttr>(known.lookup(v)))
+      return integer.getInt();
+    return std::nullopt;
+  };
+  int64_t total = 0;
+  for (Operation &op : block) {
+    if (isa<gpu::LaunchFuncOp>(op)) {
+      ++total;
+      continue;
+    }
+    bool launches = false;
+    op.walk([&](gpu::LaunchFuncOp) { launches = true; });
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && launches) {
+      std::optional<int64_t> lower = valueOf(loop.getLowerBound());
+      std::optional<int64_t> upper = valueOf(loop.getUpperBound());
+      std::optional<int64_t> step = valueOf(loop.getStep());
+      if (!lower || !upper || !step || *step <= 0)
+        return std::nullopt;
+      for (int64_t i = *lower; i < *upper; i += *step) {
+        if (--budget < 0)
+          return std::nullopt;
+        known[loop.getInductionVar()] =
+            IntegerAttr::get(loop.getInductionVar().getType(), i);
+        std::optional<int64_t> inner =
+            launchesRun(*loop.getBody(), known, budget);
+        if (!inner)
+          return std::nullopt;
+        total += *inner;
+      }
+      continue;
+    }
+    if (launches)
+      return std::nullopt;
+    // Integer arithmetic of known values: what it folds to.
+    if (op.getNumResults() != 1 || op.getNumRegions() != 0 ||
+        !op.getResult(0).getType().isIntOrIndex())
+      continue;
+    SmallVector<Attribute> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(known.lookup(operand));
+    SmallVector<OpFoldResult> folded;
+    known.erase(op.getResult(0)); // an earlier iteration's value
+    if (succeeded(op.fold(operands, folded)) && folded.size() == 1)
+      if (auto value = dyn_cast<Attribute>(folded[0]))
+        known[op.getResult(0)] = value;
+  }
+  return total;
+}
+
+/// The launches of one call of `func`: each launch times the iterations of
+/// the host loops around it; each launch once when the loops do not fold.
+int64_t launchesPerCall(func::FuncOp func) {
+  llvm::DenseMap<Value, Attribute> known;
+  int64_t budget = kMaxHostIterations;
+  if (std::optional<int64_t> run =
+          launchesRun(func.getBody().front(), known, budget))
+    return *run;
+  int64_t launches = 0;
+  func.walk([&](gpu::LaunchFuncOp) { ++launches; });
+  return launches;
+}
 
 /// The text of `kernel` without its name: equal for kernels that do the
 /// same work on the same argument types.
@@ -112,7 +188,7 @@ struct OutlineKernels
     int64_t perStep = 0;
     for (StringRef entry : {"tfc_train_step", "tfc_optimizer_step"})
       if (auto func = module.lookupSymbol<func::FuncOp>(entry))
-        func.walk([&](gpu::LaunchFuncOp) { ++perStep; });
+        perStep += launchesPerCall(func);
     if (perStep != 0)
       setManifestRecord(module, "kernels_per_step", std::to_string(perStep));
   }

@@ -355,7 +355,11 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
     of one shape) are not repeated: their launches call the first one.
     Constant globals the kernels read are copied into the module. The
     number of launches that `tfc_train_step` and `tfc_optimizer_step` make
-    becomes the manifest's `kernels_per_step`.
+    becomes the manifest's `kernels_per_step`: a launch inside host loops
+    (blocked attention's loops over blocks) counts once per iteration,
+    the loops' bounds evaluated by folding from constants and induction
+    variables; where a bound around a launch does not fold, the function's
+    launches count once each.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }

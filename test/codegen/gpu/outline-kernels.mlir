@@ -63,3 +63,49 @@ func.func @aligned(%a: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// The manifest's kernels_per_step counts the launches one step makes: a
+// launch in host loops once per iteration, the loops' bounds evaluated
+// from constants and induction variables (a causal triangle of blocks:
+// 1 + 2 + 3 + 4, then one launch after it: 11 in tfc_train_step); a
+// launch under a loop whose bound is not known counts once (1 in
+// tfc_optimizer_step).
+// CHECK-LABEL: llvm.mlir.global external constant @tfc_model_manifest
+// CHECK-SAME: "tfc-manifest 1\0Akernels_per_step 12\0Aend\0A\00"
+llvm.mlir.global external constant @tfc_model_manifest("tfc-manifest 1\0Aend\0A\00") {addr_space = 0 : i32}
+func.func @tfc_train_step(%a: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %n = arith.addi %i, %c1 : index
+    scf.for %j = %c0 to %n step %c1 {
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+        memref.store %one, %a[%tx] : memref<64xf32>
+        gpu.terminator
+      }
+    }
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %one, %a[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func @tfc_optimizer_step(%a: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+      memref.store %one, %a[%tx] : memref<64xf32>
+      gpu.terminator
+    }
+  }
+  return
+}
