@@ -24,7 +24,11 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     which accumulates `dK` and `dV` over the queries that attend it from
     the first loop's log-sum-exp and `D` (when causal, from the last query
     down to the key's own row, so that consecutive keys read the same
-    query at the same time). A row that attends no key gives
+    query at the same time). When the gradient's forward (the same
+    operands) comes before it in its block, as in a training step, the
+    forward's loop also writes each row's log-sum-exp, and the query rows'
+    loop reads it and computes `D` from the forward's output row instead of
+    running over the keys twice. A row that attends no key gives
     zeros, and a padding key zero gradients, as in the dense lowering.
     Neither loop stores more than `[B, H, S]` numbers besides its results:
     no `[S, S]` matrix and no block of one.

@@ -32,7 +32,13 @@
 ///   p = exp(scale * q_i . k_j - lse_i),  dV_j += p dO_i
 ///   dK_j += scale * p (dO_i . v_j - D_i) q_i
 ///
-/// Both loops are `scf.forall` over tensors, whose rows are written with
+/// When the gradient's forward (the same operands) comes before it in its
+/// block, as in a training step, the forward's loop also writes each row's
+/// `lse_i`, and the gradient's loop over query rows reads it and computes
+/// `D_i = dO_i . O_i` from the forward's output: one pass over the keys
+/// instead of two.
+///
+/// All loops are `scf.forall` over tensors, whose rows are written with
 /// `tensor.parallel_insert_slice`.
 ///
 //===----------------------------------------------------------------------===//
@@ -80,10 +86,14 @@ public:
     rowType = VectorType::get({headDim}, element);
   }
 
-  /// The attention's output `[B, Sq, D]`.
-  Value forward() {
-    Value out = emptyTensor(b, loc, shapeOf(query), element);
-    auto loop = rowLoop(queries, {out}, [&](Value bi, Value i, Value h) {
+  /// The attention's output `[B, Sq, D]` and, with `withLse`, each row's
+  /// log-sum-exp `[B, H, Sq]` (0 for a row that attends no key), for a
+  /// gradient of the same attention to read instead of recomputing it.
+  std::pair<Value, Value> forward(bool withLse) {
+    SmallVector<Value> outs = {emptyTensor(b, loc, shapeOf(query), element)};
+    if (withLse)
+      outs.push_back(emptyTensor(b, loc, {batch, heads, queries}, element));
+    auto loop = rowLoop(queries, outs, [&](Value bi, Value i, Value h) {
       Value q = readRow(query, bi, i, h);
       auto keysLoop =
           carryLoop(constantIndex(0), keyEnd(i),
@@ -100,13 +110,20 @@ public:
       // A row that attends no key gives zeros, as the dense lowering does.
       Value l = keysLoop.getResult(1);
       Value inverse = ifAny(l, b.create<arith::DivFOp>(loc, constant(1.0), l));
-      return SmallVector<Value>{mulRow(keysLoop.getResult(2), inverse)};
+      SmallVector<Value> row = {mulRow(keysLoop.getResult(2), inverse)};
+      if (withLse)
+        row.push_back(logSumExp(keysLoop.getResult(0), l));
+      return row;
     });
-    return loop.getResult(0);
+    return {loop.getResult(0), withLse ? loop.getResult(1) : Value()};
   }
 
   /// The gradients of query, key and value for the output gradient `grad`.
-  SmallVector<Value> gradient(Value grad) {
+  /// With the forward's output `out` and log-sum-exp `forwardLse` (forward
+  /// with `withLse`), each query row reads its log-sum-exp and computes
+  /// `D = dO . O` instead of a first pass over its keys.
+  SmallVector<Value> gradient(Value grad, Value out = {},
+                              Value forwardLse = {}) {
     // Per query row: the log-sum-exp, D and dQ.
     Value dq = emptyTensor(b, loc, shapeOf(query), element);
     SmallVector<int64_t> statsShape = {batch, heads, queries};
@@ -116,23 +133,30 @@ public:
         queries, {dq, lseInit, deltaInit}, [&](Value bi, Value i, Value h) {
           Value q = readRow(query, bi, i, h);
           Value dout = readRow(grad, bi, i, h);
-          // The softmax's normaliser and D, rescaled like it.
-          auto statsLoop = carryLoop(
-              constantIndex(0), keyEnd(i),
-              {constant(-std::numeric_limits<double>::infinity()),
-               constant(0.0), constant(0.0)},
-              [&](Value j, ValueRange run) {
-                Value k = readRow(key, bi, j, h);
-                auto [next, c, p] = onlineStep(bi, j, run[0], score(q, k));
-                Value dp = dot(dout, readRow(value, bi, j, h));
-                return SmallVector<Value>{next, add(mul(run[1], c), p),
-                                          add(mul(run[2], c), mul(p, dp))};
-              });
-          Value m = statsLoop.getResult(0);
-          Value l = statsLoop.getResult(1);
-          Value lse = ifAny(l, add(m, b.create<math::LogOp>(loc, l)));
-          Value delta =
-              ifAny(l, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l));
+          Value lse, delta;
+          if (forwardLse) {
+            // A row that attends no key has O = 0, so D = 0 as below.
+            lse = b.create<tensor::ExtractOp>(loc, forwardLse,
+                                              ValueRange{bi, h, i});
+            delta = dot(dout, readRow(out, bi, i, h));
+          } else {
+            // The softmax's normaliser and D, rescaled like it.
+            auto statsLoop = carryLoop(
+                constantIndex(0), keyEnd(i),
+                {constant(-std::numeric_limits<double>::infinity()),
+                 constant(0.0), constant(0.0)},
+                [&](Value j, ValueRange run) {
+                  Value k = readRow(key, bi, j, h);
+                  auto [next, c, p] = onlineStep(bi, j, run[0], score(q, k));
+                  Value dp = dot(dout, readRow(value, bi, j, h));
+                  return SmallVector<Value>{next, add(mul(run[1], c), p),
+                                            add(mul(run[2], c), mul(p, dp))};
+                });
+            Value l = statsLoop.getResult(1);
+            lse = logSumExp(statsLoop.getResult(0), l);
+            delta = ifAny(
+                l, b.create<arith::DivFOp>(loc, statsLoop.getResult(2), l));
+          }
           // dQ_i = scale * sum_j p_ij (dO_i . v_j - D_i) k_j.
           auto gradLoop = carryLoop(
               constantIndex(0), keyEnd(i), {zeroRow()},
@@ -265,6 +289,12 @@ private:
     return b.create<arith::SelectOp>(loc, any, value, constant(0.0));
   }
 
+  /// The log-sum-exp `m + log l` of a row's running maximum and
+  /// normaliser, or 0 when the row attends no key.
+  Value logSumExp(Value m, Value l) {
+    return ifAny(l, add(m, b.create<math::LogOp>(loc, l)));
+  }
+
   /// The scaled score `scale * q . k` of two `[Dh]` rows.
   Value score(Value q, Value k) { return mul(constant(scale), dot(q, k)); }
 
@@ -361,6 +391,17 @@ bool handles(Attribute kind, Value query, Value key) {
   return !softmax.getCausal() || qType.getDimSize(1) == kType.getDimSize(1);
 }
 
+/// Whether `grad` is the gradient of `attention`: the same kind, heads,
+/// query, key, value and mask.
+bool sameAttention(AttentionOp attention, AttentionGradOp grad) {
+  return attention.getKind() == grad.getKind() &&
+         attention.getHeads() == grad.getHeads() &&
+         attention.getQuery() == grad.getQuery() &&
+         attention.getKey() == grad.getKey() &&
+         attention.getValue() == grad.getValue() &&
+         attention.getMask() == grad.getMask();
+}
+
 struct TfcRowAttentionPass
     : public tfc::impl::TfcRowAttentionBase<TfcRowAttentionPass> {
   void runOnOperation() override {
@@ -375,6 +416,29 @@ struct TfcRowAttentionPass
           ops.push_back(op);
       }
     });
+    // A gradient whose forward (the same operands) comes before it in its
+    // block reads the forward's output and log-sum-exp.
+    DenseMap<Operation *, AttentionOp> forwardOf;
+    DenseSet<Operation *> paired;
+    for (Operation *op : ops) {
+      auto grad = dyn_cast<AttentionGradOp>(op);
+      if (!grad)
+        continue;
+      for (Operation *other : ops) {
+        auto attention = dyn_cast<AttentionOp>(other);
+        if (attention && sameAttention(attention, grad) &&
+            attention->getBlock() == grad->getBlock() &&
+            attention->isBeforeInBlock(grad)) {
+          forwardOf[grad] = attention;
+          paired.insert(attention);
+          break;
+        }
+      }
+    }
+    // The forwards come first in `ops` (walk order, and each before its
+    // gradient in their block): their results are known when a gradient
+    // is lowered.
+    DenseMap<Operation *, std::pair<Value, Value>> lowered;
     for (Operation *op : ops) {
       OpBuilder b(op);
       if (auto attention = dyn_cast<AttentionOp>(op)) {
@@ -382,13 +446,16 @@ struct TfcRowAttentionPass
             b, op->getLoc(), cast<SoftmaxAttr>(attention.getKind()),
             attention.getHeads(), attention.getQuery(), attention.getKey(),
             attention.getValue(), attention.getMask());
-        attention.getResult().replaceAllUsesWith(rows.forward());
+        auto [out, lse] = rows.forward(paired.contains(op));
+        attention.getResult().replaceAllUsesWith(out);
+        lowered[op] = {out, lse};
       } else {
         auto grad = cast<AttentionGradOp>(op);
         RowAttentionBuilder rows(
             b, op->getLoc(), cast<SoftmaxAttr>(grad.getKind()), grad.getHeads(),
             grad.getQuery(), grad.getKey(), grad.getValue(), grad.getMask());
-        SmallVector<Value> grads = rows.gradient(grad.getGrad());
+        auto [out, lse] = lowered.lookup(forwardOf.lookup(op));
+        SmallVector<Value> grads = rows.gradient(grad.getGrad(), out, lse);
         grad.getQueryGrad().replaceAllUsesWith(grads[0]);
         grad.getKeyGrad().replaceAllUsesWith(grads[1]);
         grad.getValueGrad().replaceAllUsesWith(grads[2]);

@@ -132,3 +132,37 @@ func.func @longformer(%q: tensor<1x16x4xf32>, %k: tensor<1x16x4xf32>,
       : tensor<1x16x4xf32>, tensor<1x16x4xf32>, tensor<1x16x4xf32> -> tensor<1x16x4xf32>
   return %a : tensor<1x16x4xf32>
 }
+
+// -----
+
+// A gradient after its forward (the same operands) reads the forward's
+// output and log-sum-exp: the forward's loop also writes each row's
+// log-sum-exp into a [B, H, S] tensor, and the gradient's loop over query
+// rows reads it and computes D = dO . O from the forward's output row,
+// with one loop over keys (dQ) instead of two. A forward with no gradient
+// (the evaluation graph) writes its output alone.
+
+// CHECK-LABEL: func.func @softmax_forward_and_grad
+// CHECK: %[[FWD:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 8) shared_outs({{.*}}) -> (tensor<1x8x8xf32>, tensor<1x2x8xf32>)
+// CHECK: math.log
+// CHECK: %[[ROWS:.*]]:3 = scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) in (1, 2, 8) shared_outs({{.*}}) -> (tensor<1x8x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+// CHECK: %[[DOUT:.*]] = vector.transfer_read %arg3[%[[B]], %[[I]],
+// CHECK: %[[LSE:.*]] = tensor.extract %[[FWD]]#1[%[[B]], %[[H]], %[[I]]]
+// CHECK: %[[O:.*]] = vector.transfer_read %[[FWD]]#0[%[[B]], %[[I]],
+// CHECK: arith.mulf %[[DOUT]], %[[O]]
+// CHECK: vector.reduction <add>
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: scf.forall.in_parallel
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 8) shared_outs({{.*}}) -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>)
+// CHECK: return %[[FWD]]#0, %[[ROWS]]#0
+func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>,
+                                    %v: tensor<1x8x8xf32>, %g: tensor<1x8x8xf32>)
+    -> (tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      grad %g : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+      -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+  return %a, %dq, %dk, %dv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+}
