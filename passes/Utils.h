@@ -283,13 +283,12 @@ inline Operation *nextWithMemoryEffects(Operation *op) {
 
 /// The epilogue of `contraction` on buffers: the first linalg op after it
 /// (only operations without memory effects, and allocations, in between),
-/// when it is an
-/// all-parallel `linalg.generic` that either updates the contraction's
-/// output C through the identity map and reads it nowhere else, or (a
-/// rounded epilogue, tfc-precision's) reads C through the identity
-/// map as its last input, nowhere else, and writes another buffer through
-/// the identity map. Null when `contraction` carries no kEpilogueAttr or
-/// there is no such op.
+/// when it is an all-parallel `linalg.generic` that either updates the
+/// contraction's output C through the identity map and reads it nowhere
+/// else, or (a rounded epilogue, tfc-precision's) reads C through the
+/// identity map as its last input, nowhere else, and writes another buffer
+/// through the identity map. Null when `contraction` carries no
+/// kEpilogueAttr or there is no such op.
 inline linalg::GenericOp findEpilogue(linalg::LinalgOp contraction) {
   if (!contraction->hasAttr(kEpilogueAttr) ||
       !contraction.hasPureBufferSemantics() ||

@@ -41,11 +41,12 @@ constexpr int64_t kMaxHostIterations = 1 << 22;
 /// The launches that running `block` makes, its host loops run with the
 /// integer values in `known` (constants, induction variables and what
 /// folds from them: the key-block bounds of causal blocked attention
-/// depend on the query block); none when a loop around launches has a
-/// bound that does not fold, or the loops run too long.
-std::optional<int64_t> launchesRun(Block &block,
-                                   llvm::DenseMap<Value, Attribute> &known,
-                                   int64_t &budget) {
+/// depend on the query block); `aroundLaunches` holds the operations with
+/// launches inside them. None when a loop around launches has a bound
+/// that does not fold, or the loops run too long.
+std::optional<int64_t>
+launchesRun(Block &block, const llvm::DenseSet<Operation *> &aroundLaunches,
+            llvm::DenseMap<Value, Attribute> &known, int64_t &budget) {
   auto valueOf = [&](Value v) -> std::optional<int64_t> {
     if (auto integer = dyn_cast_or_null<IntegerAttr>(known.lookup(v)))
       return integer.getInt();
@@ -57,8 +58,7 @@ std::optional<int64_t> launchesRun(Block &block,
       ++total;
       continue;
     }
-    bool launches = false;
-    op.walk([&](gpu::LaunchFuncOp) { launches = true; });
+    bool launches = aroundLaunches.contains(&op);
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && launches) {
       std::optional<int64_t> lower = valueOf(loop.getLowerBound());
       std::optional<int64_t> upper = valueOf(loop.getUpperBound());
@@ -71,7 +71,7 @@ std::optional<int64_t> launchesRun(Block &block,
         known[loop.getInductionVar()] =
             IntegerAttr::get(loop.getInductionVar().getType(), i);
         std::optional<int64_t> inner =
-            launchesRun(*loop.getBody(), known, budget);
+            launchesRun(*loop.getBody(), aroundLaunches, known, budget);
         if (!inner)
           return std::nullopt;
         total += *inner;
@@ -99,13 +99,19 @@ std::optional<int64_t> launchesRun(Block &block,
 /// The launches of one call of `func`: each launch times the iterations of
 /// the host loops around it; each launch once when the loops do not fold.
 int64_t launchesPerCall(func::FuncOp func) {
+  int64_t launches = 0;
+  llvm::DenseSet<Operation *> aroundLaunches;
+  func.walk([&](gpu::LaunchFuncOp launch) {
+    ++launches;
+    for (Operation *op = launch->getParentOp(); op != func;
+         op = op->getParentOp())
+      aroundLaunches.insert(op);
+  });
   llvm::DenseMap<Value, Attribute> known;
   int64_t budget = kMaxHostIterations;
   if (std::optional<int64_t> run =
-          launchesRun(func.getBody().front(), known, budget))
+          launchesRun(func.getBody().front(), aroundLaunches, known, budget))
     return *run;
-  int64_t launches = 0;
-  func.walk([&](gpu::LaunchFuncOp) { ++launches; });
   return launches;
 }
 

@@ -149,6 +149,18 @@ scf::ForOp threadedScatterInnerLoop(scf::ForOp outer) {
   return inner;
 }
 
+/// The table that the inner loop `inner` of a scatter nest adds into, as
+/// its body names it (the carried accumulator, or the table itself when
+/// it stores in place).
+Value innerTable(scf::ForOp inner) {
+  if (inner.getNumRegionIterArgs() == 1)
+    return inner.getRegionIterArgs()[0];
+  for (Operation &op : inner.getBody()->without_terminator())
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      return store.getMemRef();
+  return {};
+}
+
 /// The inner loop of the scatter nest `outer` that stores into its table
 /// in place (no `iter_args`, as bufferization leaves it when the table is
 /// written before the nest), when `outer` is one: its table is a
@@ -168,10 +180,7 @@ scf::ForOp inPlaceScatterInnerLoop(scf::ForOp outer) {
   if (!boundsDefinedOutside(inner, outer))
     return {};
   Block *innerBody = inner.getBody();
-  Value table;
-  for (Operation &op : innerBody->without_terminator())
-    if (auto store = dyn_cast<memref::StoreOp>(op))
-      table = store.getMemRef();
+  Value table = innerTable(inner);
   if (!table || !table.getDefiningOp<memref::AllocOp>() ||
       !channelIndexed(innerBody, table, inner.getInductionVar()) ||
       !readsTableByNameOnly(innerBody, table))
@@ -195,18 +204,6 @@ scf::ForOp scatterInnerLoop(scf::ForOp outer) {
   if (scf::ForOp inner = threadedScatterInnerLoop(outer))
     return inner;
   return inPlaceScatterInnerLoop(outer);
-}
-
-/// The table that the inner loop `inner` of a scatter nest adds into, as
-/// its body names it (the carried accumulator, or the table itself when
-/// it stores in place).
-Value innerTable(scf::ForOp inner) {
-  if (inner.getNumRegionIterArgs() == 1)
-    return inner.getRegionIterArgs()[0];
-  for (Operation &op : inner.getBody()->without_terminator())
-    if (auto store = dyn_cast<memref::StoreOp>(op))
-      return store.getMemRef();
-  return {};
 }
 
 /// The row of the table that every access of it in the inner body of a
