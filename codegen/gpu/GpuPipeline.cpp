@@ -99,6 +99,11 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // its output element in a register instead of loading and storing it in
   // global memory at every step; the sums are the same, term for term.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcPromoteAccumulators());
+  // Consecutive kernels whose threads read only what they wrote themselves
+  // (a reduction's fill, the reduction, its elementwise step after it): one
+  // launch. The folded ids and indices are what it compares.
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuMergeLaunches());
 }
 
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {

@@ -323,6 +323,48 @@ def TfcGpuParallelScatter
                            "mlir::arith::ArithDialect"];
 }
 
+def TfcGpuMergeLaunches
+    : Pass<"tfc-gpu-merge-launches", "mlir::func::FuncOp"> {
+  let summary = "Merges consecutive kernels whose threads depend only on "
+                "themselves";
+  let description = [{
+    Runs on the host functions after tfc-gpu-map-kernels. Two `gpu.launch`
+    ops one after the other (with only operations free of memory effects
+    between them) become one kernel, the first's body before the second's
+    in every thread, when:
+
+    - their grids and blocks are the same values or the same constants,
+      and neither has async dependencies, attributions, barriers or any
+      memory access other than `memref.load` and `memref.store` (the
+      tensor-core and attention kernels keep their own launches);
+    - every buffer that one writes and the other reads or writes is
+      accessed by both only through one host view and at one index tuple,
+      the same expression of the thread's ids in both, from which the
+      linear thread id `blockIdx.x * blockDim.x + threadIdx.x` (or
+      `threadIdx.x` in a grid of one block) can be recovered (the id
+      itself, or its `divui` and `remui` by one constant, recursively):
+      each element is then read and written by one thread
+      only, which in the merged kernel runs the first body's accesses
+      before the second's, as the two launches did. A kernel of one
+      thread merges with another of one thread whatever they access.
+
+    A launch may also merge into a later one of the same shape, up to
+    `window` launches on, when the launches between touch no buffer that
+    it writes and write none that it reads: it can run just before the
+    later one.
+
+    A reduction's zero fill, the reduction and the elementwise step after
+    it (LayerNorm's mean and variance, the bias gradients' sums) become one
+    kernel, and so do chains of elementwise kernels over the same elements
+    that tfc-fuse-elementwise left apart. Nothing is computed in a
+    different order, so the results are the same, bit for bit.
+  }];
+  let options = [
+    Option<"window", "window", "int64_t", /*default=*/"8",
+           "How many launches back a launch looks for one to merge with">
+  ];
+}
+
 def TfcGpuEmulateLaunches
     : Pass<"tfc-gpu-emulate-launches", "mlir::func::FuncOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";

@@ -1,0 +1,374 @@
+//===- MergeLaunches.cpp - The tfc-gpu-merge-launches pass ----------------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Merges consecutive `gpu.launch` ops of the same shape when every element
+/// that one writes and the other touches belongs to one thread (Passes.td).
+///
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+#include "codegen/gpu/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_TFCGPUMERGELAUNCHES
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// One `memref.load` or `memref.store` of a kernel.
+struct Access {
+  Operation *op;
+  Value memref;
+  ValueRange indices;
+  bool write;
+};
+
+/// The memory accesses of a kernel's body, by the buffer they reach; empty
+/// when the body does anything else with memory (then it is not merged).
+std::optional<llvm::MapVector<Value, SmallVector<Access>>>
+collectAccesses(gpu::LaunchOp launch) {
+  llvm::MapVector<Value, SmallVector<Access>> accesses;
+  bool opaque = false;
+  launch.getBody().walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses[rootBuffer(load.getMemRef())].push_back(
+          {op, load.getMemRef(), load.getIndices(), false});
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      // A store through a buffer the kernel makes other than its own
+      // registers (an alloca): not followed.
+      Value root = rootBuffer(store.getMemRef());
+      Operation *def = root.getDefiningOp();
+      if (def && launch->isProperAncestor(def) && !isa<memref::AllocaOp>(def)) {
+        opaque = true;
+        return WalkResult::interrupt();
+      }
+      accesses[root].push_back(
+          {op, store.getMemRef(), store.getIndices(), true});
+    } else if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+               !isMemoryEffectFree(op)) {
+      opaque = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (opaque)
+    return std::nullopt;
+  return accesses;
+}
+
+/// Whether `launch` runs a single thread.
+bool isSingleThread(gpu::LaunchOp launch) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  return llvm::all_of(
+      ValueRange{grid.x, grid.y, grid.z, block.x, block.y, block.z},
+      [](Value v) { return isConstantIntValue(v, 1); });
+}
+
+/// Whether a host operation between two launches lets the first run
+/// after it: it touches no memory, or it allocates a new buffer.
+bool isInertOnHost(Operation *op) {
+  return isMemoryEffectFree(op) || isa<memref::AllocOp>(op);
+}
+
+/// Whether two launch operands are the same size.
+bool sameSize(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> ca = getConstantIntValue(a);
+  std::optional<int64_t> cb = getConstantIntValue(b);
+  return ca && cb && *ca == *cb;
+}
+
+/// Decides whether values of two kernels compute the same thing in the
+/// same thread: the same host value, the same id or size argument, or the
+/// same side-effect-free operation of such values.
+class Equivalence {
+public:
+  Equivalence(gpu::LaunchOp first, gpu::LaunchOp second)
+      : first(first), second(second) {}
+
+  bool operator()(Value a, Value b) {
+    if (a == b)
+      return true;
+    auto [it, inserted] = known.try_emplace({a, b}, false);
+    if (!inserted)
+      return it->second;
+    bool same = compute(a, b);
+    known[{a, b}] = same;
+    return same;
+  }
+
+private:
+  bool compute(Value a, Value b) {
+    auto argA = dyn_cast<BlockArgument>(a);
+    auto argB = dyn_cast<BlockArgument>(b);
+    if (argA || argB) {
+      return argA && argB && isLaunchArgument(argA) && isLaunchArgument(argB) &&
+             argA.getArgNumber() == argB.getArgNumber();
+    }
+    Operation *opA = a.getDefiningOp();
+    Operation *opB = b.getDefiningOp();
+    if (cast<OpResult>(a).getResultNumber() !=
+            cast<OpResult>(b).getResultNumber() ||
+        opA->getNumRegions() != 0 || !isMemoryEffectFree(opA))
+      return false;
+    std::optional<int64_t> ca = getConstantIntValue(a);
+    std::optional<int64_t> cb = getConstantIntValue(b);
+    if (ca || cb)
+      return ca && cb && *ca == *cb && a.getType() == b.getType();
+    return OperationEquivalence::isEquivalentTo(
+        opA, opB, [&](Value x, Value y) { return success((*this)(x, y)); },
+        /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+  }
+
+  /// Whether `arg` is an id or size argument of one of the two kernels.
+  bool isLaunchArgument(BlockArgument arg) {
+    Block *owner = arg.getOwner();
+    return owner == &first.getBody().front() ||
+           owner == &second.getBody().front();
+  }
+
+  gpu::LaunchOp first, second;
+  llvm::DenseMap<std::pair<Value, Value>, bool> known;
+};
+
+/// Whether `value` is `blockIdx.x * blockDim.x + threadIdx.x` of `launch`,
+/// with the block size as its constant or its argument.
+bool isLinearThreadId(Value value, gpu::LaunchOp launch) {
+  auto add = value.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  Value blockSize = launch.getBlockSizeOperandValues().x;
+  for (auto [product, thread] : {std::pair(add.getLhs(), add.getRhs()),
+                                 std::pair(add.getRhs(), add.getLhs())}) {
+    auto mul = product.getDefiningOp<arith::MulIOp>();
+    if (thread != launch.getThreadIds().x || !mul)
+      continue;
+    for (auto [block, size] : {std::pair(mul.getLhs(), mul.getRhs()),
+                               std::pair(mul.getRhs(), mul.getLhs())})
+      if (block == launch.getBlockIds().x &&
+          (size == launch.getBlockSize().x || sameSize(size, blockSize)))
+        return true;
+  }
+  return false;
+}
+
+/// Whether `value` can be recovered from `indices`: it is one of them, or
+/// both its quotient and its remainder by one constant can.
+bool recoverable(Value value, ValueRange indices, unsigned depth = 0) {
+  if (llvm::is_contained(indices, value))
+    return true;
+  if (depth > 8)
+    return false;
+  for (Operation *user : value.getUsers()) {
+    auto rem = dyn_cast<arith::RemUIOp>(user);
+    if (!rem || rem.getLhs() != value || !getConstantIntValue(rem.getRhs()) ||
+        !recoverable(rem.getResult(), indices, depth + 1))
+      continue;
+    for (Operation *other : value.getUsers()) {
+      auto div = dyn_cast<arith::DivUIOp>(other);
+      if (div && div.getLhs() == value &&
+          sameSize(div.getRhs(), rem.getRhs()) &&
+          recoverable(div.getResult(), indices, depth + 1))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Whether `indices` give each thread of `launch` its own element: the
+/// linear thread id (`threadIdx.x` in a grid of one block) can be
+/// recovered from them.
+bool ownElement(ValueRange indices, gpu::LaunchOp launch) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  if (!isConstantIntValue(grid.y, 1) || !isConstantIntValue(grid.z, 1) ||
+      !isConstantIntValue(block.y, 1) || !isConstantIntValue(block.z, 1))
+    return false;
+  // With one block, the thread's index in it (the block's id folds to 0).
+  SmallVector<Value> ids;
+  if (isConstantIntValue(grid.x, 1))
+    ids.push_back(launch.getThreadIds().x);
+  launch.getBody().walk([&](arith::AddIOp add) {
+    if (isLinearThreadId(add.getResult(), launch))
+      ids.push_back(add.getResult());
+  });
+  return llvm::any_of(ids, [&](Value id) { return recoverable(id, indices); });
+}
+
+/// Whether `first` followed by `second` (whatever runs between them aside)
+/// can run as one kernel of the same shape, `first`'s body before
+/// `second`'s in each thread.
+bool canMerge(gpu::LaunchOp first, gpu::LaunchOp second) {
+  for (gpu::LaunchOp launch : {first, second})
+    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+        launch.getDynamicSharedMemorySize() ||
+        !launch.getWorkgroupAttributions().empty() ||
+        !launch.getPrivateAttributions().empty() ||
+        llvm::any_of(launch->getDiscardableAttrs(), [](NamedAttribute attr) {
+          return attr.getName() !=
+                 gpu::LaunchOp::getNumWorkgroupAttributionsAttrName();
+        }))
+      return false;
+  gpu::KernelDim3 gridA = first.getGridSizeOperandValues();
+  gpu::KernelDim3 gridB = second.getGridSizeOperandValues();
+  gpu::KernelDim3 blockA = first.getBlockSizeOperandValues();
+  gpu::KernelDim3 blockB = second.getBlockSizeOperandValues();
+  if (!sameSize(gridA.x, gridB.x) || !sameSize(gridA.y, gridB.y) ||
+      !sameSize(gridA.z, gridB.z) || !sameSize(blockA.x, blockB.x) ||
+      !sameSize(blockA.y, blockB.y) || !sameSize(blockA.z, blockB.z))
+    return false;
+  auto accessesA = collectAccesses(first);
+  auto accessesB = collectAccesses(second);
+  if (!accessesA || !accessesB)
+    return false;
+  if (isSingleThread(first))
+    return true;
+
+  Equivalence equivalent(first, second);
+  for (auto &[root, listA] : *accessesA) {
+    auto it = accessesB->find(root);
+    if (it == accessesB->end())
+      continue;
+    SmallVector<Access> &listB = it->second;
+    auto writes = [](const Access &access) { return access.write; };
+    if (llvm::none_of(listA, writes) && llvm::none_of(listB, writes))
+      continue;
+    // A buffer that one writes and the other touches: every access at the
+    // one element of its thread.
+    Access reference = listA.front();
+    if (first.getBody().isAncestor(reference.memref.getParentRegion()) ||
+        !ownElement(reference.indices, first))
+      return false;
+    auto matches = [&](const Access &access) {
+      return access.memref == reference.memref &&
+             access.indices.size() == reference.indices.size() &&
+             llvm::all_of(
+                 llvm::zip(access.indices, reference.indices), [&](auto pair) {
+                   return equivalent(std::get<0>(pair), std::get<1>(pair));
+                 });
+    };
+    if (!llvm::all_of(listA, matches) || !llvm::all_of(listB, matches))
+      return false;
+  }
+  return true;
+}
+
+/// Moves the body of `first` to the start of `second`'s and erases it.
+void merge(gpu::LaunchOp first, gpu::LaunchOp second) {
+  Block &from = first.getBody().front();
+  Block &to = second.getBody().front();
+  for (auto [a, b] : llvm::zip(from.getArguments(), to.getArguments()))
+    a.replaceAllUsesWith(b);
+  Operation *start = &to.front();
+  for (Operation &op : llvm::make_early_inc_range(from.without_terminator()))
+    op.moveBefore(start);
+  first.erase();
+}
+
+/// The buffers a launch reads and writes; every buffer it uses counts as
+/// written when it does more with memory than loads and stores.
+struct Footprint {
+  llvm::SmallDenseSet<Value> read, written;
+
+  explicit Footprint(gpu::LaunchOp launch) {
+    if (auto accesses = collectAccesses(launch)) {
+      for (auto &[root, list] : *accesses)
+        for (const Access &access : list)
+          (access.write ? written : read).insert(root);
+      return;
+    }
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(launch.getBody(), used);
+    for (Value value : used)
+      if (isa<MemRefType>(value.getType()))
+        written.insert(rootBuffer(value));
+  }
+
+  /// Whether the two launches can run in either order.
+  bool commutesWith(const Footprint &other) const {
+    auto meets = [](const llvm::SmallDenseSet<Value> &a,
+                    const llvm::SmallDenseSet<Value> &b) {
+      return llvm::any_of(a, [&](Value v) { return b.contains(v); });
+    };
+    return !meets(written, other.read) && !meets(written, other.written) &&
+           !meets(read, other.written);
+  }
+};
+
+/// Whether `first` can run later, just before `second`: what runs between
+/// them is host work that touches no memory, or launches that touch
+/// nothing `first` writes and write nothing it reads.
+bool canSinkTo(gpu::LaunchOp first, gpu::LaunchOp second) {
+  std::optional<Footprint> footprint;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode()) {
+    if (isInertOnHost(op))
+      continue;
+    auto launch = dyn_cast<gpu::LaunchOp>(op);
+    if (!launch)
+      return false;
+    if (!footprint)
+      footprint.emplace(first);
+    if (!footprint->commutesWith(Footprint(launch)))
+      return false;
+  }
+  return true;
+}
+
+struct MergeLaunches
+    : public mlir::tfc::impl::TfcGpuMergeLaunchesBase<MergeLaunches> {
+  using TfcGpuMergeLaunchesBase::TfcGpuMergeLaunchesBase;
+
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) {
+      if (!block->getParentOp()->getParentOfType<gpu::LaunchOp>() &&
+          !isa<gpu::LaunchOp>(block->getParentOp()))
+        blocks.push_back(block);
+    });
+    for (Block *block : blocks) {
+      // The launches since the last host operation that touches memory,
+      // the latest last: candidates to merge into the next one.
+      SmallVector<gpu::LaunchOp> recent;
+      for (Operation &op : llvm::make_early_inc_range(*block)) {
+        auto launch = dyn_cast<gpu::LaunchOp>(&op);
+        if (!launch) {
+          if (!isInertOnHost(&op))
+            recent.clear();
+          continue;
+        }
+        for (int64_t i = recent.size() - 1,
+                     stop = std::max<int64_t>(0, recent.size() - window);
+             i >= stop; --i) {
+          if (canMerge(recent[i], launch) && canSinkTo(recent[i], launch)) {
+            merge(recent[i], launch);
+            recent.erase(recent.begin() + i);
+            break;
+          }
+        }
+        recent.push_back(launch);
+      }
+    }
+  }
+};
+
+} // namespace
