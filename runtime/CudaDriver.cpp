@@ -15,6 +15,11 @@
 /// and PTX), loaded once on first use. Arenas and the device copies of the
 /// entry points' buffers are allocated once and kept for the whole run.
 ///
+/// With TFC_GPU_GRAPH=1, the launches between two copies (a training
+/// step's, the optimizer's) are held back until the next copy; a run of
+/// launches identical to an earlier one, kernels, grids and arguments, is
+/// captured once as a CUDA graph and replayed with one call from then on.
+///
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
@@ -47,8 +52,12 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+/// CU_STREAM_CAPTURE_MODE_RELAXED.
+constexpr int kCaptureRelaxed = 2;
 
 struct Driver {
   CUresult (*init)(unsigned);
@@ -73,6 +82,31 @@ struct Driver {
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventSynchronize)(CUevent);
   CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamBeginCapture)(CUstream, int);
+  CUresult (*streamEndCapture)(CUstream, CUgraph *);
+  CUresult (*graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*graphLaunch)(CUgraphExec, CUstream);
+  CUresult (*graphDestroy)(CUgraph);
+};
+
+/// One launch as the host code asked for it.
+struct Launch {
+  int32_t kernel;
+  int64_t dims[6]; ///< grid, then block
+  std::vector<int64_t> args;
+
+  bool operator==(const Launch &other) const {
+    return kernel == other.kernel && std::equal(dims, dims + 6, other.dims) &&
+           args == other.args;
+  }
+};
+
+/// A run of launches between two copies, seen once at least; its graph
+/// once it was seen twice.
+struct Sequence {
+  std::vector<Launch> launches;
+  CUgraphExec graph = nullptr;
 };
 
 /// The device time of one kernel's launches, when TFC_GPU_PROFILE is set.
@@ -115,6 +149,19 @@ CUevent profileStart = nullptr, profileEnd = nullptr;
 /// When profiling: the copies between host and device, in wall-clock time.
 double copyMilliseconds = 0;
 int64_t copyBytes = 0, copies = 0;
+
+/// With TFC_GPU_GRAPH=1 (and no profiling): the launches held back since
+/// the last copy, the sequences seen so far, and the stream that their
+/// graphs are captured on and replayed on. It is a blocking stream, so its
+/// work and that of the default stream (the copies, the launches of
+/// sequences seen once) run in the order they were issued.
+bool useGraphs = false;
+std::vector<Launch> pending;
+std::vector<Sequence> sequences;
+CUstream graphStream = nullptr;
+/// The most distinct sequences kept: a training run has a few (the step,
+/// the optimizer, the evaluation).
+constexpr size_t kMaxSequences = 16;
 
 double nowMilliseconds() {
   using namespace std::chrono;
@@ -183,6 +230,13 @@ void printProfile() {
         static_cast<long long>(k.launches), 1000 * k.milliseconds / k.launches,
         static_cast<long long>(k.blocks), static_cast<long long>(k.threads));
   }
+}
+
+/// Whether the environment variable `name` is set to something other than
+/// "" or "0".
+bool isSet(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value && std::strcmp(value, "0") != 0;
 }
 
 /// Loads the driver, picks device 0, checks its architecture and loads
@@ -259,13 +313,82 @@ void initialize() {
     kernelNames.push_back(kernelName);
     kernelName += std::strlen(kernelName) + 1;
   }
-  const char *profiling = std::getenv("TFC_GPU_PROFILE");
-  if (profiling && *profiling && std::strcmp(profiling, "0") != 0) {
+  if (isSet("TFC_GPU_PROFILE")) {
     profile.resize(tfc_gpu_kernel_count);
     check(driver.eventCreate(&profileStart, 0), "cuEventCreate");
     check(driver.eventCreate(&profileEnd, 0), "cuEventCreate");
     std::atexit(printProfile);
+  } else if (isSet("TFC_GPU_GRAPH")) {
+    // Profiling times each launch, so it runs them one by one.
+    resolve(library, driver.streamCreate, "cuStreamCreate");
+    resolve(library, driver.streamBeginCapture, "cuStreamBeginCapture_v2");
+    resolve(library, driver.streamEndCapture, "cuStreamEndCapture");
+    resolve(library, driver.graphInstantiate, "cuGraphInstantiateWithFlags");
+    resolve(library, driver.graphLaunch, "cuGraphLaunch");
+    resolve(library, driver.graphDestroy, "cuGraphDestroy");
+    check(driver.streamCreate(&graphStream, 0), "cuStreamCreate");
+    useGraphs = true;
   }
+}
+
+/// Launches `launch` on `stream`, timed when profiling.
+void issue(const Launch &launch, CUstream stream) {
+  // Kept between launches: thousands of them make a training step.
+  static std::vector<void *> params;
+  params.resize(launch.args.size());
+  for (size_t i = 0; i < launch.args.size(); ++i)
+    params[i] = const_cast<int64_t *>(&launch.args[i]);
+  const int64_t *d = launch.dims;
+  if (profileStart)
+    check(driver.eventRecord(profileStart, nullptr), "cuEventRecord");
+  check(driver.launchKernel(kernels.at(launch.kernel), d[0], d[1], d[2], d[3],
+                            d[4], d[5], 0, stream, params.data(), nullptr),
+        "cuLaunchKernel");
+  if (profileStart) {
+    check(driver.eventRecord(profileEnd, nullptr), "cuEventRecord");
+    check(driver.eventSynchronize(profileEnd), "a kernel");
+    float milliseconds = 0;
+    check(driver.eventElapsedTime(&milliseconds, profileStart, profileEnd),
+          "cuEventElapsedTime");
+    KernelTime &time = profile[launch.kernel];
+    time.launches += 1;
+    time.milliseconds += milliseconds;
+    time.blocks = d[0] * d[1] * d[2];
+    time.threads = d[3] * d[4] * d[5];
+  }
+}
+
+/// Issues the launches held back: the graph of the same sequence when it
+/// was seen before (captured now if this is its second time), otherwise
+/// one by one, remembering the sequence.
+void flush() {
+  if (pending.empty())
+    return;
+  Sequence *seen = nullptr;
+  for (Sequence &sequence : sequences)
+    if (sequence.launches == pending)
+      seen = &sequence;
+  if (!seen) {
+    for (const Launch &launch : pending)
+      issue(launch, nullptr);
+    if (sequences.size() < kMaxSequences)
+      sequences.push_back({std::move(pending), nullptr});
+    pending.clear();
+    return;
+  }
+  if (!seen->graph) {
+    check(driver.streamBeginCapture(graphStream, kCaptureRelaxed),
+          "cuStreamBeginCapture");
+    for (const Launch &launch : pending)
+      issue(launch, graphStream);
+    CUgraph graph = nullptr;
+    check(driver.streamEndCapture(graphStream, &graph), "cuStreamEndCapture");
+    check(driver.graphInstantiate(&seen->graph, graph, 0),
+          "cuGraphInstantiateWithFlags");
+    check(driver.graphDestroy(graph), "cuGraphDestroy");
+  }
+  check(driver.graphLaunch(seen->graph, graphStream), "cuGraphLaunch");
+  pending.clear();
 }
 
 /// `bytes` of device memory, or a one-line error saying how much the model
@@ -298,12 +421,14 @@ void countCopy(double start, int64_t bytes) {
 /// Copies between host and device, timed when profiling; a copy to the
 /// host waits for the kernels before it and reports their errors.
 void copyToDevice(CUdeviceptr device, const void *host, int64_t bytes) {
+  flush();
   double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyHtoD(device, host, bytes), "copy to the GPU");
   countCopy(start, bytes);
 }
 
 void copyToHost(void *host, CUdeviceptr device, int64_t bytes) {
+  flush();
   double start = profileStart ? nowMilliseconds() : 0;
   check(driver.memcpyDtoH(host, device, bytes),
         "a kernel or the copy from the GPU");
@@ -314,38 +439,22 @@ void copyToHost(void *host, CUdeviceptr device, int64_t bytes) {
 
 extern "C" {
 
-/// Launches kernel `kernel` with the arguments in `slots` (8 bytes each).
+/// Launches kernel `kernel` with the arguments in `slots` (8 bytes each),
+/// or holds it back for a graph (TFC_GPU_GRAPH).
 void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
                     int64_t bx, int64_t by, int64_t bz, int64_t slots,
                     int32_t count) {
   initialize();
-  auto *args = reinterpret_cast<int64_t *>(slots);
-  // Kept between launches: thousands of them make a training step.
-  static std::vector<void *> params;
-  params.resize(count);
-  for (int32_t i = 0; i < count; ++i)
-    params[i] = &args[i];
   if (gx > 0x7fffffff || gy > 65535 || gz > 65535)
     fail("kernel " + std::to_string(kernel) + ": a grid of " +
          std::to_string(gx) + " x " + std::to_string(gy) + " x " +
          std::to_string(gz) + " blocks exceeds the device's limits");
-  if (profileStart)
-    check(driver.eventRecord(profileStart, nullptr), "cuEventRecord");
-  check(driver.launchKernel(kernels.at(kernel), gx, gy, gz, bx, by, bz, 0,
-                            nullptr, params.data(), nullptr),
-        "cuLaunchKernel");
-  if (profileStart) {
-    check(driver.eventRecord(profileEnd, nullptr), "cuEventRecord");
-    check(driver.eventSynchronize(profileEnd), "a kernel");
-    float milliseconds = 0;
-    check(driver.eventElapsedTime(&milliseconds, profileStart, profileEnd),
-          "cuEventElapsedTime");
-    KernelTime &time = profile[kernel];
-    time.launches += 1;
-    time.milliseconds += milliseconds;
-    time.blocks = gx * gy * gz;
-    time.threads = bx * by * bz;
-  }
+  auto *args = reinterpret_cast<int64_t *>(slots);
+  Launch launch{kernel, {gx, gy, gz, bx, by, bz}, {args, args + count}};
+  if (useGraphs)
+    pending.push_back(std::move(launch));
+  else
+    issue(launch, nullptr);
 }
 
 /// The device memory of arena `number` (`bytes` long), allocated once.

@@ -35,7 +35,10 @@
 #      d_model 64 trains 20 steps on the GPU to the CPU bf16 build's test
 #      loss, and evaluates the CPU's float32-trained weights to the CPU
 #      float32 build's loss, each within 1e-2 relative (run_bf16 says
-#      why).
+#      why);
+#   5. the trainings of 2 and 3 again with TFC_GPU_GRAPH=1 (the launches
+#      between two copies replayed as one CUDA graph from their second
+#      time on): the checkpoints are the same, bit for bit.
 #
 # Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
 #
@@ -248,6 +251,18 @@ run() {
   else
     echo "tiny_performer_lm: 20 GPU steps: FAILED"; tail -n 2 pg.log; failed=1
   fi
+  # 5. The same two trainings with their launches replayed as CUDA graphs.
+  local exe out ref
+  for exe in gpu pgpu; do
+    out=${exe}-graph; ref=$([[ $exe == gpu ]] && echo g || echo pg)
+    rm -rf "$out"
+    if TFC_GPU_GRAPH=1 ./$exe train --out "$out" --steps 20 --data tiny.txt > "$out.log" 2>&1 &&
+       diff=$(same_weights "$out/last.safetensors" "$ref/last.safetensors" 0); then
+      echo "$exe with TFC_GPU_GRAPH=1: 20 steps, the same weights as launch by launch ($diff): ok"
+    else
+      echo "$exe with TFC_GPU_GRAPH=1: FAILED"; tail -n 2 "$out.log"; failed=1
+    fi
+  done
   # The families run side by side: each is a few thousand small forward calls
   # (two to four minutes on an H100 machine of 16 cores).
   echo "running the ${#families[@]} families side by side"
