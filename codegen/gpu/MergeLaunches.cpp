@@ -22,6 +22,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <limits>
+
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCGPUMERGELAUNCHES
 #include "codegen/gpu/Passes.h.inc"
@@ -32,35 +34,78 @@ using namespace mlir::tfc;
 
 namespace {
 
+/// The elements of a buffer that a view can reach, from the buffer's first
+/// element: all of them unless the view is a static slice of it.
+struct Span {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+
+  bool overlaps(const Span &other) const {
+    return root == other.root && begin < other.end && other.begin < end;
+  }
+};
+
+/// The span of `memref`: exact when it reaches its buffer through
+/// subviews, reshapes and casts of static layout, of the buffer's element
+/// type (their layouts' offsets count from the buffer's start).
+Span spanOf(Value memref) {
+  Span whole{rootBuffer(memref)};
+  for (Value value = memref; value != whole.root;) {
+    Operation *def = value.getDefiningOp();
+    if (!isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+             memref::CastOp>(def))
+      return whole;
+    value = cast<ViewLikeOpInterface>(def).getViewSource();
+  }
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  auto rootType = dyn_cast<MemRefType>(whole.root.getType());
+  if (!type || !rootType || !type.hasStaticShape() ||
+      type.getElementType() != rootType.getElementType() ||
+      !rootType.getLayout().isIdentity())
+    return whole;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return whole;
+  int64_t last = offset;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides)) {
+    if (size == 0)
+      return {whole.root, offset, offset};
+    if (ShapedType::isDynamic(stride) || stride < 0)
+      return whole;
+    last += (size - 1) * stride;
+  }
+  return {whole.root, offset, last + 1};
+}
+
 /// One `memref.load` or `memref.store` of a kernel.
 struct Access {
-  Operation *op;
   Value memref;
   ValueRange indices;
+  Span span;
   bool write;
 };
 
-/// The memory accesses of a kernel's body, by the buffer they reach; empty
-/// when the body does anything else with memory (then it is not merged).
-std::optional<llvm::MapVector<Value, SmallVector<Access>>>
-collectAccesses(gpu::LaunchOp launch) {
-  llvm::MapVector<Value, SmallVector<Access>> accesses;
+/// The memory accesses of a kernel's body; none when the body does
+/// anything else with memory (then it is not merged).
+std::optional<SmallVector<Access>> collectAccesses(gpu::LaunchOp launch) {
+  SmallVector<Access> accesses;
   bool opaque = false;
   launch.getBody().walk([&](Operation *op) {
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      accesses[rootBuffer(load.getMemRef())].push_back(
-          {op, load.getMemRef(), load.getIndices(), false});
+      accesses.push_back({load.getMemRef(), load.getIndices(),
+                          spanOf(load.getMemRef()), false});
     } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
       // A store through a buffer the kernel makes other than its own
       // registers (an alloca): not followed.
-      Value root = rootBuffer(store.getMemRef());
-      Operation *def = root.getDefiningOp();
+      Span span = spanOf(store.getMemRef());
+      Operation *def = span.root.getDefiningOp();
       if (def && launch->isProperAncestor(def) && !isa<memref::AllocaOp>(def)) {
         opaque = true;
         return WalkResult::interrupt();
       }
-      accesses[root].push_back(
-          {op, store.getMemRef(), store.getIndices(), true});
+      accesses.push_back({store.getMemRef(), store.getIndices(), span, true});
     } else if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
                !isMemoryEffectFree(op)) {
       opaque = true;
@@ -243,31 +288,24 @@ bool canMerge(gpu::LaunchOp first, gpu::LaunchOp second) {
   if (isSingleThread(first))
     return true;
 
+  // Each element that one writes and the other touches: accessed by both
+  // through one view at the one element of the thread.
   Equivalence equivalent(first, second);
-  for (auto &[root, listA] : *accessesA) {
-    auto it = accessesB->find(root);
-    if (it == accessesB->end())
-      continue;
-    SmallVector<Access> &listB = it->second;
-    auto writes = [](const Access &access) { return access.write; };
-    if (llvm::none_of(listA, writes) && llvm::none_of(listB, writes))
-      continue;
-    // A buffer that one writes and the other touches: every access at the
-    // one element of its thread.
-    Access reference = listA.front();
-    if (first.getBody().isAncestor(reference.memref.getParentRegion()) ||
-        !ownElement(reference.indices, first))
-      return false;
-    auto matches = [&](const Access &access) {
-      return access.memref == reference.memref &&
-             access.indices.size() == reference.indices.size() &&
-             llvm::all_of(
-                 llvm::zip(access.indices, reference.indices), [&](auto pair) {
-                   return equivalent(std::get<0>(pair), std::get<1>(pair));
-                 });
-    };
-    if (!llvm::all_of(listA, matches) || !llvm::all_of(listB, matches))
-      return false;
+  for (Access a : *accessesA) {
+    for (const Access &b : *accessesB) {
+      if ((!a.write && !b.write) || !a.span.overlaps(b.span))
+        continue;
+      if (a.memref != b.memref ||
+          first.getBody().isAncestor(a.memref.getParentRegion()) ||
+          a.indices.size() != b.indices.size() ||
+          !llvm::all_of(llvm::zip(a.indices, b.indices),
+                        [&](auto pair) {
+                          return equivalent(std::get<0>(pair),
+                                            std::get<1>(pair));
+                        }) ||
+          !ownElement(a.indices, first))
+        return false;
+    }
   }
   return true;
 }
@@ -284,54 +322,102 @@ void merge(gpu::LaunchOp first, gpu::LaunchOp second) {
   first.erase();
 }
 
-/// The buffers a launch reads and writes; every buffer it uses counts as
-/// written when it does more with memory than loads and stores.
+/// The parts of buffers a launch reads and writes; every buffer it uses
+/// counts as written whole when it does more with memory than loads and
+/// stores.
 struct Footprint {
-  llvm::SmallDenseSet<Value> read, written;
+  SmallVector<std::pair<Span, bool>> spans; ///< and whether written
 
   explicit Footprint(gpu::LaunchOp launch) {
     if (auto accesses = collectAccesses(launch)) {
-      for (auto &[root, list] : *accesses)
-        for (const Access &access : list)
-          (access.write ? written : read).insert(root);
+      for (const Access &access : *accesses)
+        spans.push_back({access.span, access.write});
       return;
     }
     llvm::SetVector<Value> used;
     getUsedValuesDefinedAbove(launch.getBody(), used);
     for (Value value : used)
       if (isa<MemRefType>(value.getType()))
-        written.insert(rootBuffer(value));
+        spans.push_back({spanOf(value), true});
   }
 
   /// Whether the two launches can run in either order.
   bool commutesWith(const Footprint &other) const {
-    auto meets = [](const llvm::SmallDenseSet<Value> &a,
-                    const llvm::SmallDenseSet<Value> &b) {
-      return llvm::any_of(a, [&](Value v) { return b.contains(v); });
-    };
-    return !meets(written, other.read) && !meets(written, other.written) &&
-           !meets(read, other.written);
+    for (auto &[a, writesA] : spans)
+      for (auto &[b, writesB] : other.spans)
+        if ((writesA || writesB) && a.overlaps(b))
+          return false;
+    return true;
   }
 };
 
-/// Whether `first` can run later, just before `second`: what runs between
-/// them is host work that touches no memory, or launches that touch
-/// nothing `first` writes and write nothing it reads.
-bool canSinkTo(gpu::LaunchOp first, gpu::LaunchOp second) {
+/// Whether `launch` can run anywhere between `from` and `to` (exclusive,
+/// one of them `launch`): what runs between them is host work that touches
+/// no memory or allocates, or launches that touch nothing `launch` writes
+/// and write nothing it reads.
+bool commutesBetween(gpu::LaunchOp launch, Operation *from, Operation *to) {
   std::optional<Footprint> footprint;
-  for (Operation *op = first->getNextNode(); op != second;
-       op = op->getNextNode()) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode()) {
     if (isInertOnHost(op))
       continue;
-    auto launch = dyn_cast<gpu::LaunchOp>(op);
-    if (!launch)
+    auto other = dyn_cast<gpu::LaunchOp>(op);
+    if (!other)
       return false;
     if (!footprint)
-      footprint.emplace(first);
-    if (!footprint->commutesWith(Footprint(launch)))
+      footprint.emplace(launch);
+    if (!footprint->commutesWith(Footprint(other)))
       return false;
   }
   return true;
+}
+
+/// The host operations between `first` and `second` that compute what
+/// `second` uses, in order, when all of them can move before `first`
+/// (allocations and operations free of memory effects whose own operands
+/// are defined before `first` or move too); none otherwise.
+std::optional<SmallVector<Operation *>>
+definitionsToHoist(gpu::LaunchOp first, gpu::LaunchOp second) {
+  llvm::SetVector<Operation *> moving;
+  std::function<bool(Value)> available = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != first->getBlock() ||
+        def->isBeforeInBlock(first))
+      return true;
+    if (moving.contains(def))
+      return true;
+    if (!isInertOnHost(def) || def->getNumRegions() != 0)
+      return false;
+    for (Value operand : def->getOperands())
+      if (!available(operand))
+        return false;
+    moving.insert(def);
+    return true;
+  };
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(second.getBody(), used);
+  for (Value value : used)
+    if (!available(value))
+      return std::nullopt;
+  SmallVector<Operation *> ordered(moving.begin(), moving.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// Moves the body of `second` to the end of `first`'s, with the host
+/// operations it needs before `first`, and erases it.
+void mergeUp(gpu::LaunchOp first, gpu::LaunchOp second,
+             ArrayRef<Operation *> definitions) {
+  for (Operation *op : definitions)
+    op->moveBefore(first);
+  Block &from = second.getBody().front();
+  Block &to = first.getBody().front();
+  for (auto [a, b] : llvm::zip(from.getArguments(), to.getArguments()))
+    a.replaceAllUsesWith(b);
+  Operation *end = to.getTerminator();
+  for (Operation &op : llvm::make_early_inc_range(from.without_terminator()))
+    op.moveBefore(end);
+  second.erase();
 }
 
 struct MergeLaunches
@@ -359,13 +445,25 @@ struct MergeLaunches
         for (int64_t i = recent.size() - 1,
                      stop = std::max<int64_t>(0, recent.size() - window);
              i >= stop; --i) {
-          if (canMerge(recent[i], launch) && canSinkTo(recent[i], launch)) {
+          if (!canMerge(recent[i], launch))
+            continue;
+          // The earlier launch runs later, in the later one's place...
+          if (commutesBetween(recent[i], recent[i], launch)) {
             merge(recent[i], launch);
             recent.erase(recent.begin() + i);
             break;
           }
+          // ...or the later one earlier, in the earlier one's place.
+          if (commutesBetween(launch, recent[i], launch)) {
+            if (auto definitions = definitionsToHoist(recent[i], launch)) {
+              mergeUp(recent[i], launch, *definitions);
+              launch = nullptr;
+              break;
+            }
+          }
         }
-        recent.push_back(launch);
+        if (launch)
+          recent.push_back(launch);
       }
     }
   }

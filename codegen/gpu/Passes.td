@@ -329,34 +329,39 @@ def TfcGpuMergeLaunches
                 "themselves";
   let description = [{
     Runs on the host functions after tfc-gpu-map-kernels. Two `gpu.launch`
-    ops one after the other (with only operations free of memory effects
-    between them) become one kernel, the first's body before the second's
-    in every thread, when:
+    ops one after the other (with only allocations and operations free of
+    memory effects between them) become one kernel, the first's body
+    before the second's in every thread, when:
 
     - their grids and blocks are the same values or the same constants,
       and neither has async dependencies, attributions, barriers or any
       memory access other than `memref.load` and `memref.store` (the
       tensor-core and attention kernels keep their own launches);
-    - every buffer that one writes and the other reads or writes is
-      accessed by both only through one host view and at one index tuple,
-      the same expression of the thread's ids in both, from which the
+    - wherever one writes what the other reads or writes (one buffer, in
+      slices that may overlap: static slices of it that do not are apart),
+      both access it through one host view and at one index tuple, the
+      same expression of the thread's ids in both, from which the
       linear thread id `blockIdx.x * blockDim.x + threadIdx.x` (or
       `threadIdx.x` in a grid of one block) can be recovered (the id
       itself, or its `divui` and `remui` by one constant, recursively):
-      each element is then read and written by one thread
-      only, which in the merged kernel runs the first body's accesses
-      before the second's, as the two launches did. A kernel of one
-      thread merges with another of one thread whatever they access.
+      each element is then read and written by one thread only, which in
+      the merged kernel runs the first body's accesses before the
+      second's, as the two launches did. A kernel of one thread merges
+      with another of one thread whatever they access.
 
-    A launch may also merge into a later one of the same shape, up to
-    `window` launches on, when the launches between touch no buffer that
-    it writes and write none that it reads: it can run just before the
-    later one.
+    Launches of the same shape up to `window` launches apart merge too,
+    when one of them can move next to the other: the earlier one down to
+    the later one when the launches between touch nothing that it writes
+    and write nothing that it reads, or else the later one up to the
+    earlier one on the same terms, with the host operations that make its
+    views and buffers (free of memory effects, or allocations) moving up
+    before the earlier one.
 
     A reduction's zero fill, the reduction and the elementwise step after
     it (LayerNorm's mean and variance, the bias gradients' sums) become one
     kernel, and so do chains of elementwise kernels over the same elements
-    that tfc-fuse-elementwise left apart. Nothing is computed in a
+    that tfc-fuse-elementwise left apart and the bf16 copies of a layer's
+    weights. Nothing is computed in a
     different order, so the results are the same, bit for bit.
   }];
   let options = [

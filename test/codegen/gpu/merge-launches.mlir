@@ -4,8 +4,10 @@
 // kernel, their bodies in order.
 // CHECK-LABEL: func.func @fill_sum_scale
 // CHECK:       gpu.launch
-// CHECK:         memref.store %{{.*}}, %[[SUM:.*]][%{{.*}}] : memref<8192xf32>
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<8192xf32>
+// CHECK-NOT:   gpu.launch
 // CHECK:         scf.for
+// CHECK-NOT:   gpu.launch
 // CHECK:         arith.mulf
 // CHECK-NOT:   gpu.launch
 // CHECK:       return
@@ -63,6 +65,7 @@ func.func @fill_sum_scale(%x: memref<8192x256xf32>, %mean: memref<8192xf32>) {
 // CHECK-LABEL: func.func @delinearized
 // CHECK:       gpu.launch
 // CHECK:         arith.mulf
+// CHECK-NOT:   gpu.launch
 // CHECK:         arith.addf
 // CHECK-NOT:   gpu.launch
 // CHECK:       return
@@ -111,6 +114,7 @@ func.func @delinearized(%x: memref<64x256xf32>, %y: memref<64x256xf32>) {
 // CHECK:       gpu.launch blocks(%{{.*}}) in (%{{.*}} = %c4,
 // CHECK:       gpu.launch blocks(%{{.*}}) in (%{{.*}} = %c1,
 // CHECK:         memref.store %cst, %arg1[%{{.*}}]
+// CHECK-NOT:   gpu.launch
 // CHECK:         scf.for
 // CHECK-NOT:   gpu.launch
 // CHECK:       return
@@ -241,8 +245,9 @@ func.func @shared_element(%bias: memref<4xf32>, %y: memref<256xf32>) {
 // -----
 
 // Different grids, a host store between two kernels, a kernel with a
-// barrier, and a kernel that the middle one reads the output of: no
-// merge.
+// barrier between two that touch what it may write, and a kernel that
+// reads what the one before it writes and what the one after it writes:
+// no merge.
 // CHECK-LABEL: func.func @kept_apart
 // CHECK-COUNT-7: gpu.launch
 func.func @kept_apart(%x: memref<512xf32>, %y: memref<512xf32>, %s: memref<f32>) {
@@ -272,6 +277,7 @@ func.func @kept_apart(%x: memref<512xf32>, %y: memref<512xf32>, %s: memref<f32>)
     %2 = arith.addi %1, %tx : index
     gpu.barrier
     memref.store %one, %x[%2] : memref<512xf32>
+    memref.store %one, %y[%2] : memref<512xf32>
     gpu.terminator
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
@@ -282,7 +288,9 @@ func.func @kept_apart(%x: memref<512xf32>, %y: memref<512xf32>, %s: memref<f32>)
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     %1 = memref.load %y[%c1] : memref<512xf32>
-    memref.store %1, %s[] : memref<f32>
+    %2 = memref.load %x[%c1] : memref<512xf32>
+    %3 = arith.addf %1, %2 : f32
+    memref.store %3, %s[] : memref<f32>
     gpu.terminator
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
@@ -301,6 +309,7 @@ func.func @kept_apart(%x: memref<512xf32>, %y: memref<512xf32>, %s: memref<f32>)
 // CHECK-LABEL: func.func @single_threads
 // CHECK:       gpu.launch
 // CHECK:         scf.for
+// CHECK-NOT:   gpu.launch
 // CHECK:         memref.load %arg1[%c3]
 // CHECK-NOT:   gpu.launch
 // CHECK:       return
@@ -322,6 +331,95 @@ func.func @single_threads(%x: memref<4xf32>, %s: memref<4xf32>) {
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     %1 = memref.load %s[%c3] : memref<4xf32>
     memref.store %1, %x[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Fills of two slices of one buffer that do not overlap: one kernel. A
+// kernel reading a slice that overlaps the second at other threads'
+// elements stays apart.
+// CHECK-LABEL: func.func @slices
+// CHECK:       gpu.launch
+// CHECK:         memref.store
+// CHECK-NOT:   gpu.launch
+// CHECK:         memref.store
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+// CHECK:       return
+func.func @slices(%g: memref<512xf32>, %y: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  %low = memref.subview %g[0] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1]>>
+  %high = memref.subview %g[256] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1], offset: 256>>
+  %middle = memref.subview %g[128] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1], offset: 128>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    memref.store %zero, %low[%tx] : memref<256xf32, strided<[1]>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    memref.store %zero, %high[%tx] : memref<256xf32, strided<[1], offset: 256>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %1 = memref.load %middle[%tx] : memref<256xf32, strided<[1], offset: 128>>
+    memref.store %1, %y[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Two weights' bf16 copies around a contraction that reads the first: the
+// second moves up into the first's kernel, with the buffer it writes; a
+// third that reads the contraction's output stays after it.
+// CHECK-LABEL: func.func @moves_up
+// CHECK:       %[[FIRST:.*]] = memref.alloc() : memref<256xbf16>
+// CHECK:       %[[SECOND:.*]] = memref.alloc() : memref<256xbf16>
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[FIRST]][%{{.*}}] : memref<256xbf16>
+// CHECK-NOT:   gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[SECOND]][%{{.*}}] : memref<256xbf16>
+// CHECK:       gpu.launch
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+// CHECK:       return
+func.func @moves_up(%w: memref<512xf32>, %y: memref<512xf32>, %z: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c256 = arith.constant 256 : index
+  %first = memref.alloc() : memref<256xbf16>
+  %wa = memref.subview %w[0] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1]>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %1 = memref.load %wa[%tx] : memref<256xf32, strided<[1]>>
+    %2 = arith.truncf %1 : f32 to bf16
+    memref.store %2, %first[%tx] : memref<256xbf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %1 = arith.muli %bx, %c256 : index
+    %2 = arith.addi %1, %tx : index
+    %3 = arith.remui %2, %c256 : index
+    %4 = memref.load %first[%3] : memref<256xbf16>
+    %5 = arith.extf %4 : bf16 to f32
+    memref.store %5, %y[%2] : memref<512xf32>
+    gpu.terminator
+  }
+  %second = memref.alloc() : memref<256xbf16>
+  %wb = memref.subview %w[256] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1], offset: 256>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %1 = memref.load %wb[%tx] : memref<256xf32, strided<[1], offset: 256>>
+    %2 = arith.truncf %1 : f32 to bf16
+    memref.store %2, %second[%tx] : memref<256xbf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %1 = memref.load %y[%tx] : memref<512xf32>
+    memref.store %1, %z[%tx] : memref<256xf32>
     gpu.terminator
   }
   return
