@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -420,6 +421,16 @@ void mergeUp(gpu::LaunchOp first, gpu::LaunchOp second,
   second.erase();
 }
 
+/// How many values the kernel that merges `first` and `second` takes from
+/// the host as parameters (constants are copied into kernels instead).
+int64_t hostValues(gpu::LaunchOp first, gpu::LaunchOp second) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(first.getBody(), used);
+  getUsedValuesDefinedAbove(second.getBody(), used);
+  return llvm::count_if(
+      used, [](Value value) { return !matchPattern(value, m_Constant()); });
+}
+
 struct MergeLaunches
     : public mlir::tfc::impl::TfcGpuMergeLaunchesBase<MergeLaunches> {
   using TfcGpuMergeLaunchesBase::TfcGpuMergeLaunchesBase;
@@ -445,7 +456,8 @@ struct MergeLaunches
         for (int64_t i = recent.size() - 1,
                      stop = std::max<int64_t>(0, recent.size() - window);
              i >= stop; --i) {
-          if (!canMerge(recent[i], launch))
+          if (!canMerge(recent[i], launch) ||
+              hostValues(recent[i], launch) > maxArguments)
             continue;
           // The earlier launch runs later, in the later one's place...
           if (commutesBetween(recent[i], recent[i], launch)) {

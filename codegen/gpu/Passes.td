@@ -349,6 +349,8 @@ def TfcGpuMergeLaunches
       second's, as the two launches did. A kernel of one thread merges
       with another of one thread whatever they access.
 
+    A merged kernel takes at most `max-arguments` values from the host.
+
     Launches of the same shape up to `window` launches apart merge too,
     when one of them can move next to the other: the earlier one down to
     the later one when the launches between touch nothing that it writes
@@ -365,8 +367,12 @@ def TfcGpuMergeLaunches
     different order, so the results are the same, bit for bit.
   }];
   let options = [
-    Option<"window", "window", "int64_t", /*default=*/"8",
-           "How many launches back a launch looks for one to merge with">
+    Option<"window", "window", "int64_t", /*default=*/"32",
+           "How many launches back a launch looks for one to merge with">,
+    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"128",
+           "The most values a merged kernel may take from the host (each "
+           "an 8-byte parameter; a kernel's parameters are limited to "
+           "4,352 bytes before PTX ISA 8.1)">
   ];
 }
 

@@ -1,4 +1,6 @@
 // RUN: tfc-opt %s -split-input-file -tfc-gpu-merge-launches | FileCheck %s
+// RUN: tfc-opt %s -split-input-file -tfc-gpu-merge-launches=max-arguments=2 \
+// RUN:   | FileCheck %s --check-prefix=FEW
 
 // A LayerNorm's mean: the fill, the row sums and the scaling are one
 // kernel, their bodies in order.
@@ -61,7 +63,10 @@ func.func @fill_sum_scale(%x: memref<8192x256xf32>, %mean: memref<8192xf32>) {
 // -----
 
 // Elementwise kernels over a [rows, 256] buffer whose threads index it by
-// the quotient and remainder of their id: one kernel.
+// the quotient and remainder of their id: one kernel, unless a kernel may
+// take no more than two buffers (it would take three).
+// FEW-LABEL: func.func @delinearized
+// FEW-COUNT-2: gpu.launch
 // CHECK-LABEL: func.func @delinearized
 // CHECK:       gpu.launch
 // CHECK:         arith.mulf
@@ -111,6 +116,7 @@ func.func @delinearized(%x: memref<64x256xf32>, %y: memref<64x256xf32>) {
 // sums, which touch neither the total nor what the fill reads, into the
 // kernel that adds them up.
 // CHECK-LABEL: func.func @fill_sinks_past_partials
+// FEW-LABEL: func.func @fill_sinks_past_partials
 // CHECK:       gpu.launch blocks(%{{.*}}) in (%{{.*}} = %c4,
 // CHECK:       gpu.launch blocks(%{{.*}}) in (%{{.*}} = %c1,
 // CHECK:         memref.store %cst, %arg1[%{{.*}}]
