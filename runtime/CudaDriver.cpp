@@ -331,18 +331,19 @@ void initialize() {
   }
 }
 
-/// Launches `launch` on `stream`, timed when profiling.
-void issue(const Launch &launch, CUstream stream) {
+/// Launches `kernel` on `stream` with grid and block `d` and the `count`
+/// arguments `args`, timed when profiling.
+void issue(int32_t kernel, const int64_t *d, const int64_t *args, size_t count,
+           CUstream stream) {
   // Kept between launches: thousands of them make a training step.
   static std::vector<void *> params;
-  params.resize(launch.args.size());
-  for (size_t i = 0; i < launch.args.size(); ++i)
-    params[i] = const_cast<int64_t *>(&launch.args[i]);
-  const int64_t *d = launch.dims;
+  params.resize(count);
+  for (size_t i = 0; i < count; ++i)
+    params[i] = const_cast<int64_t *>(&args[i]);
   if (profileStart)
     check(driver.eventRecord(profileStart, nullptr), "cuEventRecord");
-  check(driver.launchKernel(kernels.at(launch.kernel), d[0], d[1], d[2], d[3],
-                            d[4], d[5], 0, stream, params.data(), nullptr),
+  check(driver.launchKernel(kernels.at(kernel), d[0], d[1], d[2], d[3], d[4],
+                            d[5], 0, stream, params.data(), nullptr),
         "cuLaunchKernel");
   if (profileStart) {
     check(driver.eventRecord(profileEnd, nullptr), "cuEventRecord");
@@ -350,12 +351,18 @@ void issue(const Launch &launch, CUstream stream) {
     float milliseconds = 0;
     check(driver.eventElapsedTime(&milliseconds, profileStart, profileEnd),
           "cuEventElapsedTime");
-    KernelTime &time = profile[launch.kernel];
+    KernelTime &time = profile[kernel];
     time.launches += 1;
     time.milliseconds += milliseconds;
     time.blocks = d[0] * d[1] * d[2];
     time.threads = d[3] * d[4] * d[5];
   }
+}
+
+/// Launches `launch` on `stream`.
+void issue(const Launch &launch, CUstream stream) {
+  issue(launch.kernel, launch.dims, launch.args.data(), launch.args.size(),
+        stream);
 }
 
 /// Issues the launches held back: the graph of the same sequence when it
@@ -450,11 +457,12 @@ void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
          std::to_string(gx) + " x " + std::to_string(gy) + " x " +
          std::to_string(gz) + " blocks exceeds the device's limits");
   auto *args = reinterpret_cast<int64_t *>(slots);
-  Launch launch{kernel, {gx, gy, gz, bx, by, bz}, {args, args + count}};
-  if (useGraphs)
-    pending.push_back(std::move(launch));
-  else
-    issue(launch, nullptr);
+  if (useGraphs) {
+    pending.push_back({kernel, {gx, gy, gz, bx, by, bz}, {args, args + count}});
+    return;
+  }
+  const int64_t dims[6] = {gx, gy, gz, bx, by, bz};
+  issue(kernel, dims, args, count, nullptr);
 }
 
 /// The device memory of arena `number` (`bytes` long), allocated once.

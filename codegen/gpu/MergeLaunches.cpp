@@ -292,13 +292,12 @@ bool canMerge(gpu::LaunchOp first, gpu::LaunchOp second) {
   // Each element that one writes and the other touches: accessed by both
   // through one view at the one element of the thread.
   Equivalence equivalent(first, second);
-  for (Access a : *accessesA) {
+  for (const Access &a : *accessesA) {
     for (const Access &b : *accessesB) {
       if ((!a.write && !b.write) || !a.span.overlaps(b.span))
         continue;
-      if (a.memref != b.memref ||
-          first.getBody().isAncestor(a.memref.getParentRegion()) ||
-          a.indices.size() != b.indices.size() ||
+      // One view in both kernels: a host value.
+      if (a.memref != b.memref || a.indices.size() != b.indices.size() ||
           !llvm::all_of(llvm::zip(a.indices, b.indices),
                         [&](auto pair) {
                           return equivalent(std::get<0>(pair),
@@ -311,16 +310,16 @@ bool canMerge(gpu::LaunchOp first, gpu::LaunchOp second) {
   return true;
 }
 
-/// Moves the body of `first` to the start of `second`'s and erases it.
-void merge(gpu::LaunchOp first, gpu::LaunchOp second) {
-  Block &from = first.getBody().front();
-  Block &to = second.getBody().front();
-  for (auto [a, b] : llvm::zip(from.getArguments(), to.getArguments()))
+/// Moves the body of `from` before `before` in the body of `to`, its ids
+/// and sizes replaced by `to`'s, and erases `from`.
+void moveBody(gpu::LaunchOp from, gpu::LaunchOp to, Operation *before) {
+  Block &source = from.getBody().front();
+  for (auto [a, b] :
+       llvm::zip(source.getArguments(), to.getBody().front().getArguments()))
     a.replaceAllUsesWith(b);
-  Operation *start = &to.front();
-  for (Operation &op : llvm::make_early_inc_range(from.without_terminator()))
-    op.moveBefore(start);
-  first.erase();
+  for (Operation &op : llvm::make_early_inc_range(source.without_terminator()))
+    op.moveBefore(before);
+  from.erase();
 }
 
 /// The parts of buffers a launch reads and writes; every buffer it uses
@@ -405,22 +404,6 @@ definitionsToHoist(gpu::LaunchOp first, gpu::LaunchOp second) {
   return ordered;
 }
 
-/// Moves the body of `second` to the end of `first`'s, with the host
-/// operations it needs before `first`, and erases it.
-void mergeUp(gpu::LaunchOp first, gpu::LaunchOp second,
-             ArrayRef<Operation *> definitions) {
-  for (Operation *op : definitions)
-    op->moveBefore(first);
-  Block &from = second.getBody().front();
-  Block &to = first.getBody().front();
-  for (auto [a, b] : llvm::zip(from.getArguments(), to.getArguments()))
-    a.replaceAllUsesWith(b);
-  Operation *end = to.getTerminator();
-  for (Operation &op : llvm::make_early_inc_range(from.without_terminator()))
-    op.moveBefore(end);
-  second.erase();
-}
-
 /// How many values the kernel that merges `first` and `second` takes from
 /// the host as parameters (constants are copied into kernels instead).
 int64_t hostValues(gpu::LaunchOp first, gpu::LaunchOp second) {
@@ -461,14 +444,17 @@ struct MergeLaunches
             continue;
           // The earlier launch runs later, in the later one's place...
           if (commutesBetween(recent[i], recent[i], launch)) {
-            merge(recent[i], launch);
+            moveBody(recent[i], launch, &launch.getBody().front().front());
             recent.erase(recent.begin() + i);
             break;
           }
           // ...or the later one earlier, in the earlier one's place.
           if (commutesBetween(launch, recent[i], launch)) {
             if (auto definitions = definitionsToHoist(recent[i], launch)) {
-              mergeUp(recent[i], launch, *definitions);
+              for (Operation *definition : *definitions)
+                definition->moveBefore(recent[i]);
+              moveBody(launch, recent[i],
+                       recent[i].getBody().front().getTerminator());
               launch = nullptr;
               break;
             }
