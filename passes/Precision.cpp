@@ -100,25 +100,6 @@ bool isView(Operation *op) {
              tensor::CollapseShapeOp>(op);
 }
 
-/// `value` (a float32 tensor) rounded to bf16 by an element-wise op at `b`.
-Value roundToBF16(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Value empty = b.create<tensor::EmptyOp>(loc, type.getShape(), b.getBF16Type(),
-                                          ValueRange{});
-  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
-  auto round = b.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{value}, ValueRange{empty},
-      SmallVector<AffineMap>{identity, identity},
-      SmallVector<utils::IteratorType>(type.getRank(),
-                                       utils::IteratorType::parallel),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value rounded =
-            nb.create<arith::TruncFOp>(nloc, nb.getBF16Type(), args[0]);
-        nb.create<linalg::YieldOp>(nloc, rounded);
-      });
-  return round.getResult(0);
-}
-
 /// The roundings of one module: each float32 value rounded once, and the
 /// views of a rounded value taken again of its bf16 copy.
 class Rounding {

@@ -46,6 +46,23 @@ Value mlir::tfc::emptyTensor(OpBuilder &b, Location loc,
   return b.create<tensor::EmptyOp>(loc, shape, element);
 }
 
+Value mlir::tfc::roundToBF16(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Value empty = emptyTensor(b, loc, type.getShape(), b.getBF16Type());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  auto round = b.create<linalg::GenericOp>(
+      loc, empty.getType(), ValueRange{value}, ValueRange{empty},
+      SmallVector<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value rounded =
+            nb.create<arith::TruncFOp>(nloc, nb.getBF16Type(), args[0]);
+        nb.create<linalg::YieldOp>(nloc, rounded);
+      });
+  return round.getResult(0);
+}
+
 Value mlir::tfc::filledTensor(OpBuilder &b, Location loc,
                               ArrayRef<int64_t> shape, Type element,
                               double value) {

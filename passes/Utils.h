@@ -53,6 +53,9 @@ Value stabilizerMax(OpBuilder &b, Location loc, Value x, Value y);
 /// `tensor.empty` of the given shape.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type element);
+/// `value` (a float32 tensor) rounded to bf16 (to nearest even) by an
+/// element-wise op of identity maps.
+Value roundToBF16(OpBuilder &b, Location loc, Value value);
 /// A tensor of the given shape filled with `value`.
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    Type element, double value);

@@ -8,6 +8,7 @@
 # usage: scripts/gpu-check.sh build DIR    (where tfc is built)
 #        scripts/gpu-check.sh run DIR      (on the GPU machine)
 #        scripts/gpu-check.sh build-bf16 DIR, run-bf16 DIR: check 4 alone
+#        scripts/gpu-check.sh build-flash DIR, run-flash DIR: check 6 alone
 #
 # The lit tests that need a GPU (test/codegen/gpu/device-*.test) compile
 # as they go, so they run only on a machine that has both a GPU and tfc's
@@ -38,7 +39,15 @@
 #      why);
 #   5. the trainings of 2 and 3 again with TFC_GPU_GRAPH=1 (the launches
 #      between two copies replayed as one CUDA graph from their second
-#      time on): the checkpoints are the same, bit for bit.
+#      time on): the checkpoints are the same, bit for bit;
+#   6. --gpu-attention=flash (FlashAttention forward kernels, bf16): the
+#      tiny_lm64 of 4 trains 20 steps to the CPU bf16 build's test loss;
+#      causal LMs with heads of 16, 64 and 128 channels (lengths 64 and
+#      128) and a classifier with padding keys (heads of 32 channels,
+#      reviews padded to 64 tokens) evaluate CPU float32-trained weights
+#      to the CPU float32 build's loss, each within 1e-2 relative (4's
+#      tolerances, and for the same reasons). `build-flash DIR` and
+#      `run-flash DIR` run 6 alone.
 #
 # Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
 #
@@ -48,7 +57,7 @@ set -euo pipefail
 mode=${1:-}
 dir=${2:-}
 if [[ -z $mode || -z $dir ]]; then
-  echo "usage: $0 build|run|resume|build-bf16|run-bf16 DIR" >&2
+  echo "usage: $0 build|run|resume|build-bf16|run-bf16|build-flash|run-flash DIR" >&2
   exit 1
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -103,6 +112,7 @@ build() {
   "$tfc" compile "$dir/tiny/performer.toml" --target=cuda -o "$dir/tiny/pgpu"
   "$tfc" compile "$dir/tiny/performer.toml" -o "$dir/tiny/pcpu"
   build_bf16
+  build_flash
   # The CPU's side of the training checks, run here: the GPU machine need
   # not run the CPU executable (it links Open MPI's library).
   (cd "$dir/tiny" && rm -rf c r &&
@@ -134,6 +144,72 @@ build_bf16() {
    ./cpu32 train --out c32 --steps 20 --data tiny.txt > c32.log &&
    ./cpu32 eval --weights c32/last.safetensors --data tiny.txt > ce32.log)
   echo "built tiny_lm64 (bf16)"
+}
+
+# The data of FlashAttention check NAME, as `--data PATH`; the split that
+# an LM's evaluation reads (the train split: the others of tiny.txt are
+# shorter than a batch of 2 x 129 bytes).
+flash_data() { [[ $1 == cls ]] && echo "--data tiny_reviews.jsonl" || echo "--data tiny.txt"; }
+flash_split() { [[ $1 == cls ]] || echo "--split train"; }
+
+# The FlashAttention checks' models (check 6), each NAME built for the GPU
+# in bf16 with --gpu-attention=flash (NAME.fgpu) and for the CPU in
+# float32 (NAME.cpu32), whose 10 training steps and evaluation run here;
+# tiny_lm64 is check 4's, built again with the flag.
+build_flash() {
+  local build=${TFC_BUILD_DIR:-$root/build}
+  local tfc=$build/bin/tfc f=$dir/flash inputs=$root/test/e2e/Inputs
+  mkdir -p "$f"
+  cp "$inputs/tiny.txt" "$inputs/tiny_reviews.jsonl" "$f/"
+  local lm=(-e 's/^dropout = 0.1/dropout = 0.0/' -e 's/^batch = 4/batch = 2/')
+  sed "${lm[@]}" -e 's/^d_model = 32/d_model = 64/' -e 's/^d_ff = 64/d_ff = 256/' \
+      -e 's/^seq_len = 32/seq_len = 64/' "$inputs/tiny_lm.toml" > "$f/h16.toml"
+  sed "${lm[@]}" -e 's/^d_model = 32/d_model = 128/' -e 's/^heads = 4/heads = 2/' \
+      -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 128/' \
+      "$inputs/tiny_lm.toml" > "$f/h64.toml"
+  sed "${lm[@]}" -e 's/^d_model = 32/d_model = 256/' -e 's/^heads = 4/heads = 2/' \
+      -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 128/' \
+      "$inputs/tiny_lm.toml" > "$f/h128.toml"
+  sed -f "$root/test/gradcheck/Inputs/tiny.sed" -e 's/^d_model = .*/d_model = 64/' \
+      -e 's/^seq_len = .*/seq_len = 64/' -e 's/^batch = .*/batch = 2/' \
+      "$root/specs/transformer_cls.toml" > "$f/cls.toml"
+  local name
+  for name in h16 h64 h128 cls; do
+    "$tfc" compile "$f/$name.toml" --target=cuda --precision=bf16 \
+      --gpu-attention=flash -o "$f/$name.fgpu"
+    "$tfc" compile "$f/$name.toml" -o "$f/$name.cpu32"
+    (cd "$f" && rm -rf "$name.c32" &&
+     "./$name.cpu32" train --out "$name.c32" --steps 10 --eval-every 0 \
+       $(flash_data $name) --test $(flash_data $name | cut -d' ' -f2) > /dev/null &&
+     "./$name.cpu32" eval --weights "$name.c32/last.safetensors" \
+       $(flash_data $name) $(flash_split $name) > "$name.ce32.log")
+  done
+  "$tfc" compile "$dir/bf16/lm.toml" --target=cuda --precision=bf16 \
+    --gpu-attention=flash -o "$dir/bf16/fgpu"
+  echo "built the FlashAttention checks (bf16)"
+}
+
+# The FlashAttention checks, on the GPU machine. A kernel that read a
+# fragment or a tile from the wrong place, attended a future token or a
+# padding key, or normalised a row with another row's maximum would move
+# these losses by far more than the bf16 roundings' 1e-2.
+run_flash() {
+  local failed=0 name
+  cd "$dir/bf16"
+  rm -rf fg
+  check_loss fg.log c.log 1e-2 \
+    "tiny_lm64 flash: 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
+    "tiny_lm64 flash: 20 GPU steps: FAILED (%s against %s)" \
+    ./fgpu train --out fg --steps 20 --data tiny.txt || failed=1
+  cd "$dir/flash"
+  for name in h16 h64 h128 cls; do
+    check_loss "$name.ge.log" "$name.ce32.log" 1e-2 \
+      "flash $name: the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
+      "flash $name: evaluation on the GPU: FAILED (%s against %s)" \
+      "./$name.fgpu" eval --weights "$name.c32/last.safetensors" \
+      $(flash_data $name) $(flash_split $name) || failed=1
+  done
+  return $failed
 }
 
 # The bf16 checks, on the GPU machine. Tolerances: the float32 builds of
@@ -284,6 +360,7 @@ run() {
     fi
   done
   run_bf16 || failed=1
+  run_flash || failed=1
   if ((failed)); then echo "gpu-check: FAILED"; exit 1; fi
   echo "gpu-check: ok"
 }
@@ -304,6 +381,9 @@ case $mode in
   build-bf16) mkdir -p "$dir"; build_bf16 ;;
   run-bf16) dir=$(cd "$dir" && pwd)
             if run_bf16; then echo "gpu-check: ok"; else echo "gpu-check: FAILED"; exit 1; fi ;;
+  build-flash) mkdir -p "$dir"; build_bf16; build_flash ;;
+  run-flash) dir=$(cd "$dir" && pwd)
+             if run_flash; then echo "gpu-check: ok"; else echo "gpu-check: FAILED"; exit 1; fi ;;
   resume) resume ;;
-  *) echo "usage: $0 build|run|resume|build-bf16|run-bf16 DIR" >&2; exit 1 ;;
+  *) echo "usage: $0 build|run|resume|build-bf16|run-bf16|build-flash|run-flash DIR" >&2; exit 1 ;;
 esac

@@ -17,11 +17,13 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -33,19 +35,36 @@
 using namespace mlir;
 
 namespace tfc {
-TargetChoices gpuTargetChoices(bool rowAttention) {
+TargetChoices gpuTargetChoices(bool rowAttention, bool flashForward) {
   TargetChoices choices;
   choices.attentionPairsAsThreads = false;
   if (rowAttention)
-    choices.addAttentionPasses = [](OpPassManager &pm) {
-      pm.addPass(mlir::tfc::createTfcRowAttention());
+    choices.addAttentionPasses = [flashForward](OpPassManager &pm) {
+      mlir::tfc::TfcRowAttentionOptions options;
+      options.flashForward = flashForward;
+      pm.addPass(mlir::tfc::createTfcRowAttention(options));
     };
   return choices;
 }
 } // namespace tfc
 
+namespace {
+/// Lets the inliner move the NVGPU dialect's ops (the `cp.async` copies and
+/// `ldmatrix` loads of a FlashAttention kernel, built on tensors) into the
+/// callers of their function, as it moves the GPU dialect's.
+struct NVGPUInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void ::tfc::registerGpuCodegenDialects(DialectRegistry &registry) {
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
+  registry.addExtension(+[](MLIRContext *, nvgpu::NVGPUDialect *dialect) {
+    dialect->addInterfaces<NVGPUInlinerInterface>();
+  });
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);

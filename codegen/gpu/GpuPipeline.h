@@ -37,8 +37,10 @@ struct GpuTargetOptions {
 /// The GPU's choices for the target-independent middle: attention's ops
 /// stay batch-wide (the kernels take the batch and heads), and with
 /// `rowAttention` softmax attention is lowered to loops over rows
-/// (tfc-row-attention, `tfc compile --gpu-attention=rows`).
-TargetChoices gpuTargetChoices(bool rowAttention);
+/// (tfc-row-attention, `tfc compile --gpu-attention=rows`), and with
+/// `flashForward` too its forwards that fit to FlashAttention kernels on
+/// the tensor cores (`--gpu-attention=flash`, bf16 builds).
+TargetChoices gpuTargetChoices(bool rowAttention, bool flashForward = false);
 
 /// Registers the dialects, external models and translations that the GPU
 /// pipeline needs.

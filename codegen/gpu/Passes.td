@@ -37,9 +37,39 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     `tfc compile --target=cuda --gpu-attention=rows`: each iteration is one
     thread, the threads of a block consecutive query rows of one head.
     Other kinds are left to tfc-blocked-attention and tfc-lower-to-linalg.
+
+    With `flash-forward` (`--gpu-attention=flash`, bf16 builds), a forward
+    of float32 operands with a head dimension of 16, 32, 64 or 128 and
+    lengths that 64 divides (equal when causal) is one FlashAttention
+    kernel on the tensor cores instead (a `gpu.launch` with the attribute
+    `tfc.flash_attention_tile = [64, BN, Dh]`): a block of 4 warps per
+    (64 query rows, batch, head) with the Q tile in registers, K and V
+    tiles of BN keys (64; 32 for Dh 128) through two stages of shared
+    memory by `cp.async`, `S = Q K^T` and `O += P V` by
+    `mma.sync.m16n8k16` on bf16 with float32 accumulators, the online
+    softmax in registers (exp2 with the scale and log2(e) folded in, row
+    maxima and sums by warp shuffles), key tiles above the diagonal
+    skipped when causal, padding keys masked. Its operands are rounded to
+    bf16 by an element-wise op each and reach it through
+    `bufferization.to_memref`; its output and log-sum-exp are buffers of
+    their own that `bufferization.to_tensor` returns. Its gradient stays
+    the row loops, which read that log-sum-exp. The kernel uses shared
+    memory, barriers and warp-wide instructions, so `--gpu-emulate`
+    cannot run it; only a GPU run checks its results.
   }];
+  let options = [
+    Option<"flashForward", "flash-forward", "bool", /*default=*/"false",
+           "Forwards that the FlashAttention kernel takes run as that "
+           "kernel (bf16 operands)">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::gpu::GPUDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::nvgpu::NVGPUDialect",
     "mlir::math::MathDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",

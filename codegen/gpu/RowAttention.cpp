@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
+#include "codegen/gpu/Utils.h"
 #include "passes/Passes.h"
 #include "passes/Utils.h"
 
@@ -71,12 +72,14 @@ namespace {
 /// channels, an optional key mask `[B, Sk]`.
 class RowAttentionBuilder {
 public:
+  /// The loops compute in `element`, by default the query's: operands of
+  /// another type (bf16 roundings) are widened to it as rows are read.
   RowAttentionBuilder(OpBuilder &builder, Location loc, SoftmaxAttr kind,
                       int64_t heads, Value query, Value key, Value value,
-                      Value mask)
+                      Value mask, Type computeType = {})
       : b(builder), loc(loc), causal(kind.getCausal()), heads(heads),
         query(query), key(key), value(value), mask(mask),
-        element(elementOf(query)) {
+        element(computeType ? computeType : elementOf(query)) {
     ArrayRef<int64_t> qShape = shapeOf(query);
     batch = qShape[0];
     queries = qShape[1];
@@ -336,12 +339,19 @@ private:
     return b.create<arith::AddIOp>(loc, i, constantIndex(1));
   }
 
-  /// Head `h` of row `row` of `x [B, S, D]`, as a `[Dh]` vector.
+  /// Head `h` of row `row` of `x [B, S, D]`, as a `[Dh]` vector of the
+  /// loops' element type (widened from a narrower `x`).
   Value readRow(Value x, Value bi, Value row, Value h) {
     Value column = b.create<arith::MulIOp>(loc, h, constantIndex(headDim));
-    return b.create<vector::TransferReadOp>(
-        loc, rowType, x, ValueRange{bi, row, column}, constant(0.0),
-        ArrayRef<bool>{true});
+    Type stored = elementOf(x);
+    if (stored == element)
+      return b.create<vector::TransferReadOp>(
+          loc, rowType, x, ValueRange{bi, row, column}, constant(0.0),
+          ArrayRef<bool>{true});
+    Value narrow = b.create<vector::TransferReadOp>(
+        loc, VectorType::get({headDim}, stored), x, ValueRange{bi, row, column},
+        floatConstant(b, loc, stored, 0.0), ArrayRef<bool>{true});
+    return b.create<arith::ExtFOp>(loc, rowType, narrow);
   }
 
   Value dot(Value x, Value y) {
@@ -404,6 +414,8 @@ bool sameAttention(AttentionOp attention, AttentionGradOp grad) {
 
 struct TfcRowAttentionPass
     : public tfc::impl::TfcRowAttentionBase<TfcRowAttentionPass> {
+  using TfcRowAttentionBase::TfcRowAttentionBase;
+
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -438,24 +450,48 @@ struct TfcRowAttentionPass
     // The forwards come first in `ops` (walk order, and each before its
     // gradient in their block): their results are known when a gradient
     // is lowered.
-    DenseMap<Operation *, std::pair<Value, Value>> lowered;
+    DenseMap<Operation *, FlashAttentionForward> lowered;
     for (Operation *op : ops) {
       OpBuilder b(op);
       if (auto attention = dyn_cast<AttentionOp>(op)) {
-        RowAttentionBuilder rows(
-            b, op->getLoc(), cast<SoftmaxAttr>(attention.getKind()),
-            attention.getHeads(), attention.getQuery(), attention.getKey(),
-            attention.getValue(), attention.getMask());
-        auto [out, lse] = rows.forward(paired.contains(op));
-        attention.getResult().replaceAllUsesWith(out);
-        lowered[op] = {out, lse};
+        auto kind = cast<SoftmaxAttr>(attention.getKind());
+        bool causal = kind.getCausal();
+        FlashAttentionForward forward;
+        if (flashForward &&
+            flashAttentionTakes(causal, attention.getHeads(),
+                                attention.getQuery(), attention.getKey(),
+                                attention.getMask())) {
+          forward = buildFlashAttentionForward(
+              b, op->getLoc(), causal, attention.getHeads(),
+              attention.getQuery(), attention.getKey(), attention.getValue(),
+              attention.getMask());
+        } else {
+          RowAttentionBuilder rows(b, op->getLoc(), kind, attention.getHeads(),
+                                   attention.getQuery(), attention.getKey(),
+                                   attention.getValue(), attention.getMask());
+          std::tie(forward.out, forward.lse) =
+              rows.forward(paired.contains(op));
+        }
+        attention.getResult().replaceAllUsesWith(forward.out);
+        lowered[op] = forward;
       } else {
         auto grad = cast<AttentionGradOp>(op);
+        FlashAttentionForward forward = lowered.lookup(forwardOf.lookup(op));
+        // After a FlashAttention forward, the gradient reads the same bf16
+        // operands as it did, so that its probabilities are those of the
+        // forward's log-sum-exp, and the float32 ones need not be kept.
+        Value query = grad.getQuery(), key = grad.getKey(),
+              value = grad.getValue();
+        if (forward.query) {
+          query = forward.query;
+          key = forward.key;
+          value = forward.value;
+        }
         RowAttentionBuilder rows(
             b, op->getLoc(), cast<SoftmaxAttr>(grad.getKind()), grad.getHeads(),
-            grad.getQuery(), grad.getKey(), grad.getValue(), grad.getMask());
-        auto [out, lse] = lowered.lookup(forwardOf.lookup(op));
-        SmallVector<Value> grads = rows.gradient(grad.getGrad(), out, lse);
+            query, key, value, grad.getMask(), elementOf(grad.getGrad()));
+        SmallVector<Value> grads =
+            rows.gradient(grad.getGrad(), forward.out, forward.lse);
         grad.getQueryGrad().replaceAllUsesWith(grads[0]);
         grad.getKeyGrad().replaceAllUsesWith(grads[1]);
         grad.getValueGrad().replaceAllUsesWith(grads[2]);

@@ -68,7 +68,7 @@ constexpr int64_t kDepth = 32, kMmaDepth = 16;
 /// The mma tile: 16 rows x 8 columns.
 constexpr int64_t kMmaRows = 16, kMmaCols = 8;
 /// Elements of one 16-byte copy.
-constexpr int64_t kCopyElements = 8;
+constexpr int64_t kCopyElements = kBf16PerChunk;
 /// The static shared memory of a block.
 constexpr int64_t kSharedBytes = 48 * 1024;
 /// The shortest k of one part of a split contraction, and the most parts.
@@ -214,18 +214,16 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
 }
 
 /// Builds the kernel of one contraction in place of it.
-class KernelBuilder {
+class KernelBuilder : IndexArithmetic {
 public:
   KernelBuilder(linalg::LinalgOp op, const TensorCorePlan &plan)
-      : op(op), plan(plan), loc(op.getLoc()), b(op) {}
+      : IndexArithmetic(OpBuilder(op), op.getLoc()), op(op), plan(plan) {}
 
   void build();
 
 private:
   linalg::LinalgOp op;
   const TensorCorePlan &plan;
-  Location loc;
-  OpBuilder b;
   gpu::LaunchOp launch;
   Value tid, lane, firstRow, firstCol, warpRow, warpCol;
   /// Per loop dimension, the block's index (batch dimensions only).
@@ -238,18 +236,6 @@ private:
   int64_t mmaCols() const { return warpCols() / kMmaCols; }
   int64_t kTiles() const { return plan.extents[plan.k] / kDepth; }
 
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
-  Value mul(Value x, int64_t y) {
-    return b.create<arith::MulIOp>(loc, x, index(y));
-  }
-  Value div(Value x, int64_t y) {
-    return b.create<arith::DivUIOp>(loc, x, index(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return b.create<arith::RemUIOp>(loc, x, index(y));
-  }
   Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
 
   /// The indices of `map` with m at `row`, n at `col`, k at `kv` and the
@@ -271,17 +257,6 @@ private:
     return launch.addWorkgroupAttribution(type, loc);
   }
 
-  /// The column in a shared tile of rows `inner` elements long where the
-  /// 16-byte chunk `chunk` of row `row` is kept: the chunk's number XOR the
-  /// row, so that 8 consecutive rows put one chunk in 8 distinct 16-byte
-  /// bank groups (two rows share a 128-byte line when they are 64 bytes).
-  Value swizzled(Value row, Value chunk, int64_t inner) {
-    int64_t chunks = inner / kCopyElements;
-    int64_t rowsPerLine = std::max<int64_t>(1, 8 / chunks);
-    Value pattern = rem(div(row, rowsPerLine), std::min<int64_t>(chunks, 8));
-    return mul(b.create<arith::XOrIOp>(loc, chunk, pattern), kCopyElements);
-  }
-
   /// Issues the copies of k tile `kt` of both operands into `stage`, 16
   /// bytes per copy, consecutive threads along the operand's innermost
   /// dimension; returns their group.
@@ -291,34 +266,6 @@ private:
   Value copyTilesIfAny(Value kt);
   /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
   void multiply(Value stage, SmallVector<Value> &accs);
-  /// One mma: `acc` (4 values) plus the product of fragments `a`, `b`.
-  void mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-           MutableArrayRef<Value> acc);
-  /// The 4 registers (i32) of an `ldmatrix` x4 of `tile` at `stage`, row
-  /// `row`, 16-byte chunk `chunk` (before the swizzle).
-  SmallVector<Value> loadMatrix(Value tile, Value stage, Value row, Value chunk,
-                                int64_t inner, bool transpose);
-  /// Stores `pair` (2 elements) at `at` of `buffer` (identity layout) with
-  /// the alignment of the pair, as one 8-byte (float32) or 4-byte (bf16)
-  /// store: `vector.store` would take the element's alignment, and the
-  /// NVPTX back end would split it.
-  void storePair(Value pair, Value buffer, ArrayRef<Value> at) {
-    auto type = cast<MemRefType>(buffer.getType());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    Value linear = index(0);
-    int64_t stride = bytes;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-      linear = add(linear, mul(at[d], stride));
-      stride *= type.getDimSize(d);
-    }
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
-    Value address =
-        b.create<arith::IndexCastOp>(loc, b.getI64Type(), add(base, linear));
-    // Global memory's generic addresses are its global addresses.
-    Value pointer = b.create<LLVM::IntToPtrOp>(
-        loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
-    b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
-  }
   /// Row and column of accumulator q of mma tile (i, j) of the thread.
   std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
 };
@@ -412,7 +359,7 @@ void KernelBuilder::build() {
         if (downCast)
           pair = b.create<arith::TruncFOp>(
               loc, VectorType::get({2}, b.getBF16Type()), pair);
-        storePair(pair, target, indices(outMap, row, col, {}));
+        storePair(b, loc, pair, target, indices(outMap, row, col, {}));
       }
   if (downCast) {
     Value buffer = output;
@@ -479,7 +426,8 @@ Value KernelBuilder::copyTiles(Value kt, Value stage) {
                                        rows ? Value() : position, kv);
       tokens.push_back(b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, tokenType(), tile,
-          ValueRange{stage, across, swizzled(across, chunk, inner)},
+          ValueRange{stage, across,
+                     swizzledColumn(b, loc, across, chunk, inner)},
           op.getDpsInputs()[input], src, b.getIndexAttr(kCopyElements),
           /*srcElements=*/Value(), b.getUnitAttr()));
     }
@@ -489,39 +437,6 @@ Value KernelBuilder::copyTiles(Value kt, Value stage) {
   copy(plan.colInput, plan.colKInner, plan.blockCols, firstCol, colTiles,
        /*rows=*/false);
   return b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
-}
-
-SmallVector<Value> KernelBuilder::loadMatrix(Value tile, Value stage, Value row,
-                                             Value chunk, int64_t inner,
-                                             bool transpose) {
-  auto type = VectorType::get({4, 2}, b.getBF16Type());
-  Value matrix = b.create<nvgpu::LdMatrixOp>(
-      loc, type, tile, ValueRange{stage, row, swizzled(row, chunk, inner)},
-      transpose, /*numTiles=*/4);
-  SmallVector<Value> regs;
-  for (int64_t r = 0; r < 4; ++r) {
-    Value pair = b.create<vector::ExtractOp>(loc, matrix, r);
-    Value word = b.create<vector::BitCastOp>(
-        loc, VectorType::get({1}, b.getI32Type()), pair);
-    regs.push_back(b.create<vector::ExtractOp>(loc, word, 0));
-  }
-  return regs;
-}
-
-void KernelBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
-                        MutableArrayRef<Value> acc) {
-  Type f32 = b.getF32Type();
-  auto result =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  SmallVector<Value> args(a);
-  llvm::append_range(args, bFrag);
-  llvm::append_range(args, acc);
-  Value d = b.create<LLVM::CallIntrinsicOp>(
-                 loc, result,
-                 b.getStringAttr("llvm.nvvm.mma.m16n8k16.row.col.bf16"), args)
-                .getResult(0);
-  for (int64_t q = 0; q < 4; ++q)
-    acc[q] = b.create<LLVM::ExtractValueOp>(loc, d, q);
 }
 
 void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
@@ -544,11 +459,12 @@ void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
                        int64_t ks, Value across, Value acrossChunk, Value along,
                        Value alongChunk) {
     return kInner
-               ? loadMatrix(tiles, stage, add(add(base, across), l8),
-                            add(alongChunk, ks / kCopyElements), kDepth, false)
-               : loadMatrix(tiles, stage, add(add(along, l8), ks),
-                            add(div(base, kCopyElements), acrossChunk), extent,
-                            true);
+               ? loadMatrixX4(b, loc, tiles, stage, add(add(base, across), l8),
+                              add(alongChunk, ks / kCopyElements), kDepth,
+                              false)
+               : loadMatrixX4(b, loc, tiles, stage, add(add(along, l8), ks),
+                              add(div(base, kCopyElements), acrossChunk),
+                              extent, true);
   };
   for (int64_t ks = 0; ks < kDepth; ks += kMmaDepth) {
     SmallVector<SmallVector<Value>> aFrags, bFrags;
@@ -566,8 +482,8 @@ void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
     for (int64_t i = 0; i < mmaRows(); ++i)
       for (int64_t j = 0; j < mmaCols(); ++j) {
         ArrayRef<Value> pair = bFrags[j / 2];
-        mma(aFrags[i], pair.slice((j % 2) * 2, 2),
-            MutableArrayRef<Value>(accs).slice((i * mmaCols() + j) * 4, 4));
+        mmaBf16(b, loc, aFrags[i], pair.slice((j % 2) * 2, 2),
+                MutableArrayRef<Value>(accs).slice((i * mmaCols() + j) * 4, 4));
       }
   }
 }

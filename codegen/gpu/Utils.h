@@ -13,6 +13,7 @@
 #ifndef TFC_CODEGEN_GPU_UTILS_H
 #define TFC_CODEGEN_GPU_UTILS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -95,6 +96,96 @@ inline SmallVector<Value> contractionIndices(AffineMap map, unsigned m,
 /// The threads of the kernel that tfc-gpu-tile-contractions makes of `op`,
 /// 0 when it leaves `op` alone.
 int64_t tiledContractionThreads(linalg::LinalgOp op);
+
+//===----------------------------------------------------------------------===//
+// Tensor-core kernels (tfc-gpu-tensor-core-contractions, the FlashAttention
+// kernel of tfc-row-attention)
+//===----------------------------------------------------------------------===//
+
+/// The index arithmetic of a kernel builder, at the point of its builder
+/// `b`: constants, sums, and products, unsigned quotients and remainders
+/// by constants.
+class IndexArithmetic {
+protected:
+  IndexArithmetic(OpBuilder builder, Location loc) : b(builder), loc(loc) {}
+
+  OpBuilder b;
+  Location loc;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return b.create<arith::MulIOp>(loc, x, index(y));
+  }
+  Value div(Value x, int64_t y) {
+    return b.create<arith::DivUIOp>(loc, x, index(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return b.create<arith::RemUIOp>(loc, x, index(y));
+  }
+};
+
+/// bf16 elements of one 16-byte `cp.async` copy, one `ldmatrix` row.
+inline constexpr int64_t kBf16PerChunk = 8;
+
+/// The element column of a shared tile of rows `inner` bf16 long where the
+/// 16-byte chunk `chunk` of row `row` is kept: the chunk's number XOR the
+/// row, so that 8 consecutive rows put one chunk in 8 distinct 16-byte
+/// bank groups (two rows share a 128-byte line when they are 64 bytes).
+Value swizzledColumn(OpBuilder &b, Location loc, Value row, Value chunk,
+                     int64_t inner);
+
+/// The 4 registers (i32, two bf16 each) of an `ldmatrix` x4 of the shared
+/// tile `tile` at `leading` (its outer indices), row `row` and 16-byte
+/// chunk `chunk` (before the swizzle) of rows `inner` elements long;
+/// `.trans` with `transpose`.
+SmallVector<Value> loadMatrixX4(OpBuilder &b, Location loc, Value tile,
+                                ValueRange leading, Value row, Value chunk,
+                                int64_t inner, bool transpose);
+
+/// One `mma.sync.m16n8k16` with bf16 operands and float32 accumulators:
+/// `acc` (4 values) plus the product of the A fragment `a` (4 registers)
+/// and the B fragment `bFrag` (2), through `llvm.call_intrinsic` (nvgpu
+/// and nvvm reject bf16 operands in MLIR 19).
+void mmaBf16(OpBuilder &b, Location loc, ArrayRef<Value> a,
+             ArrayRef<Value> bFrag, MutableArrayRef<Value> acc);
+
+/// Two float32 values rounded to bf16 (to nearest even) and packed into
+/// one i32, the first in the low half: a register of an mma fragment.
+Value packBf16Pair(OpBuilder &b, Location loc, Value low, Value high);
+
+/// Stores `pair` (a vector of 2 elements) at `at` of `buffer` (identity
+/// layout) as one store with the alignment of the pair (8 bytes for
+/// float32, 4 for bf16): `vector.store` would take the element's
+/// alignment, and the NVPTX back end would split it.
+void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
+               ArrayRef<Value> at);
+
+/// Whether the FlashAttention forward kernel takes a softmax attention of
+/// `heads` heads over these float32 tensors: static `[B, Sq, D]` queries
+/// and `[B, Sk, D]` keys, a head dimension of 16, 32, 64 or 128, Sq and Sk
+/// multiples of 64, equal when `causal`; a float32 key mask `[B, Sk]` or
+/// none.
+bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
+                         Value mask);
+
+/// The tensors of an attention's forward that its gradient reads: the
+/// output, each row's log-sum-exp, and (after a FlashAttention kernel)
+/// the bf16 operands it multiplied.
+struct FlashAttentionForward {
+  Value out, lse;
+  Value query, key, value;
+};
+
+/// The FlashAttention forward kernel of a softmax attention that
+/// flashAttentionTakes, built at `b`'s point on tensors: its output
+/// `[B, Sq, D]` and each row's log-sum-exp `[B, H, Sq]`, float32 both, and
+/// the bf16 roundings of the operands that it reads (FlashAttention.cpp).
+FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
+                                                 bool causal, int64_t heads,
+                                                 Value query, Value key,
+                                                 Value value, Value mask);
 
 } // namespace mlir::tfc
 

@@ -20,6 +20,7 @@
 #include "frontend/ir/SpecToTfc.h"
 #include "passes/Passes.h"
 #include "tools/Registration.h"
+#include "tools/tfc/Machines.h"
 #include "tools/tfc/Memory.h"
 #include "tools/tfc/Version.h"
 
@@ -32,8 +33,6 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -45,8 +44,6 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <cstdio>
 #include <unistd.h>
@@ -113,7 +110,7 @@ cl::opt<bool> gpuEmulate(
     cl::init(false), cl::cat(compileCategory));
 
 /// How the GPU target runs softmax attention.
-enum class GpuAttention { Blocks, Rows };
+enum class GpuAttention { Blocks, Rows, Flash };
 
 cl::opt<GpuAttention> gpuAttention(
     "gpu-attention", cl::desc("With --target=cuda: how softmax attention runs"),
@@ -123,7 +120,12 @@ cl::opt<GpuAttention> gpuAttention(
                    "three kernels per attention and gradient "
                    "(tfc-row-attention; default)"),
         clEnumValN(GpuAttention::Blocks, "blocks",
-                   "query and key blocks, a kernel per block operation")),
+                   "query and key blocks, a kernel per block operation"),
+        clEnumValN(GpuAttention::Flash, "flash",
+                   "with --precision=bf16: each forward that fits (head "
+                   "dimension 16 to 128, lengths that 64 divides) one "
+                   "FlashAttention kernel on the tensor cores, the rest and "
+                   "the gradients as with rows")),
     cl::init(GpuAttention::Rows), cl::cat(compileCategory));
 
 cl::opt<std::string>
@@ -277,29 +279,6 @@ int printKernelImage(ModuleOp module, const std::string &path) {
   return 0;
 }
 
-/// Checks `--gpu-arch` against the architectures LLVM's NVPTX back end
-/// knows (sm_52 and later: the oldest that CUDA 12 still supports).
-bool checkGpuArch(llvm::StringRef arch) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTargetMC();
-  std::string triple = "nvptx64-nvidia-cuda", error;
-  const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
-  unsigned number = 0;
-  llvm::StringRef digits = arch;
-  bool ok = nvptx && digits.consume_front("sm_") &&
-            !digits.rtrim('a').getAsInteger(10, number) && number >= 52;
-  if (ok) {
-    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-        nvptx->createMCSubtargetInfo(triple, "", ""));
-    ok = subtarget && subtarget->isCPUStringValid(arch);
-  }
-  if (!ok)
-    llvm::errs() << "tfc: error: --gpu-arch: expected an NVIDIA architecture "
-                    "sm_52 or later (such as sm_80, sm_90, sm_90a), got '"
-                 << arch << "'\n";
-  return ok;
-}
-
 void printTopLevelHelp() {
   llvm::outs()
       << "OVERVIEW: tfc - a compiler for efficient transformers\n\n"
@@ -404,61 +383,6 @@ bool parseOptions(int argc, char **argv, std::string &errors) {
   if (saved >= 0)
     close(saved);
   return ok;
-}
-
-/// LLVM's description of CPU `cpu` ("": the generic one) of this machine's
-/// target; null if LLVM cannot describe it or has no target (`error`).
-std::unique_ptr<llvm::MCSubtargetInfo> hostSubtarget(llvm::StringRef cpu,
-                                                     std::string &error) {
-  llvm::InitializeNativeTarget();
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) {
-    error = "no target for " + triple + ": " + error;
-    return nullptr;
-  }
-  return std::unique_ptr<llvm::MCSubtargetInfo>(
-      target->createMCSubtargetInfo(triple, cpu, ""));
-}
-
-/// Checks `--cpu` against the CPUs LLVM knows for this machine's target, so
-/// that a typo is an error rather than code for a generic CPU.
-bool checkCpu(llvm::StringRef cpu) {
-  if (cpu.empty() || cpu == "native")
-    return true;
-  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = hostSubtarget("", error);
-  if (!error.empty()) {
-    llvm::errs() << "tfc: error: --cpu: " << error << "\n";
-    return false;
-  }
-  if (subtarget && subtarget->isCPUStringValid(cpu)) {
-    // The generated code is 64-bit: a 32-bit x86 CPU (i386, pentium4)
-    // would stop LLVM's code generator.
-    std::unique_ptr<llvm::MCSubtargetInfo> chosen = hostSubtarget(cpu, error);
-    if (llvm::Triple(triple).getArch() != llvm::Triple::x86_64 || !chosen ||
-        chosen->checkFeatures("+64bit"))
-      return true;
-    llvm::errs() << "tfc: error: --cpu: '" << cpu
-                 << "' has no 64-bit mode; expected a 64-bit CPU of " << triple
-                 << " (such as x86-64-v3, skylake-avx512, znver4)\n";
-    return false;
-  }
-  llvm::errs() << "tfc: error: --cpu: expected 'native' or a CPU of " << triple
-               << " (such as x86-64-v3, skylake-avx512, znver4), got '" << cpu
-               << "'\n";
-  return false;
-}
-
-/// Whether `cpu` ("native" or "": this machine's; else a CPU that checkCpu
-/// accepted) has the feature `feature`, in LLVM's name (`avx512bf16`).
-bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
-  if (cpu.empty() || cpu == "native")
-    return llvm::sys::getHostCPUFeatures().lookup(feature);
-  std::string error;
-  std::unique_ptr<llvm::MCSubtargetInfo> chosen = hostSubtarget(cpu, error);
-  return chosen && chosen->checkFeatures(("+" + feature).str());
 }
 
 /// Whether writing `output` would overwrite the file at `spec`.
@@ -620,7 +544,7 @@ bool checkCodeGenOptions() {
     llvm::errs() << "tfc: error: -O: expected 0 to 3, got " << optLevel << "\n";
     return false;
   }
-  return checkCpu(cpuName);
+  return ::tfc::checkCpu(cpuName);
 }
 
 /// The --batch and --seq-len the command line gives in place of the spec's.
@@ -655,6 +579,17 @@ bool applyModelOptions(::tfc::spec::Spec &spec) {
   if (bf16 && useF64) {
     llvm::errs() << "tfc: error: --precision=bf16: expected a float32 build, "
                     "not --f64 (the gradient check's float64 build)\n";
+    return false;
+  }
+  // The FlashAttention kernel multiplies bf16 operands on tensor cores,
+  // and the emulation runs no kernel with shared memory or warp shuffles.
+  if (gpuAttention == GpuAttention::Flash && (!bf16 || gpuEmulate)) {
+    llvm::errs() << "tfc: error: --gpu-attention=flash: expected "
+                 << (gpuEmulate ? "a GPU build, not --gpu-emulate (it cannot "
+                                  "run tensor-core kernels)"
+                                : "--precision=bf16 (its kernel multiplies "
+                                  "bf16 operands)")
+                 << "\n";
     return false;
   }
   if (attentionBlock.getNumOccurrences() && attentionBlock < 1) {
@@ -745,7 +680,7 @@ bool chooseTarget(Compilation &job) {
                       "code)\n";
       return false;
     }
-  if (cuda && !checkGpuArch(gpuArch))
+  if (cuda && !::tfc::checkGpuArch(gpuArch))
     return false;
   if (gpuEmulate && (!cuda || stage == Stage::PTX)) {
     llvm::errs() << "tfc: error: --gpu-emulate: expected --target=cuda and "
@@ -807,10 +742,11 @@ OwningOpRef<ModuleOp> buildModule(MLIRContext &ctx,
   pipeline.recomputeElementwise = recomputeElementwise;
   pipeline.bf16 = spec.training.precision == ::tfc::spec::Precision::BF16;
   pipeline.cpuAvx512Bf16 = pipeline.bf16 && !job.cuda && !gpuEmulate &&
-                           cpuHasFeature(cpuName, "avx512bf16");
+                           ::tfc::cpuHasFeature(cpuName, "avx512bf16");
   pipeline.target =
       job.cuda || gpuEmulate
-          ? ::tfc::gpuTargetChoices(gpuAttention == GpuAttention::Rows)
+          ? ::tfc::gpuTargetChoices(gpuAttention != GpuAttention::Blocks,
+                                    gpuAttention == GpuAttention::Flash)
           : ::tfc::cpuTargetChoices();
   return pipeline;
 }

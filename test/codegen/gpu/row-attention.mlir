@@ -1,4 +1,5 @@
 // RUN: tfc-opt %s -split-input-file --tfc-row-attention | FileCheck %s
+// RUN: tfc-opt %s -split-input-file --tfc-row-attention=flash-forward=1 | FileCheck %s --check-prefix=FLASH
 
 // Causal softmax attention with a key mask, 2 heads of 4 channels: one
 // scf.forall over (batch, head, query row), rows innermost; each iteration
@@ -165,4 +166,123 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
       grad %g : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
       -> tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
   return %a, %dq, %dk, %dv : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// With flash-forward, a causal forward of 2 heads of 64 channels over 128
+// positions is one FlashAttention kernel: Q, K and V rounded to bf16, a
+// block of 128 threads per (query block of 64, batch, head), 2 x 2 x 2
+// blocks; a 64 x 64 Q tile and two stages of 64-key K and V tiles in
+// shared memory, each filled by 4 cp.async copies of 16 bytes per thread;
+// Q's 4 A fragments read once; per key tile (up to the diagonal) 32 mma
+// for S = Q K^T, the causal mask, the rows' maxima over 4 lanes by
+// shuffles, exp2, the probabilities rounded to bf16 pairs and 32 mma for
+// P V with V's fragments by ldmatrix.trans. Per row it stores the output
+// (8-byte stores of two channels) and the log-sum-exp. The gradient's row
+// loops read the same bf16 operands (widened) and that log-sum-exp.
+
+// FLASH-LABEL: func.func @flash_forward_and_grad
+// FLASH: %[[Q16:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
+// FLASH: arith.truncf %{{.*}} : f32 to bf16
+// FLASH: linalg.generic {{.*}} ins(%arg1 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
+// FLASH: linalg.generic {{.*}} ins(%arg2 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
+// FLASH: %[[QB:.*]] = bufferization.to_memref %[[Q16]] read_only : memref<2x128x128xbf16>
+// FLASH: %[[OUT:.*]] = memref.alloc() : memref<2x128x128xf32>
+// FLASH: %[[LSE:.*]] = memref.alloc() : memref<2x2x128xf32>
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[QT:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[KT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+// FLASH-COUNT-4: nvgpu.device_async_copy %[[QB]][{{.*}}], %[[QT]]
+// FLASH-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[KT]]
+// FLASH-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[VT]]
+// FLASH: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// FLASH-NEXT: gpu.barrier
+// FLASH-COUNT-4: nvgpu.ldmatrix %[[QT]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// FLASH: scf.for {{.*}} -> ({{((f32, ){36})}}!nvgpu.device.async.token)
+// FLASH: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// FLASH-NEXT: gpu.barrier
+// FLASH: scf.if %{{.*}} -> (!nvgpu.device.async.token)
+// FLASH-COUNT-8: nvgpu.device_async_copy
+// FLASH: } else {
+// FLASH: nvgpu.ldmatrix %[[KT]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH: arith.cmpi sgt
+// FLASH: arith.select
+// FLASH: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// FLASH: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// FLASH: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// FLASH: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// FLASH: nvgpu.ldmatrix %[[VT]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH-NOT: llvm.call_intrinsic "llvm.nvvm.mma
+// FLASH: scf.yield
+// FLASH: gpu.shuffle  xor
+// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// FLASH: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// FLASH: memref.store %{{.*}}, %[[LSE]][{{.*}}] : memref<2x2x128xf32>
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: %[[O:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// FLASH: %[[L:.*]] = bufferization.to_tensor %[[LSE]] restrict writable
+// FLASH: %[[ROWS:.*]]:3 = scf.forall
+// FLASH: vector.transfer_read %[[Q16]][{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x128x128xbf16>, vector<64xbf16>
+// FLASH: arith.extf %{{.*}} : vector<64xbf16> to vector<64xf32>
+// FLASH: tensor.extract %[[L]]
+// FLASH-NOT: math.log
+// FLASH: return %[[O]], %[[ROWS]]#0
+func.func @flash_forward_and_grad(%q: tensor<2x128x128xf32>, %k: tensor<2x128x128xf32>,
+                                  %v: tensor<2x128x128xf32>, %g: tensor<2x128x128xf32>)
+    -> (tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32> -> tensor<2x128x128xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      grad %g : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>
+      -> tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>
+  return %a, %dq, %dk, %dv : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>
+}
+
+// -----
+
+// A head of 128 channels takes K and V tiles of 32 keys (the Q tile and
+// both stages then fill the 48 KiB of static shared memory). Without the
+// causal mask every key tile is visited and nothing compares positions;
+// a padding key's score is -inf, from the mask read in the kernel. 64
+// queries against 128 keys: one block per (batch, head).
+
+// FLASH-LABEL: func.func @flash_padded_cross
+// FLASH: %[[MASK:.*]] = bufferization.to_memref %arg3 read_only : memref<1x128xf32>
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{(_[0-9]+)?}}, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x128xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x128xbf16, #gpu.address_space<workgroup>>)
+// FLASH: scf.for %{{.*}} = %{{.*}} to %c4{{.*}} step
+// FLASH-NOT: arith.cmpi sgt
+// FLASH: memref.load %[[MASK]]
+// FLASH: arith.cmpf une
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 32, 128>}
+// FLASH-NOT: scf.forall
+// FLASH: return
+func.func @flash_padded_cross(%q: tensor<1x64x128xf32>, %k: tensor<1x128x128xf32>,
+                              %v: tensor<1x128x128xf32>, %m: tensor<1x128xf32>)
+    -> tensor<1x64x128xf32> {
+  %a = tfc.attention #tfc.softmax<> heads 1 %q, %k, %v
+      mask(%m : tensor<1x128xf32>)
+      : tensor<1x64x128xf32>, tensor<1x128x128xf32>, tensor<1x128x128xf32> -> tensor<1x64x128xf32>
+  return %a : tensor<1x64x128xf32>
+}
+
+// -----
+
+// Lengths that 64 does not divide, or a head dimension of 8, keep the
+// row loops.
+
+// FLASH-LABEL: func.func @flash_not_taken
+// FLASH-NOT: gpu.launch
+// FLASH: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 96)
+// FLASH: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 64)
+// FLASH-NOT: gpu.launch
+// FLASH: return
+func.func @flash_not_taken(%q: tensor<1x96x64xf32>, %k: tensor<1x96x64xf32>,
+                           %v: tensor<1x96x64xf32>, %q8: tensor<1x64x64xf32>)
+    -> (tensor<1x96x64xf32>, tensor<1x64x64xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32> -> tensor<1x96x64xf32>
+  %b = tfc.attention #tfc.softmax<causal> heads 8 %q8, %q8, %q8
+      : tensor<1x64x64xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32> -> tensor<1x64x64xf32>
+  return %a, %b : tensor<1x96x64xf32>, tensor<1x64x64xf32>
 }

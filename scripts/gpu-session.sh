@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+#===- gpu-session.sh - Every GPU check and timing in one call ---------------===#
+#
+# Part of tfc, a compiler for efficient transformers.
+#
+#===------------------------------------------------------------------------===#
+#
+# usage: scripts/gpu-session.sh build DIR   (where tfc is built; writes DIR
+#                                           and DIR.tar.xz)
+#        scripts/gpu-session.sh run ARCHIVE OUT
+#                                          (on the GPU machine, from the
+#                                           repository root; results in OUT)
+#
+# A GPU machine is lent for minutes and has no MLIR, LLVM or tfc, so
+# everything it runs is built here and packed into one archive small
+# enough to carry (executables compress about 5x):
+#
+#   DIR/check   scripts/gpu-check.sh build: every check of the GPU build
+#               (float64 families, the tiny LM, bf16, FlashAttention);
+#   DIR/rows    bench/gpu build, config B in bf16, attention by rows (the
+#               default), for $GPU_SESSION_FAMILIES at $GPU_SESSION_SEQS;
+#   DIR/flash   the same with --gpu-attention=flash.
+#
+# `run` unpacks the archive and runs, in this order, writing each one's
+# output under OUT: gpu-check.sh run (check.log); bench/gpu run on rows
+# with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides $GPU_SESSION_TORCH
+# (rows.md); bench/gpu run on flash, graphs too, tfc's side only
+# (flash.md); nvidia-smi's description of the device (device.txt). A
+# failed step is reported and the next runs.
+#
+#===------------------------------------------------------------------------===#
+
+set -uo pipefail
+mode=${1:-}
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
+seqs=${GPU_SESSION_SEQS:-1024,4096}
+torch_modes=${GPU_SESSION_TORCH:-bf16,bf16-compile}
+
+case $mode in
+  build)
+    dir=${2:?usage: $0 build DIR}
+    set -e
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$root/scripts/gpu-check.sh" build "$dir/check"
+    for variant in rows flash; do
+      flags=(--tfc-flag=--precision=bf16)
+      [[ $variant == flash ]] && flags+=(--tfc-flag=--gpu-attention=flash)
+      python3 "$root/bench/gpu" build "$dir/$variant" --seqs "$seqs" \
+        --families "$families" "${flags[@]}"
+    done
+    tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
+    echo "built $dir.tar.xz ($(du -m "$dir.tar.xz" | cut -f1) MiB); now: $0 run $dir.tar.xz OUT (on the GPU machine)"
+    ;;
+  run)
+    archive=${2:?usage: $0 run ARCHIVE OUT}
+    out=${3:?usage: $0 run ARCHIVE OUT}
+    mkdir -p "$out"
+    work=$(mktemp -d)
+    tar -C "$work" -xJf "$archive"
+    dir=$work/$(basename "$archive" .tar.xz)
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/device.txt" 2>&1
+    date -u >> "$out/device.txt"
+    "$root/scripts/gpu-check.sh" run "$dir/check" > "$out/check.log" 2>&1 ||
+      echo "gpu-check: FAILED (see check.log)"
+    grep -E ': (ok|FAILED)|^gpu-check' "$out/check.log"
+    python3 "$dir/rows/gpu" run "$dir/rows" --tfc-graph --torch-modes "$torch_modes" \
+      --steps 5 --out "$out/rows.md" > "$out/rows.log" 2>&1 ||
+      echo "bench rows: FAILED (see rows.log)"
+    python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --no-torch \
+      --steps 5 --out "$out/flash.md" > "$out/flash.log" 2>&1 ||
+      echo "bench flash: FAILED (see flash.log)"
+    cat "$out/rows.md" "$out/flash.md" 2>/dev/null
+    rm -rf "$work"
+    ;;
+  *) echo "usage: $0 build DIR | run ARCHIVE OUT" >&2; exit 1 ;;
+esac
