@@ -1,35 +1,49 @@
-//===- FlashAttention.cpp - The FlashAttention forward kernel -------------===//
+//===- FlashAttention.cpp - FlashAttention kernels on the tensor cores ----===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Softmax attention's forward as one kernel on the tensor cores, in
-/// FlashAttention-2's mapping: a block of 4 warps per (query block of 64
-/// rows, batch, head), each warp 16 query rows; the block's Q tile is read
-/// once into registers (as mma A fragments), and K and V tiles of BN keys
-/// stream through two stages of shared memory (`cp.async`), the copies of
-/// the next tile in flight while the warps use the current one. Per key
-/// tile a warp computes its 16 x BN scores `S = Q K^T` with
-/// `mma.sync.m16n8k16` (bf16 operands, float32 accumulators), masks them
-/// (causal, padding keys), runs the online softmax on them in registers
-/// (row maxima across the 4 threads of a row by warp shuffles, exp2 with
-/// the scale and log2(e) folded in), rounds the probabilities to bf16 in
-/// the registers that already hold them in the A fragment's layout, and
-/// adds `P V` to its 16 x Dh output accumulators, V's B fragments read by
-/// `ldmatrix.trans`. When causal, a block visits only the key tiles up to
-/// its diagonal, and the blocks of the last query rows (the longest) are
-/// launched first. Nothing of size S x S exists, in memory or registers.
+/// Softmax attention as kernels on the tensor cores, in FlashAttention-2's
+/// mapping. Every kernel has one shape: a block of 4 warps owns 64 rows of
+/// one side (queries, or keys) of one (batch, head), each warp 16 of them;
+/// its operands on that side are read once into registers, as the A
+/// fragments of `mma.sync.m16n8k16` (bf16 operands, float32
+/// accumulators), through a staging tile of shared memory; the other
+/// side's operands stream through two stages of shared memory in tiles of
+/// BN rows (64, or 32 for 128 channels, so that all fits in 48 KiB), the
+/// `cp.async` copies of the next tile in flight while the warps use the
+/// current one. Products with a streamed tile take its B fragments by
+/// `ldmatrix` (`.trans` where its channels are the mma's columns); a
+/// product of a result already in registers (scores, probabilities)
+/// takes it as the A fragment as it stands, rounded to bf16 pairs.
 ///
-/// It writes the output (float32, `[B, Sq, D]`) and each row's
-/// log-sum-exp (float32, `[B, H, Sq]`, natural units, 0 for a row that
-/// attends no key), which the row loops of the gradient read.
+///   - Forward: owns queries (Q), streams K and V: per key tile
+///     `S = Q K^T`, the online softmax in registers (exp2 with the scale
+///     and log2(e) folded in; row maxima and sums over the 4 threads of a
+///     row by warp shuffles), `O += P V`. It stores O and each row's
+///     log-sum-exp.
+///   - Query gradient: owns queries (Q, dO), streams K and V: per key
+///     tile it recomputes `P = exp(S - lse)` and `dP = dO V^T`, then
+///     `dS = P (dP - D)` and `dQ += dS K`.
+///   - Key and value gradient: owns keys (K, V), streams Q and dO: per
+///     query tile `P^T = exp(K Q^T - lse)`, `dV += P^T dO`,
+///     `dP^T = V dO^T`, `dS^T = P^T (dP^T - D)`, `dK += dS^T Q`.
 ///
-/// The kernel is built on tensors: the operands are rounded to bf16 by an
-/// element-wise op each and reach the kernel through
-/// `bufferization.to_memref` (read-only), its outputs are buffers of their
-/// own returned as tensors by `bufferization.to_tensor` (restrict,
+/// The two gradient kernels recompute the scores each (7 products per
+/// pair of tiles instead of FlashAttention-2's 5) rather than adding dQ
+/// with atomics from the key blocks: every output element is one block's,
+/// summed in a fixed order, so a step gives the same result every time.
+/// When causal, only the tiles that meet the diagonal or lie below it are
+/// visited, the longest blocks first, and the diagonal tiles are masked;
+/// padding keys are masked from the key mask. Nothing of size S x S
+/// exists, in memory or registers.
+///
+/// The kernels are built on tensors: the operands are rounded to bf16 by
+/// an element-wise op each and reach the kernels through
+/// `bufferization.to_memref` (read-only); their outputs are buffers of
+/// their own returned as tensors by `bufferization.to_tensor` (restrict,
 /// writable), so that bufferization places them like any other tensor.
 ///
 //===----------------------------------------------------------------------===//
@@ -55,44 +69,75 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// A block: 4 warps of 16 query rows each.
+/// A block: 4 warps of 16 own rows each.
 constexpr int64_t kWarp = 32, kWarps = 4, kBlockThreads = kWarp * kWarps;
-constexpr int64_t kWarpQueries = 16, kBlockQueries = kWarps * kWarpQueries;
+constexpr int64_t kWarpRows = 16, kBlockRows = kWarps * kWarpRows;
 /// The mma tile: 16 rows x 8 columns x 16 deep.
 constexpr int64_t kMmaCols = 8, kMmaDepth = 16;
 
-/// The keys of one K and V tile for head dimension `headDim`: 64, or 32
-/// for 128 channels, so that the Q tile and two stages of K and V tiles
-/// fit in the 48 KiB of static shared memory.
-int64_t blockKeys(int64_t headDim) { return headDim > 64 ? 32 : 64; }
+/// The rows of one streamed tile for head dimension `headDim`: 64, or 32
+/// for 128 channels, so that the staging tile and two stages of two
+/// streamed tiles fit in the 48 KiB of static shared memory.
+int64_t streamTileRows(int64_t headDim) { return headDim > 64 ? 32 : 64; }
 
-class FlashForwardBuilder : IndexArithmetic {
+/// The three kernels.
+enum class FlashKind { Forward, QueryGrad, KeyValueGrad };
+
+class FlashKernelBuilder : IndexArithmetic {
 public:
-  FlashForwardBuilder(OpBuilder &builder, Location loc, bool causal,
-                      int64_t heads, Value query, Value key, Value value,
-                      Value mask)
-      : IndexArithmetic(builder, loc), causal(causal), heads(heads),
-        query(query), key(key), value(value), mask(mask) {
-    ArrayRef<int64_t> qShape = cast<ShapedType>(query.getType()).getShape();
-    batch = qShape[0];
-    queries = qShape[1];
-    headDim = qShape[2] / heads;
-    keys = cast<ShapedType>(key.getType()).getDimSize(1);
-    keyTile = blockKeys(headDim);
-  }
+  FlashKernelBuilder(OpBuilder &builder, Location loc, FlashKind kind,
+                     bool causal, int64_t heads, ArrayRef<int64_t> queryShape,
+                     int64_t keys)
+      : IndexArithmetic(builder, loc), kind(kind), causal(causal), heads(heads),
+        batch(queryShape[0]), queries(queryShape[1]), keys(keys),
+        headDim(queryShape[2] / heads), tileRows(streamTileRows(headDim)) {}
 
-  FlashAttentionForward build();
+  /// The kernel's buffers: bf16 Q, K, V and dO, the float32 key mask (or
+  /// null), the forward's log-sum-exp and `D = rowsum(dO O)` (`[B, H,
+  /// Sq]`); the outputs it writes (float32).
+  Value q16, k16, v16, grad16, mask, lse, delta;
+  Value out, lseOut, dq, dk, dv;
+
+  /// The kernel, at the builder's point.
+  void build();
 
 private:
+  FlashKind kind;
   bool causal;
-  int64_t heads, batch = 0, queries = 0, keys = 0, headDim = 0, keyTile = 0;
-  Value query, key, value, mask;
-  /// Inside the kernel: the operands' buffers, the outputs, the tiles.
-  Value q16, k16, v16, maskBuffer, out, lse, qTile, kTiles, vTiles;
-  /// Inside the kernel: the block's batch row, head and first query; the
+  int64_t heads, batch, queries, keys, headDim, tileRows;
+  /// Inside the kernel: the staging tile of the own operands, the two
+  /// streamed operands' tiles ([stage][row][channel]).
+  Value staging, streamed[2];
+  /// Inside the kernel: the block's batch row, head and first own row; the
   /// thread's warp and lane, and the lane's row `g` (lane / 4) and column
   /// pair `t` (lane % 4) in an mma tile.
-  Value bi, h, firstQuery, tid, warp, lane, g, t;
+  Value bi, h, firstOwn, tid, warp, lane, g, t;
+  /// The lane's parts of an `ldmatrix` x4 address: lane l gives row l % 8
+  /// of matrix l / 8; `halfChunk` is (l / 8) % 2, `quarterChunk` l / 16.
+  Value l8, halfChunk, quarterChunk;
+
+  bool ownQueries() const { return kind != FlashKind::KeyValueGrad; }
+  int64_t ownLength() const { return ownQueries() ? queries : keys; }
+  int64_t streamLength() const { return ownQueries() ? keys : queries; }
+  int64_t scoreTiles() const { return tileRows / kMmaCols; }
+  int64_t outTiles() const { return headDim / kMmaCols; }
+  double scale() const { return 1.0 / std::sqrt(static_cast<double>(headDim)); }
+  /// The operands a block owns and those it streams.
+  SmallVector<Value> ownOperands() const {
+    switch (kind) {
+    case FlashKind::Forward:
+      return {q16};
+    case FlashKind::QueryGrad:
+      return {q16, grad16};
+    case FlashKind::KeyValueGrad:
+      return {k16, v16};
+    }
+    llvm_unreachable("a flash kernel");
+  }
+  SmallVector<Value> streamedOperands() const {
+    return ownQueries() ? SmallVector<Value>{k16, v16}
+                        : SmallVector<Value>{q16, grad16};
+  }
 
   Value f32(double v) {
     return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
@@ -103,6 +148,7 @@ private:
   Value fmax(Value x, Value y) {
     return b.create<arith::MaximumFOp>(loc, x, y);
   }
+  Value minusInf() { return f32(-std::numeric_limits<double>::infinity()); }
   /// A float32 intrinsic of NVVM on `x` (ex2, lg2).
   Value intrinsic(StringRef name, Value x) {
     return b
@@ -125,56 +171,67 @@ private:
   }
   Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
 
-  /// A read-only buffer of the bf16 tensor `x`.
-  Value bufferOf(Value x) {
-    return b.create<bufferization::ToMemrefOp>(
-        loc,
-        MemRefType::get(cast<ShapedType>(x.getType()).getShape(),
-                        cast<ShapedType>(x.getType()).getElementType()),
-        x, /*read_only=*/true);
+  /// The own row that the thread's accumulators of half `r` (0: row g,
+  /// 1: g + 8) of its warp's 16 are in.
+  Value ownRow(int64_t r) {
+    return add(add(add(firstOwn, mul(warp, kWarpRows)), g), 8 * r);
   }
+  /// The streamed row of score `q` of 8-column tile `j` of streamed tile
+  /// `kt`: 8 j + 2 t + q % 2 of the tile.
+  Value streamRow(Value kt, int64_t j, int64_t q) {
+    Value first = b.create<arith::MulIOp>(loc, kt, index(tileRows));
+    return add(add(first, mul(t, 2)), j * kMmaCols + q % 2);
+  }
+
   /// A shared tile of `rows` x Dh bf16, `stages` of them when not 0.
-  Value addTile(int64_t rows, int64_t stages);
+  Value addTile(gpu::LaunchOp launch, int64_t rows, int64_t stages);
   /// The copies of rows `first`.. of `source`'s head into `tile` at
   /// `leading`, 16 bytes each, consecutive threads along a row.
   void copyRows(Value source, Value first, int64_t rows, Value tile,
                 ValueRange leading, SmallVector<Value> &tokens);
-  /// The copies of key tile `kt` of K and V into its stage, as one group.
-  Value copyKeyTile(Value kt);
-  /// One key tile's step of the online softmax: the running maxima `m`
-  /// and partial normalisers `l` of the thread's two rows and its output
-  /// accumulators `acc`, updated with key tile `kt` from `stage`.
-  void keyTileStep(Value kt, Value stage, ArrayRef<SmallVector<Value>> qFrags,
-                   MutableArrayRef<Value> m, MutableArrayRef<Value> l,
-                   MutableArrayRef<Value> acc);
-  /// The kernel, at the builder's point.
-  void buildKernel();
+  /// The copies of streamed tile `kt` of both streamed operands into stage
+  /// kt % 2.
+  void copyStreamTile(Value kt, SmallVector<Value> &tokens);
+  /// The warp's A fragments of the staging tile: rows ((l / 8) % 2) 8 +
+  /// l % 8 of its 16, chunk l / 16 of each 16 channels.
+  SmallVector<SmallVector<Value>> ownFragments();
+  /// The 16 x BN product of the warp's own rows `aFrags` with the streamed
+  /// tile `tile` at `stage` (its rows the columns, its channels k):
+  /// BN / 8 tiles of 4 accumulators.
+  SmallVector<Value> product(ArrayRef<SmallVector<Value>> aFrags, Value tile,
+                             Value stage);
+  /// `acc` (Dh / 8 tiles of 4) plus the product of `c` (a 16 x BN result
+  /// in the accumulators' layout, rounded to bf16) with the streamed tile
+  /// `tile` at `stage` (its rows k, its channels the columns).
+  void accumulate(ArrayRef<Value> c, Value tile, Value stage,
+                  MutableArrayRef<Value> acc);
+  /// `s` (a 16 x BN result of streamed tile `kt`) with -inf where a key
+  /// lies after its query (causal) or is padding (`realOwn`: whether the
+  /// thread's two own rows are real keys, when keys are owned).
+  void maskScores(Value kt, MutableArrayRef<Value> s, ArrayRef<Value> realOwn);
+  /// Stores `acc` (Dh / 8 tiles of 4), row half r multiplied by
+  /// `factor[r]`, into `buffer [B, S, D]` at the own rows, two channels
+  /// per store.
+  void storeRows(Value buffer, ValueRange acc, ArrayRef<Value> factor);
+
+  /// The steps of the kernels' loops over streamed tiles: `carried` holds
+  /// the loop's values and is updated.
+  void forwardStep(Value kt, Value stage, ArrayRef<SmallVector<Value>> q,
+                   MutableArrayRef<Value> carried);
+  void queryGradStep(Value kt, Value stage,
+                     ArrayRef<SmallVector<SmallVector<Value>>> own,
+                     ArrayRef<Value> rowLse, ArrayRef<Value> rowDelta,
+                     MutableArrayRef<Value> carried);
+  void keyValueGradStep(Value kt, Value stage,
+                        ArrayRef<SmallVector<SmallVector<Value>>> own,
+                        ArrayRef<Value> realOwn,
+                        MutableArrayRef<Value> carried);
+  /// The stores after the loop, from its results.
+  void finish(ValueRange results);
 };
 
-FlashAttentionForward FlashForwardBuilder::build() {
-  FlashAttentionForward result;
-  result.query = roundToBF16(b, loc, query);
-  result.key = roundToBF16(b, loc, key);
-  result.value = roundToBF16(b, loc, value);
-  q16 = bufferOf(result.query);
-  k16 = bufferOf(result.key);
-  v16 = bufferOf(result.value);
-  if (mask)
-    maskBuffer = bufferOf(mask);
-  Type f32 = b.getF32Type();
-  out = b.create<memref::AllocOp>(
-      loc, MemRefType::get(cast<ShapedType>(query.getType()).getShape(), f32));
-  lse = b.create<memref::AllocOp>(
-      loc, MemRefType::get({batch, heads, queries}, f32));
-  buildKernel();
-  result.out = b.create<bufferization::ToTensorOp>(loc, out, /*restrict=*/true,
-                                                   /*writable=*/true);
-  result.lse = b.create<bufferization::ToTensorOp>(loc, lse, /*restrict=*/true,
-                                                   /*writable=*/true);
-  return result;
-}
-
-Value FlashForwardBuilder::addTile(int64_t rows, int64_t stages) {
+Value FlashKernelBuilder::addTile(gpu::LaunchOp launch, int64_t rows,
+                                  int64_t stages) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<int64_t> shape = {rows, headDim};
@@ -182,13 +239,12 @@ Value FlashForwardBuilder::addTile(int64_t rows, int64_t stages) {
     shape.insert(shape.begin(), stages);
   auto type = MemRefType::get(shape, b.getBF16Type(),
                               MemRefLayoutAttrInterface(), workgroup);
-  return cast<gpu::LaunchOp>(b.getInsertionBlock()->getParentOp())
-      .addWorkgroupAttribution(type, loc);
+  return launch.addWorkgroupAttribution(type, loc);
 }
 
-void FlashForwardBuilder::copyRows(Value source, Value first, int64_t rows,
-                                   Value tile, ValueRange leading,
-                                   SmallVector<Value> &tokens) {
+void FlashKernelBuilder::copyRows(Value source, Value first, int64_t rows,
+                                  Value tile, ValueRange leading,
+                                  SmallVector<Value> &tokens) {
   int64_t chunksPerRow = headDim / kBf16PerChunk;
   int64_t chunks = rows * chunksPerRow;
   Value column = mul(h, headDim);
@@ -207,75 +263,135 @@ void FlashForwardBuilder::copyRows(Value source, Value first, int64_t rows,
   }
 }
 
-Value FlashForwardBuilder::copyKeyTile(Value kt) {
-  SmallVector<Value> tokens;
+void FlashKernelBuilder::copyStreamTile(Value kt, SmallVector<Value> &tokens) {
   Value stage = rem(kt, 2);
-  Value first = b.create<arith::MulIOp>(loc, kt, index(keyTile));
-  copyRows(k16, first, keyTile, kTiles, stage, tokens);
-  copyRows(v16, first, keyTile, vTiles, stage, tokens);
-  return b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
+  Value first = b.create<arith::MulIOp>(loc, kt, index(tileRows));
+  SmallVector<Value> operands = streamedOperands();
+  for (int64_t i = 0; i < 2; ++i)
+    copyRows(operands[i], first, tileRows, streamed[i], stage, tokens);
 }
 
-void FlashForwardBuilder::keyTileStep(Value kt, Value stage,
-                                      ArrayRef<SmallVector<Value>> qFrags,
-                                      MutableArrayRef<Value> m,
-                                      MutableArrayRef<Value> l,
-                                      MutableArrayRef<Value> acc) {
-  // ldmatrix x4 addresses: lane l gives row l % 8 of matrix l / 8.
-  Value l8 = rem(lane, 8), halfChunk = rem(div(lane, 8), 2),
-        quarterChunk = div(lane, 16);
-  Value half = mul(halfChunk, 8), quarter = mul(quarterChunk, 8);
-  int64_t scoreTiles = keyTile / kMmaCols;
-  // S = Q K^T: K's rows are the mma's columns, its channels k (innermost,
-  // no .trans); one x4 gives the B fragments of two 8-key tiles.
-  Value zero = f32(0.0);
-  SmallVector<Value> s(scoreTiles * 4, zero);
+SmallVector<SmallVector<Value>> FlashKernelBuilder::ownFragments() {
+  Value half = mul(halfChunk, 8);
+  SmallVector<SmallVector<Value>> frags;
   for (int64_t ks = 0; ks < headDim / kMmaDepth; ++ks)
-    for (int64_t j = 0; j < scoreTiles; j += 2) {
-      SmallVector<Value> frag = loadMatrixX4(
-          b, loc, kTiles, stage, add(add(quarter, l8), j * kMmaCols),
-          add(halfChunk, 2 * ks), headDim, /*transpose=*/false);
+    frags.push_back(loadMatrixX4(
+        b, loc, staging, {}, add(add(mul(warp, kWarpRows), half), l8),
+        add(quarterChunk, 2 * ks), headDim, /*transpose=*/false));
+  return frags;
+}
+
+SmallVector<Value>
+FlashKernelBuilder::product(ArrayRef<SmallVector<Value>> aFrags, Value tile,
+                            Value stage) {
+  // The tile's rows are the mma's columns and its channels k (innermost,
+  // no .trans); one x4 gives the B fragments of two 8-column tiles.
+  Value quarter = mul(quarterChunk, 8);
+  SmallVector<Value> s(scoreTiles() * 4, f32(0.0));
+  for (int64_t ks = 0; ks < headDim / kMmaDepth; ++ks)
+    for (int64_t j = 0; j < scoreTiles(); j += 2) {
+      SmallVector<Value> frag =
+          loadMatrixX4(b, loc, tile, stage, add(add(quarter, l8), j * kMmaCols),
+                       add(halfChunk, 2 * ks), headDim, /*transpose=*/false);
       ArrayRef<Value> pair(frag);
-      mmaBf16(b, loc, qFrags[ks], pair.slice(0, 2),
+      mmaBf16(b, loc, aFrags[ks], pair.slice(0, 2),
               MutableArrayRef<Value>(s).slice(j * 4, 4));
-      mmaBf16(b, loc, qFrags[ks], pair.slice(2, 2),
+      mmaBf16(b, loc, aFrags[ks], pair.slice(2, 2),
               MutableArrayRef<Value>(s).slice((j + 1) * 4, 4));
     }
-  // The scores in log2 units, masked: score q of tile j is row g + 8 (q / 2)
-  // of the warp, key 8 j + 2 t + q % 2 of the tile.
-  double log2e = 1.0 / std::log(2.0);
-  Value factor = f32(log2e / std::sqrt(static_cast<double>(headDim)));
-  Value minusInf = f32(-std::numeric_limits<double>::infinity());
-  Value firstKey = b.create<arith::MulIOp>(loc, kt, index(keyTile));
-  Value threadKey = add(firstKey, mul(t, 2));
-  Value threadQuery = add(add(firstQuery, mul(warp, kWarpQueries)), g);
+  return s;
+}
+
+void FlashKernelBuilder::accumulate(ArrayRef<Value> c, Value tile, Value stage,
+                                    MutableArrayRef<Value> acc) {
+  // Result tiles 2 kk and 2 kk + 1 are the A fragment of k = 16 kk.. as
+  // they stand: a0..a3 are (row g, tile 2 kk), (g + 8, 2 kk), (g,
+  // 2 kk + 1), (g + 8, 2 kk + 1), columns 2 t and 2 t + 1 of each. The
+  // tile's rows are k and its channels the mma's columns (innermost, so
+  // .trans).
+  Value half = mul(halfChunk, 8);
+  for (int64_t kk = 0; kk < tileRows / kMmaDepth; ++kk) {
+    SmallVector<Value> a;
+    for (int64_t j = 2 * kk; j < 2 * kk + 2; ++j)
+      for (int64_t q = 0; q < 4; q += 2)
+        a.push_back(packBf16Pair(b, loc, c[j * 4 + q], c[j * 4 + q + 1]));
+    for (int64_t n = 0; n < outTiles(); n += 2) {
+      SmallVector<Value> frag =
+          loadMatrixX4(b, loc, tile, stage, add(add(half, l8), kk * 16),
+                       add(quarterChunk, n), headDim, /*transpose=*/true);
+      ArrayRef<Value> pair(frag);
+      mmaBf16(b, loc, a, pair.slice(0, 2), acc.slice(n * 4, 4));
+      mmaBf16(b, loc, a, pair.slice(2, 2), acc.slice((n + 1) * 4, 4));
+    }
+  }
+}
+
+void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
+                                    ArrayRef<Value> realOwn) {
+  // Score q of tile j: own row g + 8 (q / 2) of the warp, streamed row
+  // 8 j + 2 t + q % 2 of the tile. Its streamed minus own position is
+  // `offset` plus a constant.
   Value offset;
   if (causal)
-    offset = b.create<arith::SubIOp>(loc, threadKey, threadQuery);
-  for (int64_t j = 0; j < scoreTiles; ++j)
+    offset = b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
+  for (int64_t j = 0; j < scoreTiles(); ++j)
     for (int64_t q = 0; q < 4; ++q) {
       Value &score = s[j * 4 + q];
-      score = fmul(score, factor);
       if (causal) {
-        Value ahead = b.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::sgt,
-            add(offset, j * kMmaCols + q % 2 - 8 * (q / 2)), index(0));
-        score = b.create<arith::SelectOp>(loc, ahead, minusInf, score);
+        // A key after its query: streamed > own when queries are owned,
+        // streamed < own when keys are.
+        Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
+        Value masked =
+            b.create<arith::CmpIOp>(loc,
+                                    ownQueries() ? arith::CmpIPredicate::sgt
+                                                 : arith::CmpIPredicate::slt,
+                                    d, index(0));
+        score = b.create<arith::SelectOp>(loc, masked, minusInf(), score);
       }
-      if (mask) {
+      if (!mask)
+        continue;
+      Value real = realOwn.empty() ? Value() : realOwn[q / 2];
+      if (ownQueries()) {
         Value flag = b.create<memref::LoadOp>(
-            loc, maskBuffer,
-            ValueRange{bi, add(threadKey, j * kMmaCols + q % 2)});
-        Value real =
-            b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, flag, zero);
-        score = b.create<arith::SelectOp>(loc, real, score, minusInf);
+            loc, mask, ValueRange{bi, streamRow(kt, j, q)});
+        real = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, flag,
+                                       f32(0.0));
       }
+      score = b.create<arith::SelectOp>(loc, real, score, minusInf());
     }
-  // The online softmax of the thread's two rows (r = 0: row g, 1: g + 8).
-  int64_t outTiles = headDim / kMmaCols;
+}
+
+void FlashKernelBuilder::storeRows(Value buffer, ValueRange acc,
+                                   ArrayRef<Value> factor) {
+  Value column = add(mul(h, headDim), mul(t, 2));
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t n = 0; n < outTiles(); ++n) {
+      Value pair = b.create<vector::FromElementsOp>(
+          loc, VectorType::get({2}, b.getF32Type()),
+          ValueRange{fmul(acc[n * 4 + 2 * r], factor[r]),
+                     fmul(acc[n * 4 + 2 * r + 1], factor[r])});
+      storePair(b, loc, pair, buffer,
+                {bi, ownRow(r), add(column, n * kMmaCols)});
+    }
+}
+
+void FlashKernelBuilder::forwardStep(Value kt, Value stage,
+                                     ArrayRef<SmallVector<Value>> q,
+                                     MutableArrayRef<Value> carried) {
+  // carried: the maxima and partial normalisers of the thread's two rows,
+  // then O's accumulators.
+  MutableArrayRef<Value> m = carried.slice(0, 2), l = carried.slice(2, 2),
+                         acc = carried.slice(4, outTiles() * 4);
+  SmallVector<Value> s = product(q, streamed[0], stage);
+  // The scores in log2 units.
+  Value factor = f32(scale() / std::log(2.0));
+  for (Value &score : s)
+    score = fmul(score, factor);
+  maskScores(kt, s, {});
+  Value zero = f32(0.0);
   for (int64_t r = 0; r < 2; ++r) {
-    Value rowMax = minusInf;
-    for (int64_t j = 0; j < scoreTiles; ++j)
+    Value rowMax = minusInf();
+    for (int64_t j = 0; j < scoreTiles(); ++j)
       for (int64_t q = 2 * r; q < 2 * r + 2; ++q)
         rowMax = fmax(rowMax, s[j * 4 + q]);
     // One maximum for the row's 4 threads: the mma of P V adds their
@@ -283,12 +399,12 @@ void FlashForwardBuilder::keyTileStep(Value kt, Value stage,
     Value next = fmax(m[r], rowReduce(rowMax, /*sum=*/false));
     // A row that has met only masked keys keeps a maximum of -inf; it
     // subtracts 0 instead, so that its weights are 0, not NaN.
-    Value none =
-        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, next, minusInf);
+    Value none = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, next,
+                                         minusInf());
     Value base = b.create<arith::SelectOp>(loc, none, zero, next);
     Value c = exp2(fsub(m[r], base));
     Value sum = zero;
-    for (int64_t j = 0; j < scoreTiles; ++j)
+    for (int64_t j = 0; j < scoreTiles(); ++j)
       for (int64_t q = 2 * r; q < 2 * r + 2; ++q) {
         Value &p = s[j * 4 + q];
         p = exp2(fsub(p, base));
@@ -296,165 +412,300 @@ void FlashForwardBuilder::keyTileStep(Value kt, Value stage,
       }
     l[r] = fadd(fmul(l[r], c), sum);
     m[r] = next;
-    for (int64_t n = 0; n < outTiles; ++n)
+    for (int64_t n = 0; n < outTiles(); ++n)
       for (int64_t q = 2 * r; q < 2 * r + 2; ++q)
         acc[n * 4 + q] = fmul(acc[n * 4 + q], c);
   }
-  // O += P V: the probabilities of score tiles 2 kk and 2 kk + 1 are the A
-  // fragment of keys 16 kk.. as they stand (rows g and g + 8, columns
-  // 2 t, 2 t + 1 of each); V's rows are k, its channels the mma's columns
-  // (innermost, so .trans).
-  for (int64_t kk = 0; kk < keyTile / kMmaDepth; ++kk) {
-    SmallVector<Value> a;
-    for (int64_t j = 2 * kk; j < 2 * kk + 2; ++j)
-      for (int64_t q = 0; q < 4; q += 2)
-        a.push_back(packBf16Pair(b, loc, s[j * 4 + q], s[j * 4 + q + 1]));
-    // a: (row g, tile 2 kk), (g + 8, 2 kk), (g, 2 kk + 1), (g + 8,
-    // 2 kk + 1): the registers a0..a3 of the A fragment.
-    for (int64_t n = 0; n < outTiles; n += 2) {
-      SmallVector<Value> frag =
-          loadMatrixX4(b, loc, vTiles, stage, add(add(half, l8), kk * 16),
-                       add(quarterChunk, n), headDim, /*transpose=*/true);
-      ArrayRef<Value> pair(frag);
-      mmaBf16(b, loc, a, pair.slice(0, 2),
-              MutableArrayRef<Value>(acc).slice(n * 4, 4));
-      mmaBf16(b, loc, a, pair.slice(2, 2),
-              MutableArrayRef<Value>(acc).slice((n + 1) * 4, 4));
+  accumulate(s, streamed[1], stage, acc);
+}
+
+void FlashKernelBuilder::queryGradStep(
+    Value kt, Value stage, ArrayRef<SmallVector<SmallVector<Value>>> own,
+    ArrayRef<Value> rowLse, ArrayRef<Value> rowDelta,
+    MutableArrayRef<Value> carried) {
+  // P = exp2(S scale log2(e) - lse log2(e)) from Q K^T; dP = dO V^T;
+  // dS = P (dP - D); dQ += dS K.
+  SmallVector<Value> p = product(own[0], streamed[0], stage);
+  Value factor = f32(scale() / std::log(2.0));
+  for (Value &score : p)
+    score = fmul(score, factor);
+  maskScores(kt, p, {});
+  for (int64_t j = 0; j < scoreTiles(); ++j)
+    for (int64_t q = 0; q < 4; ++q)
+      p[j * 4 + q] = exp2(fsub(p[j * 4 + q], rowLse[q / 2]));
+  SmallVector<Value> ds = product(own[1], streamed[1], stage);
+  for (int64_t j = 0; j < scoreTiles(); ++j)
+    for (int64_t q = 0; q < 4; ++q) {
+      Value &x = ds[j * 4 + q];
+      x = fmul(p[j * 4 + q], fsub(x, rowDelta[q / 2]));
     }
+  accumulate(ds, streamed[0], stage, carried);
+}
+
+void FlashKernelBuilder::keyValueGradStep(
+    Value kt, Value stage, ArrayRef<SmallVector<SmallVector<Value>>> own,
+    ArrayRef<Value> realOwn, MutableArrayRef<Value> carried) {
+  // P^T = exp2(K Q^T scale log2(e) - lse log2(e)), the log-sum-exp of each
+  // column's query; dV += P^T dO; dP^T = V dO^T; dS^T = P^T (dP^T - D);
+  // dK += dS^T Q.
+  MutableArrayRef<Value> dkAcc = carried.slice(0, outTiles() * 4),
+                         dvAcc = carried.slice(outTiles() * 4, outTiles() * 4);
+  SmallVector<Value> p = product(own[0], streamed[0], stage);
+  double log2e = 1.0 / std::log(2.0);
+  Value factor = f32(scale() * log2e);
+  for (Value &score : p)
+    score = fmul(score, factor);
+  maskScores(kt, p, realOwn);
+  SmallVector<Value> columnLse, columnDelta;
+  for (int64_t j = 0; j < scoreTiles(); ++j)
+    for (int64_t q = 0; q < 2; ++q) {
+      SmallVector<Value> at = {bi, h, streamRow(kt, j, q)};
+      columnLse.push_back(
+          fmul(b.create<memref::LoadOp>(loc, lse, at), f32(log2e)));
+      columnDelta.push_back(b.create<memref::LoadOp>(loc, delta, at));
+    }
+  for (int64_t j = 0; j < scoreTiles(); ++j)
+    for (int64_t q = 0; q < 4; ++q)
+      p[j * 4 + q] = exp2(fsub(p[j * 4 + q], columnLse[j * 2 + q % 2]));
+  accumulate(p, streamed[1], stage, dvAcc);
+  SmallVector<Value> ds = product(own[1], streamed[1], stage);
+  for (int64_t j = 0; j < scoreTiles(); ++j)
+    for (int64_t q = 0; q < 4; ++q) {
+      Value &x = ds[j * 4 + q];
+      x = fmul(p[j * 4 + q], fsub(x, columnDelta[j * 2 + q % 2]));
+    }
+  accumulate(ds, streamed[0], stage, dkAcc);
+}
+
+void FlashKernelBuilder::finish(ValueRange results) {
+  Value zero = f32(0.0), one = f32(1.0), scaled = f32(scale());
+  int64_t accs = outTiles() * 4;
+  switch (kind) {
+  case FlashKind::Forward: {
+    // The normalisers over the row's 4 threads; the output rows divided
+    // by them (0 for a row that attends no key); the log-sum-exp
+    // (m + log2 l) ln 2, stored by the row's first thread.
+    Value firstThread =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, t, index(0));
+    SmallVector<Value> inverse, logSumExp;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value l = rowReduce(results[2 + r], /*sum=*/true);
+      Value any =
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, zero);
+      inverse.push_back(b.create<arith::SelectOp>(
+          loc, any, b.create<arith::DivFOp>(loc, one, l), zero));
+      Value natural = fmul(fadd(results[r], log2(l)), f32(std::log(2.0)));
+      logSumExp.push_back(b.create<arith::SelectOp>(loc, any, natural, zero));
+    }
+    storeRows(out, results.slice(4, accs), inverse);
+    if (!lseOut)
+      return;
+    auto ifOp = b.create<scf::IfOp>(loc, firstThread, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (int64_t r = 0; r < 2; ++r)
+      b.create<memref::StoreOp>(loc, logSumExp[r], lseOut,
+                                ValueRange{bi, h, ownRow(r)});
+    return;
+  }
+  case FlashKind::QueryGrad:
+    storeRows(dq, results.slice(0, accs), {scaled, scaled});
+    return;
+  case FlashKind::KeyValueGrad:
+    storeRows(dk, results.slice(0, accs), {scaled, scaled});
+    storeRows(dv, results.slice(accs, accs), {one, one});
+    return;
   }
 }
 
-void FlashForwardBuilder::buildKernel() {
-  int64_t queryBlocks = queries / kBlockQueries;
+void FlashKernelBuilder::build() {
+  int64_t ownBlocks = ownLength() / kBlockRows;
   int64_t pairs = batch * heads;
   Value one = index(1);
-  auto launch = b.create<gpu::LaunchOp>(loc, index(queryBlocks * pairs), one,
-                                        one, index(kBlockThreads), one, one);
+  auto launch = b.create<gpu::LaunchOp>(loc, index(ownBlocks * pairs), one, one,
+                                        index(kBlockThreads), one, one);
   launch->setAttr("tfc.flash_attention_tile",
-                  b.getDenseI64ArrayAttr({kBlockQueries, keyTile, headDim}));
+                  b.getDenseI64ArrayAttr({kBlockRows, tileRows, headDim}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(&launch.getBody().front());
   b.create<gpu::TerminatorOp>(loc);
   b.setInsertionPointToStart(&launch.getBody().front());
-  qTile = addTile(kBlockQueries, 0);
-  kTiles = addTile(keyTile, 2);
-  vTiles = addTile(keyTile, 2);
+  staging = addTile(launch, kBlockRows, 0);
+  streamed[0] = addTile(launch, tileRows, 2);
+  streamed[1] = addTile(launch, tileRows, 2);
 
-  // The block's (batch, head) fastest; when causal, the last query block
-  // (the most keys) first.
+  // The block's (batch, head) fastest; when causal, the blocks with the
+  // most tiles first: the last query blocks, the first key blocks.
   Value block = launch.getBlockIds().x;
   Value pair = rem(block, pairs);
-  Value queryBlock = div(block, pairs);
-  if (causal)
-    queryBlock =
-        b.create<arith::SubIOp>(loc, index(queryBlocks - 1), queryBlock);
+  Value ownBlock = div(block, pairs);
+  if (causal && ownQueries())
+    ownBlock = b.create<arith::SubIOp>(loc, index(ownBlocks - 1), ownBlock);
   bi = div(pair, heads);
   h = rem(pair, heads);
-  firstQuery = mul(queryBlock, kBlockQueries);
+  firstOwn = mul(ownBlock, kBlockRows);
   tid = launch.getThreadIds().x;
   warp = div(tid, kWarp);
   lane = rem(tid, kWarp);
   g = div(lane, 4);
   t = rem(lane, 4);
+  l8 = rem(lane, 8);
+  halfChunk = rem(div(lane, 8), 2);
+  quarterChunk = div(lane, 16);
 
-  // The key tiles: up to the diagonal when causal.
-  Value keyTiles = index(keys / keyTile);
-  if (causal)
-    keyTiles = mul(add(queryBlock, 1), kBlockQueries / keyTile);
+  // The streamed tiles: when causal, the key tiles up to the diagonal, or
+  // the query tiles from it on.
+  int64_t perBlock = kBlockRows / tileRows;
+  Value firstTile = index(0), endTile = index(streamLength() / tileRows);
+  if (causal && ownQueries())
+    endTile = mul(add(ownBlock, 1), perBlock);
+  else if (causal)
+    firstTile = mul(ownBlock, perBlock);
 
-  // The Q tile and key tile 0 as one group; Q's A fragments (rows
-  // ((l / 8) % 2) 8 + l % 8 of the warp's 16, chunk l / 16 of each 16
-  // channels) stay in registers.
-  SmallVector<Value> tokens;
-  copyRows(q16, firstQuery, kBlockQueries, qTile, {}, tokens);
-  copyRows(k16, index(0), keyTile, kTiles, index(0), tokens);
-  copyRows(v16, index(0), keyTile, vTiles, index(0), tokens);
-  Value first =
-      b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
-  b.create<nvgpu::DeviceAsyncWaitOp>(loc, first, b.getI32IntegerAttr(0));
-  b.create<gpu::BarrierOp>(loc);
-  Value l8 = rem(lane, 8), half = mul(rem(div(lane, 8), 2), 8),
-        quarterChunk = div(lane, 16);
-  SmallVector<SmallVector<Value>> qFrags;
-  for (int64_t ks = 0; ks < headDim / kMmaDepth; ++ks)
-    qFrags.push_back(loadMatrixX4(
-        b, loc, qTile, {}, add(add(mul(warp, kWarpQueries), half), l8),
-        add(quarterChunk, 2 * ks), headDim, /*transpose=*/false));
+  // The own operands through the staging tile into registers, the first's
+  // copies in one group with the first streamed tile's.
+  SmallVector<SmallVector<SmallVector<Value>>> own;
+  Value group;
+  SmallVector<Value> operands = ownOperands();
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    SmallVector<Value> tokens;
+    if (i)
+      b.create<gpu::BarrierOp>(loc);
+    copyRows(operand, firstOwn, kBlockRows, staging, {}, tokens);
+    if (i == 0)
+      copyStreamTile(firstTile, tokens);
+    group = b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
+    b.create<nvgpu::DeviceAsyncWaitOp>(loc, group, b.getI32IntegerAttr(0));
+    b.create<gpu::BarrierOp>(loc);
+    own.push_back(ownFragments());
+  }
+  // What the steps read of the own rows: the log-sum-exp (in log2 units)
+  // and D of the query gradient's rows; whether the key gradient's rows
+  // are real keys.
+  SmallVector<Value> rowLse, rowDelta, realOwn;
+  for (int64_t r = 0; r < 2 && kind == FlashKind::QueryGrad; ++r) {
+    SmallVector<Value> at = {bi, h, ownRow(r)};
+    rowLse.push_back(
+        fmul(b.create<memref::LoadOp>(loc, lse, at), f32(1.0 / std::log(2.0))));
+    rowDelta.push_back(b.create<memref::LoadOp>(loc, delta, at));
+  }
+  for (int64_t r = 0; r < 2 && mask && !ownQueries(); ++r) {
+    Value flag = b.create<memref::LoadOp>(loc, mask, ValueRange{bi, ownRow(r)});
+    realOwn.push_back(b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE,
+                                              flag, f32(0.0)));
+  }
 
-  // The loop over key tiles carries the two rows' maxima and partial
-  // normalisers, the output accumulators and the group of the copies in
-  // flight. At tile kt: wait for its copies, a barrier (every warp is done
-  // with tile kt - 1, whose stage the next copies reuse), the copies of
-  // tile kt + 1, the step of tile kt.
-  int64_t outTiles = headDim / kMmaCols;
-  Value minusInf = f32(-std::numeric_limits<double>::infinity());
-  SmallVector<Value> init = {minusInf, minusInf, f32(0.0), f32(0.0)};
-  init.append(outTiles * 4, f32(0.0));
-  init.push_back(first);
-  auto loop = b.create<scf::ForOp>(loc, index(0), keyTiles, one, init);
+  // The loop over streamed tiles carries the kernel's accumulators and the
+  // group of the copies in flight. At tile kt: wait for its copies, a
+  // barrier (every warp is done with tile kt - 1, whose stage the next
+  // copies reuse), the copies of tile kt + 1, the step of tile kt.
+  SmallVector<Value> init;
+  int64_t accs = outTiles() * 4;
+  switch (kind) {
+  case FlashKind::Forward:
+    init = {minusInf(), minusInf(), f32(0.0), f32(0.0)};
+    init.append(accs, f32(0.0));
+    break;
+  case FlashKind::QueryGrad:
+    init.append(accs, f32(0.0));
+    break;
+  case FlashKind::KeyValueGrad:
+    init.append(2 * accs, f32(0.0));
+    break;
+  }
+  init.push_back(group);
+  auto loop = b.create<scf::ForOp>(loc, firstTile, endTile, one, init);
   {
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> carried(loop.getRegionIterArgs());
     b.create<nvgpu::DeviceAsyncWaitOp>(loc, carried.back(),
                                        b.getI32IntegerAttr(0));
     b.create<gpu::BarrierOp>(loc);
     Value nextTile = add(kt, 1);
     Value more = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                         nextTile, keyTiles);
+                                         nextTile, endTile);
     auto ifOp = b.create<scf::IfOp>(loc, TypeRange{tokenType()}, more,
                                     /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard ifGuard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      b.create<scf::YieldOp>(loc, copyKeyTile(nextTile));
+      SmallVector<Value> tokens;
+      copyStreamTile(nextTile, tokens);
+      b.create<scf::YieldOp>(loc, b.create<nvgpu::DeviceAsyncCreateGroupOp>(
+                                       loc, tokenType(), tokens)
+                                      .getResult());
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       b.create<scf::YieldOp>(loc, b.create<nvgpu::DeviceAsyncCreateGroupOp>(
                                        loc, tokenType(), ValueRange{})
                                       .getResult());
     }
-    SmallVector<Value> m = {carried[0], carried[1]};
-    SmallVector<Value> l = {carried[2], carried[3]};
-    SmallVector<Value> acc(carried.slice(4, outTiles * 4));
-    keyTileStep(kt, rem(kt, 2), qFrags, m, l, acc);
-    SmallVector<Value> yield = {m[0], m[1], l[0], l[1]};
-    llvm::append_range(yield, acc);
-    yield.push_back(ifOp.getResult(0));
-    b.create<scf::YieldOp>(loc, yield);
-  }
-
-  // The normalisers over the row's 4 threads; the output rows divided by
-  // them (0 for a row that attends no key), two adjacent channels per
-  // store; the log-sum-exp (m + log2 l) ln 2, stored by the row's first
-  // thread.
-  Value zero = f32(0.0);
-  Value column = add(mul(h, headDim), mul(t, 2));
-  Value warpQuery = add(add(firstQuery, mul(warp, kWarpQueries)), g);
-  Value firstThread =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, t, index(0));
-  for (int64_t r = 0; r < 2; ++r) {
-    Value l = rowReduce(loop.getResult(2 + r), /*sum=*/true);
-    Value any =
-        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, l, zero);
-    Value inverse = b.create<arith::SelectOp>(
-        loc, any, b.create<arith::DivFOp>(loc, f32(1.0), l), zero);
-    Value row = add(warpQuery, 8 * r);
-    for (int64_t n = 0; n < outTiles; ++n) {
-      Value pair = b.create<vector::FromElementsOp>(
-          loc, VectorType::get({2}, b.getF32Type()),
-          ValueRange{fmul(loop.getResult(4 + n * 4 + 2 * r), inverse),
-                     fmul(loop.getResult(4 + n * 4 + 2 * r + 1), inverse)});
-      storePair(b, loc, pair, out, {bi, row, add(column, n * kMmaCols)});
+    Value stage = rem(kt, 2);
+    MutableArrayRef<Value> state = MutableArrayRef<Value>(carried).drop_back();
+    switch (kind) {
+    case FlashKind::Forward:
+      forwardStep(kt, stage, own[0], state);
+      break;
+    case FlashKind::QueryGrad:
+      queryGradStep(kt, stage, own, rowLse, rowDelta, state);
+      break;
+    case FlashKind::KeyValueGrad:
+      keyValueGradStep(kt, stage, own, realOwn, state);
+      break;
     }
-    Value logSumExp =
-        fmul(fadd(loop.getResult(r), log2(l)), f32(std::log(2.0)));
-    logSumExp = b.create<arith::SelectOp>(loc, any, logSumExp, zero);
-    auto ifOp = b.create<scf::IfOp>(loc, firstThread, /*withElse=*/false);
-    OpBuilder::InsertionGuard ifGuard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    b.create<memref::StoreOp>(loc, logSumExp, lse, ValueRange{bi, h, row});
+    carried.back() = ifOp.getResult(0);
+    b.create<scf::YieldOp>(loc, carried);
   }
+  finish(loop.getResults().drop_back());
+}
+
+/// A read-only buffer of the tensor `x`.
+Value bufferOf(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return b.create<bufferization::ToMemrefOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()), x,
+      /*read_only=*/true);
+}
+
+/// A float32 buffer of `shape` for a kernel to write.
+Value outputBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  return b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
+}
+
+/// The tensor of a buffer that a kernel wrote.
+Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
+  return b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                             /*writable=*/true);
+}
+
+/// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
+/// and `out` (`[B, S, D]`, float32) viewed as `[B, S, H, Dh]`.
+Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
+                Value out) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
+  SmallVector<int64_t> split = {shape[0], shape[1], heads, shape[2] / heads};
+  Value init =
+      filledTensor(b, loc, {shape[0], heads, shape[1]}, b.getF32Type(), 0.0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bd = getAffineDimExpr(0, ctx), s = getAffineDimExpr(1, ctx),
+             hd = getAffineDimExpr(2, ctx);
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  auto parallel = utils::IteratorType::parallel;
+  auto sum = b.create<linalg::GenericOp>(
+      loc, init.getType(),
+      ValueRange{reshape(b, loc, grad, split), reshape(b, loc, out, split)},
+      ValueRange{init},
+      SmallVector<AffineMap>{identity, identity,
+                             AffineMap::get(4, 0, {bd, hd, s}, ctx)},
+      SmallVector<utils::IteratorType>{parallel, parallel, parallel,
+                                       utils::IteratorType::reduction},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        nb.create<linalg::YieldOp>(
+            nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[2], product)});
+      });
+  return sum.getResult(0);
 }
 
 } // namespace
@@ -473,8 +724,7 @@ bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
   if (headDim != 16 && headDim != 32 && headDim != 64 && headDim != 128)
     return false;
   int64_t queries = qType.getDimSize(1), keys = kType.getDimSize(1);
-  if (queries % kBlockQueries || keys % kBlockQueries ||
-      (causal && queries != keys))
+  if (queries % kBlockRows || keys % kBlockRows || (causal && queries != keys))
     return false;
   if (mask) {
     auto mType = dyn_cast<RankedTensorType>(mask.getType());
@@ -484,12 +734,64 @@ bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
   return true;
 }
 
+bool flashAttentionGradientTakes(int64_t heads, Value query) {
+  return cast<ShapedType>(query.getType()).getDimSize(2) / heads <= 64;
+}
+
 FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  bool causal, int64_t heads,
                                                  Value query, Value key,
                                                  Value value, Value mask) {
-  return FlashForwardBuilder(b, loc, causal, heads, query, key, value, mask)
-      .build();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
+  FlashAttentionForward result;
+  result.query = roundToBF16(b, loc, query);
+  result.key = roundToBF16(b, loc, key);
+  result.value = roundToBF16(b, loc, value);
+  FlashKernelBuilder kernel(b, loc, FlashKind::Forward, causal, heads, shape,
+                            cast<ShapedType>(key.getType()).getDimSize(1));
+  kernel.q16 = bufferOf(b, loc, result.query);
+  kernel.k16 = bufferOf(b, loc, result.key);
+  kernel.v16 = bufferOf(b, loc, result.value);
+  if (mask)
+    kernel.mask = bufferOf(b, loc, mask);
+  kernel.out = outputBuffer(b, loc, shape);
+  kernel.lseOut = outputBuffer(b, loc, {shape[0], heads, shape[1]});
+  kernel.build();
+  result.out = tensorOf(b, loc, kernel.out);
+  result.lse = tensorOf(b, loc, kernel.lseOut);
+  return result;
+}
+
+SmallVector<Value>
+buildFlashAttentionGradient(OpBuilder &b, Location loc, bool causal,
+                            int64_t heads, const FlashAttentionForward &forward,
+                            Value grad, Value mask) {
+  ArrayRef<int64_t> qShape =
+      cast<RankedTensorType>(forward.query.getType()).getShape();
+  ArrayRef<int64_t> kShape =
+      cast<RankedTensorType>(forward.key.getType()).getShape();
+  Value delta = rowDeltas(b, loc, heads, grad, forward.out);
+  Value grad16 = roundToBF16(b, loc, grad);
+  SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
+                                outputBuffer(b, loc, kShape),
+                                outputBuffer(b, loc, kShape)};
+  for (FlashKind kind : {FlashKind::QueryGrad, FlashKind::KeyValueGrad}) {
+    FlashKernelBuilder kernel(b, loc, kind, causal, heads, qShape, kShape[1]);
+    kernel.q16 = bufferOf(b, loc, forward.query);
+    kernel.k16 = bufferOf(b, loc, forward.key);
+    kernel.v16 = bufferOf(b, loc, forward.value);
+    kernel.grad16 = bufferOf(b, loc, grad16);
+    kernel.lse = bufferOf(b, loc, forward.lse);
+    kernel.delta = bufferOf(b, loc, delta);
+    if (mask)
+      kernel.mask = bufferOf(b, loc, mask);
+    kernel.dq = outputs[0];
+    kernel.dk = outputs[1];
+    kernel.dv = outputs[2];
+    kernel.build();
+  }
+  return {tensorOf(b, loc, outputs[0]), tensorOf(b, loc, outputs[1]),
+          tensorOf(b, loc, outputs[2])};
 }
 
 } // namespace mlir::tfc

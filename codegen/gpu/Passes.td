@@ -52,10 +52,18 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     skipped when causal, padding keys masked. Its operands are rounded to
     bf16 by an element-wise op each and reach it through
     `bufferization.to_memref`; its output and log-sum-exp are buffers of
-    their own that `bufferization.to_tensor` returns. Its gradient stays
-    the row loops, which read that log-sum-exp. The kernel uses shared
-    memory, barriers and warp-wide instructions, so `--gpu-emulate`
-    cannot run it; only a GPU run checks its results.
+    their own that `bufferization.to_tensor` returns. Its gradient, for
+    heads of at most 64 channels, is `D = rowsum(dO O)` (an element-wise
+    sum), dO rounded to bf16 and two kernels of the same shape: one per
+    query block, holding Q and dO and streaming K and V (`dQ += dS K`),
+    one per key block, holding K and V and streaming Q and dO (`dV +=
+    P^T dO`, `dK += dS^T Q`); each recomputes P from the forward's
+    log-sum-exp, so that dQ needs no atomics and every sum has one order.
+    Heads of 128 channels keep the row loops for the gradient, which then
+    read the forward's log-sum-exp and the same bf16 operands, widened.
+    The kernels use shared memory, barriers and warp-wide instructions,
+    so `--gpu-emulate` cannot run them; only a GPU run checks their
+    results.
   }];
   let options = [
     Option<"flashForward", "flash-forward", "bool", /*default=*/"false",

@@ -477,21 +477,30 @@ struct TfcRowAttentionPass
       } else {
         auto grad = cast<AttentionGradOp>(op);
         FlashAttentionForward forward = lowered.lookup(forwardOf.lookup(op));
-        // After a FlashAttention forward, the gradient reads the same bf16
-        // operands as it did, so that its probabilities are those of the
-        // forward's log-sum-exp, and the float32 ones need not be kept.
-        Value query = grad.getQuery(), key = grad.getKey(),
-              value = grad.getValue();
-        if (forward.query) {
-          query = forward.query;
-          key = forward.key;
-          value = forward.value;
+        auto kind = cast<SoftmaxAttr>(grad.getKind());
+        SmallVector<Value> grads;
+        if (forward.query &&
+            flashAttentionGradientTakes(grad.getHeads(), grad.getQuery())) {
+          grads = buildFlashAttentionGradient(b, op->getLoc(), kind.getCausal(),
+                                              grad.getHeads(), forward,
+                                              grad.getGrad(), grad.getMask());
+        } else {
+          // After a FlashAttention forward, the row loops read the same
+          // bf16 operands as it did, so that their probabilities are those
+          // of the forward's log-sum-exp, and the float32 ones need not be
+          // kept.
+          Value query = grad.getQuery(), key = grad.getKey(),
+                value = grad.getValue();
+          if (forward.query) {
+            query = forward.query;
+            key = forward.key;
+            value = forward.value;
+          }
+          RowAttentionBuilder rows(b, op->getLoc(), kind, grad.getHeads(),
+                                   query, key, value, grad.getMask(),
+                                   elementOf(grad.getGrad()));
+          grads = rows.gradient(grad.getGrad(), forward.out, forward.lse);
         }
-        RowAttentionBuilder rows(
-            b, op->getLoc(), cast<SoftmaxAttr>(grad.getKind()), grad.getHeads(),
-            query, key, value, grad.getMask(), elementOf(grad.getGrad()));
-        SmallVector<Value> grads =
-            rows.gradient(grad.getGrad(), forward.out, forward.lse);
         grad.getQueryGrad().replaceAllUsesWith(grads[0]);
         grad.getKeyGrad().replaceAllUsesWith(grads[1]);
         grad.getValueGrad().replaceAllUsesWith(grads[2]);

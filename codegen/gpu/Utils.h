@@ -170,6 +170,12 @@ void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
 bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
                          Value mask);
 
+/// Whether the FlashAttention gradient kernels take the gradient of an
+/// attention whose forward was a FlashAttention kernel: heads of at most
+/// 64 channels (the key blocks' kernel holds dK, dV, K and V in
+/// registers).
+bool flashAttentionGradientTakes(int64_t heads, Value query);
+
 /// The tensors of an attention's forward that its gradient reads: the
 /// output, each row's log-sum-exp, and (after a FlashAttention kernel)
 /// the bf16 operands it multiplied.
@@ -186,6 +192,16 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  bool causal, int64_t heads,
                                                  Value query, Value key,
                                                  Value value, Value mask);
+
+/// The FlashAttention gradient kernels of the attention whose forward
+/// kernel gave `forward`, for the output gradient `grad` (float32): `D =
+/// rowsum(dO O)` by an element-wise sum, then one kernel per query block
+/// (dQ) and one per key block (dK, dV), which recompute the probabilities
+/// from the forward's log-sum-exp; dQ, dK and dV (float32).
+SmallVector<Value>
+buildFlashAttentionGradient(OpBuilder &b, Location loc, bool causal,
+                            int64_t heads, const FlashAttentionForward &forward,
+                            Value grad, Value mask);
 
 } // namespace mlir::tfc
 

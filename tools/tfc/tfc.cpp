@@ -122,10 +122,10 @@ cl::opt<GpuAttention> gpuAttention(
         clEnumValN(GpuAttention::Blocks, "blocks",
                    "query and key blocks, a kernel per block operation"),
         clEnumValN(GpuAttention::Flash, "flash",
-                   "with --precision=bf16: each forward that fits (head "
+                   "with --precision=bf16: each attention that fits (head "
                    "dimension 16 to 128, lengths that 64 divides) one "
-                   "FlashAttention kernel on the tensor cores, the rest and "
-                   "the gradients as with rows")),
+                   "FlashAttention kernel on the tensor cores, its gradient "
+                   "two (up to 64 channels), the rest as with rows")),
     cl::init(GpuAttention::Rows), cl::cat(compileCategory));
 
 cl::opt<std::string>

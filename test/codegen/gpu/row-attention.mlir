@@ -179,8 +179,15 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // for S = Q K^T, the causal mask, the rows' maxima over 4 lanes by
 // shuffles, exp2, the probabilities rounded to bf16 pairs and 32 mma for
 // P V with V's fragments by ldmatrix.trans. Per row it stores the output
-// (8-byte stores of two channels) and the log-sum-exp. The gradient's row
-// loops read the same bf16 operands (widened) and that log-sum-exp.
+// (8-byte stores of two channels) and the log-sum-exp.
+//
+// The gradient is D = rowsum(dO O) (a sum over each head's channels), dO
+// rounded to bf16 and two more kernels of the same shape on the same bf16
+// Q, K and V: per query block, Q and dO held as A fragments and K, V
+// streamed, 3 x 32 mma per key tile (S, dP, dQ), the rows' log-sum-exp
+// and D read once; per key block, K and V held and Q, dO streamed from
+// the block's own diagonal on (causal), 4 x 32 mma per query tile (S^T,
+// dV, dP^T, dK), each column's log-sum-exp and D read per tile.
 
 // FLASH-LABEL: func.func @flash_forward_and_grad
 // FLASH: %[[Q16:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
@@ -216,18 +223,45 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH-NOT: llvm.call_intrinsic "llvm.nvvm.mma
 // FLASH: scf.yield
 // FLASH: gpu.shuffle  xor
-// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // FLASH: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // FLASH: memref.store %{{.*}}, %[[LSE]][{{.*}}] : memref<2x2x128xf32>
 // FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
 // FLASH: %[[O:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // FLASH: %[[L:.*]] = bufferization.to_tensor %[[LSE]] restrict writable
-// FLASH: %[[ROWS:.*]]:3 = scf.forall
-// FLASH: vector.transfer_read %[[Q16]][{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x128x128xbf16>, vector<64xbf16>
-// FLASH: arith.extf %{{.*}} : vector<64xbf16> to vector<64xf32>
-// FLASH: tensor.extract %[[L]]
-// FLASH-NOT: math.log
-// FLASH: return %[[O]], %[[ROWS]]#0
+// FLASH-NOT: scf.forall
+// FLASH: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x128x2x64xf32>, tensor<2x128x2x64xf32>) outs(%{{.*}} : tensor<2x2x128xf32>)
+// FLASH: %[[DO16:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
+// FLASH: %[[DQ:.*]] = memref.alloc() : memref<2x128x128xf32>
+// FLASH: %[[DK:.*]] = memref.alloc() : memref<2x128x128xf32>
+// FLASH: %[[DV:.*]] = memref.alloc() : memref<2x128x128xf32>
+// FLASH: bufferization.to_memref %[[Q16]] read_only
+// FLASH: bufferization.to_memref %[[DO16]] read_only
+// FLASH: %[[LB:.*]] = bufferization.to_memref %[[L]] read_only
+// FLASH: %[[DB:.*]] = bufferization.to_memref %[[D]] read_only
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads
+// FLASH: memref.load %[[LB]]
+// FLASH: memref.load %[[DB]]
+// FLASH: scf.for {{.*}} -> ({{((f32, ){32})}}!nvgpu.device.async.token)
+// FLASH-COUNT-96: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH-NOT: llvm.call_intrinsic "llvm.nvvm.mma
+// FLASH: scf.yield
+// FLASH: llvm.store
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads
+// FLASH: scf.for {{.*}} -> ({{((f32, ){64})}}!nvgpu.device.async.token)
+// FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH: arith.cmpi slt
+// FLASH: memref.load %[[LB2:.*]][
+// FLASH-COUNT-96: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH-NOT: llvm.call_intrinsic "llvm.nvvm.mma
+// FLASH: scf.yield
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: %[[GQ:.*]] = bufferization.to_tensor %[[DQ]] restrict writable
+// FLASH: %[[GK:.*]] = bufferization.to_tensor %[[DK]] restrict writable
+// FLASH: %[[GV:.*]] = bufferization.to_tensor %[[DV]] restrict writable
+// FLASH-NOT: scf.forall
+// FLASH: return %[[O]], %[[GQ]], %[[GK]], %[[GV]]
 func.func @flash_forward_and_grad(%q: tensor<2x128x128xf32>, %k: tensor<2x128x128xf32>,
                                   %v: tensor<2x128x128xf32>, %g: tensor<2x128x128xf32>)
     -> (tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>) {
@@ -264,6 +298,35 @@ func.func @flash_padded_cross(%q: tensor<1x64x128xf32>, %k: tensor<1x128x128xf32
       mask(%m : tensor<1x128xf32>)
       : tensor<1x64x128xf32>, tensor<1x128x128xf32>, tensor<1x128x128xf32> -> tensor<1x64x128xf32>
   return %a : tensor<1x64x128xf32>
+}
+
+// -----
+
+// A gradient of heads of 128 channels stays the row loops (the key
+// blocks' kernel would hold more than its registers), which read the
+// forward kernel's log-sum-exp and the same bf16 operands, widened.
+
+// FLASH-LABEL: func.func @flash_forward_rows_grad
+// FLASH: %[[Q16:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x64x128xf32>) outs(%{{.*}} : tensor<1x64x128xbf16>)
+// FLASH: gpu.launch
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 32, 128>}
+// FLASH: %[[L:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<1x1x64xf32>
+// FLASH-NOT: gpu.launch
+// FLASH: scf.forall
+// FLASH: vector.transfer_read %[[Q16]][{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x64x128xbf16>, vector<128xbf16>
+// FLASH: arith.extf %{{.*}} : vector<128xbf16> to vector<128xf32>
+// FLASH: tensor.extract %[[L]]
+// FLASH-NOT: math.log
+// FLASH: return
+func.func @flash_forward_rows_grad(%q: tensor<1x64x128xf32>, %k: tensor<1x64x128xf32>,
+                                   %v: tensor<1x64x128xf32>, %g: tensor<1x64x128xf32>)
+    -> (tensor<1x64x128xf32>, tensor<1x64x128xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      : tensor<1x64x128xf32>, tensor<1x64x128xf32>, tensor<1x64x128xf32> -> tensor<1x64x128xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 1 %q, %k, %v
+      grad %g : tensor<1x64x128xf32>, tensor<1x64x128xf32>, tensor<1x64x128xf32>
+      -> tensor<1x64x128xf32>, tensor<1x64x128xf32>, tensor<1x64x128xf32>
+  return %a, %dq : tensor<1x64x128xf32>, tensor<1x64x128xf32>
 }
 
 // -----
