@@ -280,7 +280,20 @@ def TfcGpuTensorCoreContractions
       element-wise `arith.truncf` of it into a bf16 buffer of the same
       shape (identity maps and layout), the kernel stores the accumulators
       rounded to bf16 (round to nearest even) into that buffer, and the
-      float32 buffer, the fill and the `truncf` op are erased.
+      float32 buffer, the fill and the `truncf` op are erased;
+    - otherwise, when the contraction has no batch dimensions, the first op
+      after it in its block that uses its output is an element-wise
+      `linalg.generic` over the same `[m, n]` (the output read with the
+      identity map, as an input or as the init it writes in place; every
+      init a float32 or bf16 buffer with the identity layout; a body
+      without regions or `linalg.index`: a bias, a residual, an
+      activation, a rounding), and the ops in between (at most 64) do not
+      use the output's buffer, write what that op reads or touch what it
+      writes, the kernel applies that op's body to the accumulators, two
+      columns at a time, loading its other inputs, and stores its results
+      (allocations and views that it uses and that come later move before
+      the kernel). The op is erased, and so are the float32 output, its
+      fill and deallocations when nothing else uses it.
 
     A contraction whose 64 x 64 tiles give fewer than `min-blocks` blocks,
     without batch dimensions, is first split along k into S parts (the

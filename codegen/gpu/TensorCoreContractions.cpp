@@ -48,6 +48,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCGPUTENSORCORECONTRACTIONS
@@ -89,6 +91,11 @@ struct TensorCorePlan {
   linalg::FillOp zeroFill;
   /// The rounding to bf16 that the kernel's stores do instead, if any.
   linalg::GenericOp downCast;
+  /// The element-wise op after the contraction that the kernel applies to
+  /// its accumulators before storing them, if any (see epilogueOf), and
+  /// whether the contraction's own output is then left unwritten.
+  linalg::GenericOp epilogue;
+  bool outputDead = false;
 
   int64_t batchCount() const {
     int64_t count = 1;
@@ -138,6 +145,147 @@ linalg::GenericOp downCastOf(linalg::LinalgOp op, linalg::FillOp zeroFill) {
         !isa<memref::DeallocOp>(user))
       return {};
   return trunc;
+}
+
+/// The buffers (by root) that `op`, between a contraction and its
+/// epilogue, reads and writes; false when they are unknown. A kernel
+/// already built reads and writes every buffer it uses.
+bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
+                   SmallVectorImpl<Value> &writes) {
+  if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+    return true;
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+    writes.push_back(rootBuffer(dealloc.getMemref()));
+    return true;
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    for (Value v : linalgOp->getOperands())
+      if (isa<MemRefType>(v.getType()))
+        reads.push_back(rootBuffer(v));
+    for (Value v : linalgOp.getDpsInits())
+      writes.push_back(rootBuffer(v));
+    return true;
+  }
+  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(launch.getBody(), used);
+    for (Value v : used)
+      if (isa<MemRefType>(v.getType())) {
+        reads.push_back(rootBuffer(v));
+        writes.push_back(rootBuffer(v));
+      }
+    return true;
+  }
+  return false;
+}
+
+/// Whether `value`, used by an epilogue after `op`, can be made available
+/// at `op`: defined before it (or elsewhere), or by an allocation, a view
+/// or a constant after it whose operands can be.
+bool availableAt(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+    return true;
+  if (!isa<memref::AllocOp, ViewLikeOpInterface, arith::ConstantOp>(def) ||
+      def->getNumRegions())
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value v) { return availableAt(v, op); });
+}
+
+/// Moves the definitions of `value` that come after `op` before it
+/// (availableAt holds).
+void moveDefinitionBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+    return;
+  for (Value operand : def->getOperands())
+    moveDefinitionBefore(operand, op);
+  def->moveBefore(op);
+}
+
+/// Whether `generic` can be a contraction's epilogue over its `[m, n]`
+/// output `output` (`rows` x `cols`): element-wise over exactly that
+/// shape, `output` read with the identity map (as an input, or as the init
+/// it then writes in place), every init a static buffer of float32 or bf16
+/// with the identity layout and map whose value the body reads only when
+/// it is `output`, projected-permutation maps, and a body of plain
+/// operations (no regions, no `linalg.index`).
+bool isEpilogue(linalg::GenericOp generic, Value output, int64_t rows,
+                int64_t cols) {
+  if (generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.getStaticLoopRanges() != SmallVector<int64_t>{rows, cols})
+    return false;
+  Block &body = generic.getRegion().front();
+  for (OpOperand &operand : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation() ||
+        (operand.get() == output && !map.isIdentity()))
+      return false;
+    if (!generic.isDpsInit(&operand))
+      continue;
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !map.isIdentity() ||
+        !(type.getElementType().isF32() || type.getElementType().isBF16()))
+      return false;
+    if (operand.get() != output &&
+        !generic.getMatchingBlockArgument(&operand).use_empty())
+      return false;
+  }
+  return llvm::all_of(body.without_terminator(), [](Operation &inner) {
+    return inner.getNumRegions() == 0 && !isa<linalg::IndexOp>(inner);
+  });
+}
+
+/// The element-wise op that the kernel of `op` (a contraction without
+/// batch dimensions into `[rows, cols]`) can apply to its accumulators: the
+/// first op after it in its block that uses its output, if isEpilogue says
+/// so, when the ops in between (at most 64) neither use the output's
+/// buffer nor write what the epilogue reads, nor touch what it writes.
+linalg::GenericOp epilogueOf(linalg::LinalgOp op, int64_t rows, int64_t cols) {
+  Value output = op.getDpsInits()[0];
+  Value root = rootBuffer(output);
+  SmallVector<Value> reads, writes;
+  Operation *next = op->getNextNode();
+  for (int64_t count = 0; next && count < 64;
+       next = next->getNextNode(), ++count) {
+    if (llvm::is_contained(next->getOperands(), output))
+      break;
+    if (!bufferEffects(next, reads, writes) ||
+        llvm::is_contained(reads, root) || llvm::is_contained(writes, root))
+      return {};
+  }
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || !isEpilogue(generic, output, rows, cols) ||
+      !llvm::all_of(generic->getOperands(),
+                    [&](Value v) { return availableAt(v, op); }))
+    return {};
+  for (Value input : generic.getDpsInputs())
+    if (llvm::is_contained(writes, rootBuffer(input)))
+      return {};
+  for (Value init : generic.getDpsInits())
+    if (init != output && (llvm::is_contained(reads, rootBuffer(init)) ||
+                           llvm::is_contained(writes, rootBuffer(init))))
+      return {};
+  return generic;
+}
+
+/// Whether the contraction `op`'s output is left unwritten once its kernel
+/// applies `epilogue`: a buffer of its own that the epilogue does not
+/// write, used by nothing but `zeroFill`, `op`, the epilogue and
+/// deallocations.
+bool outputDeadAfter(linalg::LinalgOp op, linalg::GenericOp epilogue,
+                     linalg::FillOp zeroFill) {
+  Value output = op.getDpsInits()[0];
+  if (!zeroFill || !output.getDefiningOp<memref::AllocOp>() ||
+      llvm::is_contained(epilogue.getDpsInits(), output))
+    return false;
+  return llvm::all_of(output.getUsers(), [&](Operation *user) {
+    return user == op || user == zeroFill || user == epilogue ||
+           isa<memref::DeallocOp>(user);
+  });
 }
 
 /// The plan of `op`, or nullopt when it is no contraction this pass maps:
@@ -210,6 +358,11 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
       plan.zeroFill = fill;
   }
   plan.downCast = downCastOf(op, plan.zeroFill);
+  if (!plan.downCast && plan.batch.empty()) {
+    plan.epilogue = epilogueOf(op, rows, cols);
+    plan.outputDead =
+        plan.epilogue && outputDeadAfter(op, plan.epilogue, plan.zeroFill);
+  }
   return plan;
 }
 
@@ -266,11 +419,17 @@ private:
   Value copyTilesIfAny(Value kt);
   /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
   void multiply(Value stage, SmallVector<Value> &accs);
+  /// Applies the plan's epilogue to the accumulators `acc` of row `row`,
+  /// columns `col` and `col + 1`, and stores its results, two per store.
+  void applyEpilogue(Value row, Value col, ValueRange acc);
   /// Row and column of accumulator q of mma tile (i, j) of the thread.
   std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
 };
 
 void KernelBuilder::build() {
+  if (plan.epilogue)
+    for (Value operand : plan.epilogue->getOperands())
+      moveDefinitionBefore(operand, op);
   Value one = index(1);
   launch = b.create<gpu::LaunchOp>(loc, index(plan.blocks()), one, one,
                                    index(kBlockThreads), one, one);
@@ -344,16 +503,23 @@ void KernelBuilder::build() {
   }
   // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
   // as one vector of 2 (rounded to bf16 when the output's down-cast is
-  // folded in).
+  // folded in), the epilogue's results likewise.
   ValueRange accs = loop.getResults().drop_back();
-  linalg::GenericOp downCast = plan.downCast;
+  linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
   Value target = downCast ? downCast.getDpsInits()[0] : output;
+  bool storeOutput =
+      !plan.outputDead &&
+      !(epilogue && llvm::is_contained(epilogue.getDpsInits(), output));
   Type f32 = b.getF32Type();
   for (int64_t i = 0; i < mmaRows(); ++i)
     for (int64_t j = 0; j < mmaCols(); ++j)
       for (int64_t q = 0; q < 4; q += 2) {
         auto [row, col] = accumulatorPosition(i, j, q);
         int64_t a = (i * mmaCols() + j) * 4 + q;
+        if (epilogue)
+          applyEpilogue(row, col, accs.slice(a, 2));
+        if (!storeOutput)
+          continue;
         Value pair = b.create<vector::FromElementsOp>(
             loc, VectorType::get({2}, f32), ValueRange{accs[a], accs[a + 1]});
         if (downCast)
@@ -361,9 +527,14 @@ void KernelBuilder::build() {
               loc, VectorType::get({2}, b.getBF16Type()), pair);
         storePair(b, loc, pair, target, indices(outMap, row, col, {}));
       }
-  if (downCast) {
-    Value buffer = output;
+  // The op that the stores replace; with the float32 output when nothing
+  // reads it any more: its allocation, fill and deallocations.
+  if (epilogue)
+    epilogue->erase();
+  if (downCast)
     downCast->erase();
+  if (downCast || plan.outputDead) {
+    Value buffer = output;
     op->erase();
     plan.zeroFill->erase();
     for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
@@ -374,6 +545,43 @@ void KernelBuilder::build() {
   if (plan.zeroFill)
     plan.zeroFill->erase();
   op->erase();
+}
+
+void KernelBuilder::applyEpilogue(Value row, Value col, ValueRange acc) {
+  linalg::GenericOp epilogue = plan.epilogue;
+  Value output = op.getDpsInits()[0];
+  Block &body = epilogue.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  // Per init, its two values: the body cloned once per column, the
+  // contraction's output read as the accumulator, the other inputs loaded.
+  SmallVector<SmallVector<Value>> results(epilogue.getNumDpsInits());
+  for (int64_t e = 0; e < 2; ++e) {
+    Value column = add(col, e);
+    IRMapping mapping;
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      BlockArgument arg = epilogue.getMatchingBlockArgument(&operand);
+      if (operand.get() == output) {
+        mapping.map(arg, acc[e]);
+        continue;
+      }
+      if (epilogue.isDpsInit(&operand))
+        continue; // isEpilogue: its value is not read
+      AffineMap map = epilogue.getMatchingIndexingMap(&operand);
+      SmallVector<Value> at;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        at.push_back(map.getDimPosition(r) == 0 ? row : column);
+      mapping.map(arg, b.create<memref::LoadOp>(loc, operand.get(), at));
+    }
+    for (Operation &inner : body.without_terminator())
+      b.clone(inner, mapping);
+    for (auto [k, value] : llvm::enumerate(yield.getOperands()))
+      results[k].push_back(mapping.lookupOrDefault(value));
+  }
+  for (auto [init, values] : llvm::zip(epilogue.getDpsInits(), results)) {
+    Value pair = b.create<vector::FromElementsOp>(
+        loc, VectorType::get({2}, values[0].getType()), values);
+    storePair(b, loc, pair, init, {row, col});
+  }
 }
 
 std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,

@@ -126,6 +126,153 @@ func.func @weight_gradient(%dy: memref<512x256xbf16>, %x: memref<512x128xbf16>, 
 
 // -----
 
+// Two projections, then each one's bias added and the sum rounded to bf16
+// into a buffer allocated after them (a bf16 build's Q and K): each kernel
+// applies its epilogue to its accumulators (the bias loaded per column)
+// and stores the bf16 results, two per 4-byte store; the epilogues, the
+// float32 buffers and their fills are gone, and the bf16 buffers are
+// allocated before the kernels. The second projection's epilogue comes
+// after the first's, which neither reads nor writes its buffers.
+// CHECK-LABEL: func.func @biased_projections
+// CHECK: %[[Q:.*]] = memref.alloc() : memref<1024x256xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.load %arg2[%{{.*}}] : memref<256xf32>
+// CHECK: arith.addf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.extract_aligned_pointer_as_index %[[Q]] : memref<1024x256xbf16>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NOT: vector<2xf32>, !llvm.ptr<1>
+// CHECK: gpu.terminator
+// CHECK: %[[K:.*]] = memref.alloc() : memref<1024x256xbf16>
+// CHECK: gpu.launch
+// CHECK: memref.load %arg4[%{{.*}}] : memref<256xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[K]] : memref<1024x256xbf16>
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg
+// CHECK: return %[[Q]], %[[K]]
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+func.func @biased_projections(%x: memref<1024x256xbf16>, %wq: memref<256x256xbf16>, %bq: memref<256xf32>,
+                              %wk: memref<256x256xbf16>, %bk: memref<256xf32>)
+    -> (memref<1024x256xbf16>, memref<1024x256xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tq = memref.alloc() : memref<1024x256xf32>
+  linalg.fill ins(%zero : f32) outs(%tq : memref<1024x256xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wq : memref<1024x256xbf16>, memref<256x256xbf16>) outs(%tq : memref<1024x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %tk = memref.alloc() : memref<1024x256xf32>
+  linalg.fill ins(%zero : f32) outs(%tk : memref<1024x256xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wk : memref<1024x256xbf16>, memref<256x256xbf16>) outs(%tk : memref<1024x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<1024x256xbf16>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tq, %bq : memref<1024x256xf32>, memref<256xf32>) outs(%q : memref<1024x256xbf16>) {
+  ^bb0(%in: f32, %bias: f32, %out: bf16):
+    %v = arith.addf %in, %bias : f32
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %k = memref.alloc() : memref<1024x256xbf16>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tk, %bk : memref<1024x256xf32>, memref<256xf32>) outs(%k : memref<1024x256xbf16>) {
+  ^bb0(%in: f32, %bias: f32, %out: bf16):
+    %v = arith.addf %in, %bias : f32
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %tq : memref<1024x256xf32>
+  memref.dealloc %tk : memref<1024x256xf32>
+  return %q, %k : memref<1024x256xbf16>, memref<1024x256xbf16>
+}
+
+// -----
+
+// An output projection whose bias and residual are added in place (the
+// float32 residual stream, which later ops read): the kernel stores the
+// epilogue's sums, float32 pairs, into the output itself, and only those
+// (16 per thread: a 64 x 64 tile, 32 x 32 per warp).
+// An epilogue whose input an op in between writes stays an op of its own.
+// CHECK-LABEL: func.func @residual_projection
+// CHECK: gpu.launch
+// CHECK: memref.load %arg3[%{{.*}}, %{{.*}}] : memref<1024x256xf32>
+// CHECK: memref.load %arg2[%{{.*}}] : memref<256xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %arg4 : memref<1024x256xf32>
+// CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2 : memref<256xf32>)
+// CHECK: linalg.generic
+// CHECK: return
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+func.func @residual_projection(%x: memref<1024x256xbf16>, %w: memref<256x256xbf16>, %bias: memref<256xf32>,
+                               %res: memref<1024x256xf32>, %y: memref<1024x256xf32>, %z: memref<1024x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1024x256xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xbf16>, memref<256x256xbf16>) outs(%y : memref<1024x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%res, %bias : memref<1024x256xf32>, memref<256xf32>) outs(%y : memref<1024x256xf32>) {
+  ^bb0(%r: f32, %b: f32, %out: f32):
+    %v = arith.addf %out, %b : f32
+    %s = arith.addf %r, %v : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%z : memref<1024x256xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xbf16>, memref<256x256xbf16>) outs(%z : memref<1024x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%bias : memref<256xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%res, %bias : memref<1024x256xf32>, memref<256xf32>) outs(%z : memref<1024x256xf32>) {
+  ^bb0(%r: f32, %b: f32, %out: f32):
+    %v = arith.addf %out, %b : f32
+    %s = arith.addf %r, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A projection whose float32 output, a buffer of its own, the next op only
 // rounds to bf16 (a bf16 build's activation): the kernel stores the
 // accumulators rounded, two bf16 per 4-byte store, into the bf16 buffer; the
