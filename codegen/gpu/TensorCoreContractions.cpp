@@ -262,11 +262,15 @@ linalg::GenericOp epilogueOf(linalg::LinalgOp op, int64_t rows, int64_t cols) {
       !llvm::all_of(generic->getOperands(),
                     [&](Value v) { return availableAt(v, op); }))
     return {};
+  // What the epilogue reads besides the output is read in the kernel while
+  // other threads store: none of it may be in the output's buffer.
   for (Value input : generic.getDpsInputs())
-    if (llvm::is_contained(writes, rootBuffer(input)))
+    if (input != output && (rootBuffer(input) == root ||
+                            llvm::is_contained(writes, rootBuffer(input))))
       return {};
   for (Value init : generic.getDpsInits())
-    if (init != output && (llvm::is_contained(reads, rootBuffer(init)) ||
+    if (init != output && (rootBuffer(init) == root ||
+                           llvm::is_contained(reads, rootBuffer(init)) ||
                            llvm::is_contained(writes, rootBuffer(init))))
       return {};
   return generic;
