@@ -206,8 +206,9 @@ private:
   void accumulate(ArrayRef<Value> c, Value tile, Value stage,
                   MutableArrayRef<Value> acc);
   /// `s` (a 16 x BN result of streamed tile `kt`) with -inf where a key
-  /// lies after its query (causal) or is padding (`realOwn`: whether the
-  /// thread's two own rows are real keys, when keys are owned).
+  /// lies after its query (causal; only on tiles that meet the warp's
+  /// diagonal) or is padding (`realOwn`: whether the thread's two own rows
+  /// are real keys, when keys are owned).
   void maskScores(Value kt, MutableArrayRef<Value> s, ArrayRef<Value> realOwn);
   /// Stores `acc` (Dh / 8 tiles of 4), row half r multiplied by
   /// `factor[r]`, into `buffer [B, S, D]` at the own rows, two channels
@@ -331,23 +332,49 @@ void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
   // Score q of tile j: own row g + 8 (q / 2) of the warp, streamed row
   // 8 j + 2 t + q % 2 of the tile. Its streamed minus own position is
   // `offset` plus a constant.
-  Value offset;
-  if (causal)
-    offset = b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
+  if (causal) {
+    // Only a tile that meets the diagonal of the warp's 16 rows has a key
+    // after its query (the same answer for the whole warp): the streamed
+    // tile ends after the warp's first row (queries owned) or starts
+    // before its last (keys owned).
+    Value tileFirst = b.create<arith::MulIOp>(loc, kt, index(tileRows));
+    Value warpFirst = add(firstOwn, mul(warp, kWarpRows));
+    Value crosses =
+        ownQueries()
+            ? b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt,
+                                      add(tileFirst, tileRows - 1), warpFirst)
+            : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tileFirst,
+                                      add(warpFirst, kWarpRows - 1));
+    auto ifOp = b.create<scf::IfOp>(loc, ValueRange(s).getTypes(), crosses,
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      b.create<scf::YieldOp>(loc, ValueRange(s));
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value offset =
+          b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
+      SmallVector<Value> masked(s.begin(), s.end());
+      for (int64_t j = 0; j < scoreTiles(); ++j)
+        for (int64_t q = 0; q < 4; ++q) {
+          // A key after its query: streamed > own when queries are owned,
+          // streamed < own when keys are.
+          Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
+          Value after =
+              b.create<arith::CmpIOp>(loc,
+                                      ownQueries() ? arith::CmpIPredicate::sgt
+                                                   : arith::CmpIPredicate::slt,
+                                      d, index(0));
+          Value &score = masked[j * 4 + q];
+          score = b.create<arith::SelectOp>(loc, after, minusInf(), score);
+        }
+      b.create<scf::YieldOp>(loc, masked);
+    }
+    llvm::copy(ifOp.getResults(), s.begin());
+  }
   for (int64_t j = 0; j < scoreTiles(); ++j)
     for (int64_t q = 0; q < 4; ++q) {
       Value &score = s[j * 4 + q];
-      if (causal) {
-        // A key after its query: streamed > own when queries are owned,
-        // streamed < own when keys are.
-        Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
-        Value masked =
-            b.create<arith::CmpIOp>(loc,
-                                    ownQueries() ? arith::CmpIPredicate::sgt
-                                                 : arith::CmpIPredicate::slt,
-                                    d, index(0));
-        score = b.create<arith::SelectOp>(loc, masked, minusInf(), score);
-      }
       if (!mask)
         continue;
       Value real = realOwn.empty() ? Value() : realOwn[q / 2];

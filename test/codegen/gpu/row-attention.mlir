@@ -176,7 +176,8 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // blocks; a 64 x 64 Q tile and two stages of 64-key K and V tiles in
 // shared memory, each filled by 4 cp.async copies of 16 bytes per thread;
 // Q's 4 A fragments read once; per key tile (up to the diagonal) 32 mma
-// for S = Q K^T, the causal mask, the rows' maxima over 4 lanes by
+// for S = Q K^T, the causal mask (on the tiles that meet a warp's
+// diagonal), the rows' maxima over 4 lanes by
 // shuffles, exp2, the probabilities rounded to bf16 pairs and 32 mma for
 // P V with V's fragments by ldmatrix.trans. Per row it stores the output
 // (8-byte stores of two channels) and the log-sum-exp.
@@ -212,8 +213,11 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: } else {
 // FLASH: nvgpu.ldmatrix %[[KT]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH: arith.cmpi ugt
+// FLASH: scf.if %{{.*}} -> ({{((f32, ){31})}}f32) {
 // FLASH: arith.cmpi sgt
 // FLASH: arith.select
+// FLASH: } else {
 // FLASH: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // FLASH: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
 // FLASH: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
@@ -251,6 +255,8 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads
 // FLASH: scf.for {{.*}} -> ({{((f32, ){64})}}!nvgpu.device.async.token)
 // FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH: arith.cmpi ult
+// FLASH: scf.if
 // FLASH: arith.cmpi slt
 // FLASH: memref.load %[[LB2:.*]][
 // FLASH-COUNT-96: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
