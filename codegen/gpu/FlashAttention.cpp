@@ -74,6 +74,8 @@ constexpr int64_t kWarp = 32, kWarps = 4, kBlockThreads = kWarp * kWarps;
 constexpr int64_t kWarpRows = 16, kBlockRows = kWarps * kWarpRows;
 /// The mma tile: 16 rows x 8 columns x 16 deep.
 constexpr int64_t kMmaCols = 8, kMmaDepth = 16;
+/// log2(e): the kernels' exponentials are exp2 of scores in log2 units.
+const double kLog2e = 1.0 / std::log(2.0);
 
 /// The rows of one streamed tile for head dimension `headDim`: 64, or 32
 /// for 128 channels, so that the staging tile and two stages of two
@@ -205,6 +207,11 @@ private:
   /// `tile` at `stage` (its rows k, its channels the columns).
   void accumulate(ArrayRef<Value> c, Value tile, Value stage,
                   MutableArrayRef<Value> acc);
+  /// The warp's scores with streamed tile `kt` at `stage`, `scale Q K^T`
+  /// (or `K Q^T`) of its own rows `aFrags` and the tile's first operand,
+  /// in log2 units and masked (maskScores).
+  SmallVector<Value> scores(ArrayRef<SmallVector<Value>> aFrags, Value kt,
+                            Value stage, ArrayRef<Value> realOwn);
   /// `s` (a 16 x BN result of streamed tile `kt`) with -inf where a key
   /// lies after its query (causal; only on tiles that meet the warp's
   /// diagonal) or is padding (`realOwn`: whether the thread's two own rows
@@ -372,20 +379,35 @@ void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
     }
     llvm::copy(ifOp.getResults(), s.begin());
   }
-  for (int64_t j = 0; j < scoreTiles(); ++j)
+  if (!mask)
+    return;
+  for (int64_t j = 0; j < scoreTiles(); ++j) {
+    // Whether the keys of the thread's two columns are real, when keys are
+    // streamed (each flag read once for both rows).
+    SmallVector<Value> realColumn;
+    for (int64_t q = 0; q < 2 && ownQueries(); ++q) {
+      Value flag = b.create<memref::LoadOp>(
+          loc, mask, ValueRange{bi, streamRow(kt, j, q)});
+      realColumn.push_back(b.create<arith::CmpFOp>(
+          loc, arith::CmpFPredicate::UNE, flag, f32(0.0)));
+    }
     for (int64_t q = 0; q < 4; ++q) {
+      Value real = ownQueries() ? realColumn[q % 2] : realOwn[q / 2];
       Value &score = s[j * 4 + q];
-      if (!mask)
-        continue;
-      Value real = realOwn.empty() ? Value() : realOwn[q / 2];
-      if (ownQueries()) {
-        Value flag = b.create<memref::LoadOp>(
-            loc, mask, ValueRange{bi, streamRow(kt, j, q)});
-        real = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, flag,
-                                       f32(0.0));
-      }
       score = b.create<arith::SelectOp>(loc, real, score, minusInf());
     }
+  }
+}
+
+SmallVector<Value>
+FlashKernelBuilder::scores(ArrayRef<SmallVector<Value>> aFrags, Value kt,
+                           Value stage, ArrayRef<Value> realOwn) {
+  SmallVector<Value> s = product(aFrags, streamed[0], stage);
+  Value factor = f32(scale() * kLog2e);
+  for (Value &score : s)
+    score = fmul(score, factor);
+  maskScores(kt, s, realOwn);
+  return s;
 }
 
 void FlashKernelBuilder::storeRows(Value buffer, ValueRange acc,
@@ -409,12 +431,7 @@ void FlashKernelBuilder::forwardStep(Value kt, Value stage,
   // then O's accumulators.
   MutableArrayRef<Value> m = carried.slice(0, 2), l = carried.slice(2, 2),
                          acc = carried.slice(4, outTiles() * 4);
-  SmallVector<Value> s = product(q, streamed[0], stage);
-  // The scores in log2 units.
-  Value factor = f32(scale() / std::log(2.0));
-  for (Value &score : s)
-    score = fmul(score, factor);
-  maskScores(kt, s, {});
+  SmallVector<Value> s = scores(q, kt, stage, {});
   Value zero = f32(0.0);
   for (int64_t r = 0; r < 2; ++r) {
     Value rowMax = minusInf();
@@ -452,11 +469,7 @@ void FlashKernelBuilder::queryGradStep(
     MutableArrayRef<Value> carried) {
   // P = exp2(S scale log2(e) - lse log2(e)) from Q K^T; dP = dO V^T;
   // dS = P (dP - D); dQ += dS K.
-  SmallVector<Value> p = product(own[0], streamed[0], stage);
-  Value factor = f32(scale() / std::log(2.0));
-  for (Value &score : p)
-    score = fmul(score, factor);
-  maskScores(kt, p, {});
+  SmallVector<Value> p = scores(own[0], kt, stage, {});
   for (int64_t j = 0; j < scoreTiles(); ++j)
     for (int64_t q = 0; q < 4; ++q)
       p[j * 4 + q] = exp2(fsub(p[j * 4 + q], rowLse[q / 2]));
@@ -477,18 +490,13 @@ void FlashKernelBuilder::keyValueGradStep(
   // dK += dS^T Q.
   MutableArrayRef<Value> dkAcc = carried.slice(0, outTiles() * 4),
                          dvAcc = carried.slice(outTiles() * 4, outTiles() * 4);
-  SmallVector<Value> p = product(own[0], streamed[0], stage);
-  double log2e = 1.0 / std::log(2.0);
-  Value factor = f32(scale() * log2e);
-  for (Value &score : p)
-    score = fmul(score, factor);
-  maskScores(kt, p, realOwn);
+  SmallVector<Value> p = scores(own[0], kt, stage, realOwn);
   SmallVector<Value> columnLse, columnDelta;
   for (int64_t j = 0; j < scoreTiles(); ++j)
     for (int64_t q = 0; q < 2; ++q) {
       SmallVector<Value> at = {bi, h, streamRow(kt, j, q)};
       columnLse.push_back(
-          fmul(b.create<memref::LoadOp>(loc, lse, at), f32(log2e)));
+          fmul(b.create<memref::LoadOp>(loc, lse, at), f32(kLog2e)));
       columnDelta.push_back(b.create<memref::LoadOp>(loc, delta, at));
     }
   for (int64_t j = 0; j < scoreTiles(); ++j)
@@ -612,8 +620,7 @@ void FlashKernelBuilder::build() {
   SmallVector<Value> rowLse, rowDelta, realOwn;
   for (int64_t r = 0; r < 2 && kind == FlashKind::QueryGrad; ++r) {
     SmallVector<Value> at = {bi, h, ownRow(r)};
-    rowLse.push_back(
-        fmul(b.create<memref::LoadOp>(loc, lse, at), f32(1.0 / std::log(2.0))));
+    rowLse.push_back(fmul(b.create<memref::LoadOp>(loc, lse, at), f32(kLog2e)));
     rowDelta.push_back(b.create<memref::LoadOp>(loc, delta, at));
   }
   for (int64_t r = 0; r < 2 && mask && !ownQueries(); ++r) {
