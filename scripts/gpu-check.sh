@@ -149,24 +149,31 @@ build_bf16() {
   echo "built tiny_lm64 (bf16)"
 }
 
-# The data of FlashAttention check NAME, as `--data PATH`; the split that
-# an LM's evaluation reads (the train split: the others of tiny.txt are
-# shorter than a batch of 2 x 129 bytes).
-flash_data() { [[ $1 == cls ]] && echo "--data tiny_reviews.jsonl" || echo "--data tiny.txt"; }
+# The data file of FlashAttention check NAME; the split that an LM's
+# evaluation reads (the train split: the others of tiny.txt are shorter
+# than a batch of 2 x 129 bytes).
+flash_data() { [[ $1 == cls ]] && echo tiny_reviews.jsonl || echo tiny.txt; }
 flash_split() { [[ $1 == cls ]] || echo "--split train"; }
+
+# flash_train EXE OUT STEPS NAME: EXE trains model NAME for STEPS steps
+# into OUT on its data (tested on the same data, no evaluations between).
+flash_train() {
+  rm -rf "$2"
+  "$1" train --out "$2" --steps "$3" --eval-every 0 --data "$(flash_data "$4")" \
+    --test "$(flash_data "$4")"
+}
 
 # The FlashAttention checks' models (check 6), each NAME built for the GPU
 # in bf16 with --gpu-attention=flash (NAME.fgpu) and for the CPU in
 # float32 (NAME.cpu32), whose 10 training steps and evaluation run here;
-# tiny_lm64 is check 4's, built again with the flag.
+# h16 is check 4's tiny_lm64.
 build_flash() {
   local build=${TFC_BUILD_DIR:-$root/build}
   local tfc=$build/bin/tfc f=$dir/flash inputs=$root/test/e2e/Inputs
   mkdir -p "$f"
   cp "$inputs/tiny.txt" "$inputs/tiny_reviews.jsonl" "$f/"
   local lm=(-e 's/^dropout = 0.1/dropout = 0.0/' -e 's/^batch = 4/batch = 2/')
-  sed "${lm[@]}" -e 's/^d_model = 32/d_model = 64/' -e 's/^d_ff = 64/d_ff = 256/' \
-      -e 's/^seq_len = 32/seq_len = 64/' "$inputs/tiny_lm.toml" > "$f/h16.toml"
+  cp "$dir/bf16/lm.toml" "$f/h16.toml"
   sed "${lm[@]}" -e 's/^d_model = 32/d_model = 128/' -e 's/^heads = 4/heads = 2/' \
       -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 128/' \
       "$inputs/tiny_lm.toml" > "$f/h64.toml"
@@ -181,16 +188,11 @@ build_flash() {
     "$tfc" compile "$f/$name.toml" --target=cuda --precision=bf16 \
       --gpu-attention=flash -o "$f/$name.fgpu"
     "$tfc" compile "$f/$name.toml" -o "$f/$name.cpu32"
-    (cd "$f" && rm -rf "$name.c32" "$name.s32" &&
-     "./$name.cpu32" train --out "$name.c32" --steps 10 --eval-every 0 \
-       $(flash_data $name) --test $(flash_data $name | cut -d' ' -f2) > /dev/null &&
+    (cd "$f" && flash_train "./$name.cpu32" "$name.c32" 10 $name > /dev/null &&
      "./$name.cpu32" eval --weights "$name.c32/last.safetensors" \
-       $(flash_data $name) $(flash_split $name) > "$name.ce32.log" &&
-     "./$name.cpu32" train --out "$name.s32" --steps 1 --eval-every 0 \
-       $(flash_data $name) --test $(flash_data $name | cut -d' ' -f2) > /dev/null)
+       --data "$(flash_data $name)" $(flash_split $name) > "$name.ce32.log" &&
+     flash_train "./$name.cpu32" "$name.s32" 1 $name > /dev/null)
   done
-  "$tfc" compile "$dir/bf16/lm.toml" --target=cuda --precision=bf16 \
-    --gpu-attention=flash -o "$dir/bf16/fgpu"
   echo "built the FlashAttention checks (bf16)"
 }
 
@@ -205,7 +207,7 @@ run_flash() {
   check_loss fg.log c.log 1e-2 \
     "tiny_lm64 flash: 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
     "tiny_lm64 flash: 20 GPU steps: FAILED (%s against %s)" \
-    ./fgpu train --out fg --steps 20 --data tiny.txt || failed=1
+    "$dir/flash/h16.fgpu" train --out fg --steps 20 --data tiny.txt || failed=1
   cd "$dir/flash"
   local diff
   for name in h16 h64 h128 cls; do
@@ -213,10 +215,8 @@ run_flash() {
       "flash $name: the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
       "flash $name: evaluation on the GPU: FAILED (%s against %s)" \
       "./$name.fgpu" eval --weights "$name.c32/last.safetensors" \
-      $(flash_data $name) $(flash_split $name) || failed=1
-    rm -rf "$name.g1"
-    if "./$name.fgpu" train --out "$name.g1" --steps 1 --eval-every 0 \
-         $(flash_data $name) --test $(flash_data $name | cut -d' ' -f2) > "$name.g1.log" 2>&1 &&
+      --data "$(flash_data $name)" $(flash_split $name) || failed=1
+    if flash_train "./$name.fgpu" "$name.g1" 1 $name > "$name.g1.log" 2>&1 &&
        diff=$(same_moments "$name.g1/last.safetensors" "$name.s32/last.safetensors" 0.1); then
       echo "flash $name: the first step's gradients within $diff of the CPU float32 build's: ok"
     else
