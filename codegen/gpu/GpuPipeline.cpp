@@ -102,6 +102,11 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   if (!emulated)
     pm.addNestedPass<func::FuncOp>(
         mlir::tfc::createTfcGpuTensorCoreContractions());
+  // Ops over the same rows (LayerNorm, its gradient, a cross-entropy): one
+  // kernel, a warp per row (a thread per row when emulated).
+  mlir::tfc::TfcGpuRowKernelsOptions rowKernels;
+  rowKernels.lanes = emulated ? 1 : 32;
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuRowKernels(rowKernels));
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuSplitReductions());
   // Contractions: a register tile of outputs per thread.
   mlir::tfc::TfcGpuTileContractionsOptions tiling;

@@ -8,6 +8,7 @@
 #ifndef TFC_CODEGEN_GPU_PASSES_H
 #define TFC_CODEGEN_GPU_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -144,6 +144,59 @@ def TfcGpuParallelDimsFirst
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def TfcGpuRowKernels : Pass<"tfc-gpu-row-kernels", "mlir::func::FuncOp"> {
+  let summary = "Fuses consecutive ops over the same rows into one kernel of a "
+                "warp per row";
+  let description = [{
+    tfc-gpu-map-kernels gives a row reduction (LayerNorm's mean and
+    variance, its gradient's row sums, a cross-entropy's row maximum and
+    sum) one thread per row, each reading its row alone, and each op of a
+    LayerNorm a launch of its own. This pass finds, among the linalg ops on
+    buffers at the top level of a function, each row reduction (static
+    loops, parallel but for the last, which reduces over a row's `W`
+    columns into outputs indexed by the other loops, the `R` rows, by a
+    body `out <op> term` with `op` a sum, maximum or minimum) and grows a
+    chain around it, forwards and backwards, over the ops next to it
+    (stepping over allocations and ops free of memory effects): generics
+    and fills whose loops run over the same `R` rows, their extents
+    multiplying to `R`, then, if at all, over the `W` columns, writing at
+    (row, column) or, without the columns or for a reduction, at the row.
+    An op joins only while every buffer that the chain writes is read and
+    written by the chain at (row, column) or at the row alone, through
+    views laid out row-major without gaps, whose differing views do not
+    overlap: each row's ops then read only what that row's ops wrote
+    before them, and the chain can run row by row.
+
+    The chain becomes one `gpu.launch` (`tfc.row_kernel = [R, W, lanes]`)
+    of blocks of 256 threads, `lanes` threads per row (the `lanes` option,
+    or the largest power of two below it that divides `W`). Each op runs in
+    order in every row's lanes: an op over the columns as a loop over the
+    lane's columns `lane + lanes * i`; a reduction's lane starts from the
+    neutral value of its combiner, and the lanes' partial results are then
+    combined by a butterfly of `gpu.shuffle xor` (offsets lanes/2 down to
+    1), so that each lane holds the row's result; the first lane stores a
+    value per row, and the chain's later ops take it from the register.
+    Sums are thus added in another order than on the CPU (by lane, then
+    across lanes). With `lanes=1` (the `--gpu-emulate` pipeline) there are
+    no shuffles and a thread runs a row, so the emulation checks the
+    chains themselves. Shuffled values are 32-bit.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"32",
+           "Threads per row, a power of two of at most 32 (1: one thread "
+           "per row, no shuffles)">
+  ];
+  let statistics = [
+    Statistic<"fusedChains", "fused-chains", "Chains fused into row kernels">,
+    Statistic<"fusedOps", "fused-ops", "Ops fused into row kernels">
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TfcGpuSplitReductions
     : Pass<"tfc-gpu-split-reductions", "mlir::func::FuncOp"> {
   let summary = "Splits a long sum with few outputs into partial sums and their sum";
