@@ -165,7 +165,13 @@ def TfcGpuRowKernels : Pass<"tfc-gpu-row-kernels", "mlir::func::FuncOp"> {
     written by the chain at (row, column) or at the row alone, through
     views laid out row-major without gaps, whose differing views do not
     overlap: each row's ops then read only what that row's ops wrote
-    before them, and the chain can run row by row.
+    before them, and the chain can run row by row. Growing forwards, the
+    chain may step over up to 4 ops that cannot join (a LayerNorm
+    gradient's column sums before the residual's add), when the ops that
+    join after them write no buffer that they read or write, read none
+    that they write, and use only values that can be defined before the
+    first of them; the kernel then runs before that op, the allocations
+    and views that it needs moved up.
 
     The chain becomes one `gpu.launch` (`tfc.row_kernel = [R, W, lanes]`)
     of blocks of 256 threads, `lanes` threads per row (the `lanes` option,

@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <map>
 
@@ -265,6 +266,49 @@ std::optional<std::pair<int64_t, int64_t>> rowReduction(Operation *operation,
 /// only allocate it), so the chain's kernel may run after them.
 bool isTransparent(Operation *op) {
   return isa<memref::AllocOp>(op) || isMemoryEffectFree(op);
+}
+
+/// A chain of ops over `rows` rows of `width` columns, and the op before
+/// which its kernel runs (after its last op when null).
+struct Chain {
+  SmallVector<ChainOp> ops;
+  int64_t rows = 0, width = 0;
+  Operation *insertionPoint = nullptr;
+};
+
+/// The most ops that a chain steps over.
+constexpr size_t kMaxSteppedOver = 4;
+
+/// The values defined outside `op` that it uses: its operands and what
+/// its body captures.
+SmallVector<Value> usedValues(Operation *op) {
+  llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used.takeVector();
+}
+
+/// Whether `op` can run before the ops `steppedOver` that come before it:
+/// it writes no buffer that they read or write and reads none that they
+/// write, and what it uses can be defined before the first of them.
+bool commutesWith(Operation *op, ArrayRef<Operation *> steppedOver) {
+  if (steppedOver.empty())
+    return true;
+  SmallVector<Value> reads, writes;
+  if (!bufferEffects(op, reads, writes))
+    return false;
+  for (Operation *other : steppedOver) {
+    SmallVector<Value> otherReads, otherWrites;
+    bufferEffects(other, otherReads, otherWrites);
+    auto meets = [](ArrayRef<Value> x, ArrayRef<Value> y) {
+      return llvm::any_of(x, [&](Value v) { return llvm::is_contained(y, v); });
+    };
+    if (meets(writes, otherReads) || meets(writes, otherWrites) ||
+        meets(reads, otherWrites))
+      return false;
+  }
+  return llvm::all_of(usedValues(op), [&](Value value) {
+    return availableAt(value, steppedOver.front());
+  });
 }
 
 /// Builds the kernel of one chain at the point of its builder.
@@ -531,7 +575,7 @@ struct RowKernels : public mlir::tfc::impl::TfcGpuRowKernelsBase<RowKernels> {
     for (Operation &op : block)
       ops.push_back(&op);
     llvm::SmallDenseSet<Operation *> taken;
-    SmallVector<std::tuple<SmallVector<ChainOp>, int64_t, int64_t>> chains;
+    SmallVector<Chain> chains;
     for (size_t i = 0; i < ops.size(); ++i) {
       if (taken.contains(ops[i]))
         continue;
@@ -539,20 +583,23 @@ struct RowKernels : public mlir::tfc::impl::TfcGpuRowKernelsBase<RowKernels> {
           rowReduction(ops[i], lanes);
       if (!shape)
         continue;
-      auto [rows, width] = *shape;
-      int64_t chainLanes = lanesFor(rows, width);
-      SmallVector<ChainOp> chain{*asChainOp(ops[i], rows, width, chainLanes)};
+      Chain chain;
+      std::tie(chain.rows, chain.width) = *shape;
+      int64_t chainLanes = lanesFor(chain.rows, chain.width);
+      chain.ops.push_back(
+          *asChainOp(ops[i], chain.rows, chain.width, chainLanes));
       // Grows the chain by the op at `j` at its front or back; false when
       // that op cannot join.
       auto grow = [&](size_t j, bool front) {
         std::optional<ChainOp> chainOp =
-            asChainOp(ops[j], rows, width, chainLanes);
+            asChainOp(ops[j], chain.rows, chain.width, chainLanes);
         if (!chainOp)
           return false;
-        chain.insert(front ? chain.begin() : chain.end(), *chainOp);
-        if (rowsAreIndependent(chain, rows, width))
+        auto at = front ? chain.ops.begin() : chain.ops.end();
+        chain.ops.insert(at, *chainOp);
+        if (rowsAreIndependent(chain.ops, chain.rows, chain.width))
           return true;
-        chain.erase(front ? chain.begin() : chain.end() - 1);
+        chain.ops.erase(front ? chain.ops.begin() : chain.ops.end() - 1);
         return false;
       };
       for (size_t j = i; j-- > 0;) {
@@ -561,26 +608,48 @@ struct RowKernels : public mlir::tfc::impl::TfcGpuRowKernelsBase<RowKernels> {
         if (!isTransparent(ops[j]) && !grow(j, /*front=*/true))
           break;
       }
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        if (!isTransparent(ops[j]) && !grow(j, /*front=*/false))
+      // Forwards, the chain may step over a few ops that cannot join when
+      // the ops that join after them commute with them; the kernel then
+      // runs before the first of them.
+      SmallVector<Operation *> steppedOver;
+      for (size_t j = i + 1; j < ops.size() && !taken.contains(ops[j]); ++j) {
+        if (isTransparent(ops[j]))
+          continue;
+        if (commutesWith(ops[j], steppedOver) && grow(j, /*front=*/false)) {
+          if (!steppedOver.empty())
+            chain.insertionPoint = steppedOver.front();
+          continue;
+        }
+        SmallVector<Value> reads, writes;
+        if (steppedOver.size() == kMaxSteppedOver ||
+            !bufferEffects(ops[j], reads, writes))
           break;
+        steppedOver.push_back(ops[j]);
       }
-      if (!rowsAreIndependent(chain, rows, width))
+      if (!rowsAreIndependent(chain.ops, chain.rows, chain.width))
         continue;
-      for (const ChainOp &chainOp : chain)
+      for (const ChainOp &chainOp : chain.ops)
         taken.insert(chainOp.op);
-      chains.emplace_back(std::move(chain), rows, width);
+      chains.push_back(std::move(chain));
     }
-    for (auto &[chain, rows, width] : chains) {
-      Operation *last = chain.back().op;
+    for (Chain &chain : chains) {
+      Operation *last = chain.ops.back().op;
       OpBuilder b(last->getContext());
-      b.setInsertionPointAfter(last);
-      RowKernelBuilder(b, last->getLoc(), rows, width, lanesFor(rows, width))
-          .build(chain);
-      for (const ChainOp &chainOp : chain)
+      if (chain.insertionPoint) {
+        for (const ChainOp &chainOp : chain.ops)
+          for (Value value : usedValues(chainOp.op))
+            moveDefinitionBefore(value, chain.insertionPoint);
+        b.setInsertionPoint(chain.insertionPoint);
+      } else {
+        b.setInsertionPointAfter(last);
+      }
+      RowKernelBuilder(b, last->getLoc(), chain.rows, chain.width,
+                       lanesFor(chain.rows, chain.width))
+          .build(chain.ops);
+      for (const ChainOp &chainOp : chain.ops)
         chainOp.op->erase();
       ++fusedChains;
-      fusedOps += chain.size();
+      fusedOps += chain.ops.size();
     }
   }
 };

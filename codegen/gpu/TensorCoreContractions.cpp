@@ -147,63 +147,6 @@ linalg::GenericOp downCastOf(linalg::LinalgOp op, linalg::FillOp zeroFill) {
   return trunc;
 }
 
-/// The buffers (by root) that `op`, between a contraction and its
-/// epilogue, reads and writes; false when they are unknown. A kernel
-/// already built reads and writes every buffer it uses.
-bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
-                   SmallVectorImpl<Value> &writes) {
-  if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
-    return true;
-  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-    writes.push_back(rootBuffer(dealloc.getMemref()));
-    return true;
-  }
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    for (Value v : linalgOp->getOperands())
-      if (isa<MemRefType>(v.getType()))
-        reads.push_back(rootBuffer(v));
-    for (Value v : linalgOp.getDpsInits())
-      writes.push_back(rootBuffer(v));
-    return true;
-  }
-  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
-    llvm::SetVector<Value> used;
-    getUsedValuesDefinedAbove(launch.getBody(), used);
-    for (Value v : used)
-      if (isa<MemRefType>(v.getType())) {
-        reads.push_back(rootBuffer(v));
-        writes.push_back(rootBuffer(v));
-      }
-    return true;
-  }
-  return false;
-}
-
-/// Whether `value`, used by an epilogue after `op`, can be made available
-/// at `op`: defined before it (or elsewhere), or by an allocation, a view
-/// or a constant after it whose operands can be.
-bool availableAt(Value value, Operation *op) {
-  Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
-    return true;
-  if (!isa<memref::AllocOp, ViewLikeOpInterface, arith::ConstantOp>(def) ||
-      def->getNumRegions())
-    return false;
-  return llvm::all_of(def->getOperands(),
-                      [&](Value v) { return availableAt(v, op); });
-}
-
-/// Moves the definitions of `value` that come after `op` before it
-/// (availableAt holds).
-void moveDefinitionBefore(Value value, Operation *op) {
-  Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
-    return;
-  for (Value operand : def->getOperands())
-    moveDefinitionBefore(operand, op);
-  def->moveBefore(op);
-}
-
 /// Whether `generic` can be a contraction's epilogue over its `[m, n]`
 /// output `output` (`rows` x `cols`): element-wise over exactly that
 /// shape, `output` read with the identity map (as an input, or as the init

@@ -14,10 +14,13 @@
 #include "codegen/gpu/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
@@ -101,6 +104,62 @@ void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
   Value pointer = b.create<LLVM::IntToPtrOp>(
       loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
   b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Moving ops past each other
+//===----------------------------------------------------------------------===//
+
+bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
+                   SmallVectorImpl<Value> &writes) {
+  if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+    return true;
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+    writes.push_back(rootBuffer(dealloc.getMemref()));
+    return true;
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    for (Value v : linalgOp->getOperands())
+      if (isa<MemRefType>(v.getType()))
+        reads.push_back(rootBuffer(v));
+    for (Value v : linalgOp.getDpsInits())
+      writes.push_back(rootBuffer(v));
+    linalgOp->walk([&](memref::LoadOp load) {
+      reads.push_back(rootBuffer(load.getMemRef()));
+    });
+    return true;
+  }
+  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(launch.getBody(), used);
+    for (Value v : used)
+      if (isa<MemRefType>(v.getType())) {
+        reads.push_back(rootBuffer(v));
+        writes.push_back(rootBuffer(v));
+      }
+    return true;
+  }
+  return false;
+}
+
+bool availableAt(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+    return true;
+  if (!isa<memref::AllocOp, ViewLikeOpInterface, arith::ConstantOp>(def) ||
+      def->getNumRegions())
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value v) { return availableAt(v, op); });
+}
+
+void moveDefinitionBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+    return;
+  for (Value operand : def->getOperands())
+    moveDefinitionBefore(operand, op);
+  def->moveBefore(op);
 }
 
 } // namespace mlir::tfc

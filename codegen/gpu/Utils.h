@@ -93,6 +93,23 @@ inline SmallVector<Value> contractionIndices(AffineMap map, unsigned m,
   return result;
 }
 
+/// The buffers (by root) that `op` reads and writes, appended to `reads`
+/// and `writes`; false when they are unknown. A linalg op reads its
+/// buffer operands and what its body loads and writes its inits; a kernel
+/// already built reads and writes every buffer it uses; an allocation and
+/// an op free of memory effects touch none.
+bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
+                   SmallVectorImpl<Value> &writes);
+
+/// Whether `value`, used by an op after `op`, can be made available at
+/// `op`: defined before it (or elsewhere), or by an allocation, a view or
+/// a constant after it whose operands can be.
+bool availableAt(Value value, Operation *op);
+
+/// Moves the definitions of `value` that come after `op` before it
+/// (availableAt holds).
+void moveDefinitionBefore(Value value, Operation *op);
+
 /// The threads of the kernel that tfc-gpu-tile-contractions makes of `op`,
 /// 0 when it leaves `op` alone.
 int64_t tiledContractionThreads(linalg::LinalgOp op);

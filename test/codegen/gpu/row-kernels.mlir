@@ -206,3 +206,55 @@ func.func @f64_sum(%x: memref<64x256xf64>, %sum: memref<64xf64>) {
   }
   return
 }
+
+// -----
+
+// A column sum between the row ops (a LayerNorm gradient's scale and shift
+// gradients, between its input gradient and the residual's): the chain
+// steps over it, since the op after it neither reads what it writes nor
+// writes what it reads, and the kernel runs before it, with the
+// allocation that the later op needs moved up. The op after that reads
+// the column sum's output, so it cannot run before it and stays.
+// CHECK-LABEL: func.func @step_over_column_sum
+// CHECK: %[[NEXT:.*]] = memref.alloc() : memref<2048x256xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[NEXT]]
+// CHECK: } {tfc.row_kernel = array<i64: 2048, 256, 32>}
+// CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : memref<2048x256xf32>) outs(%arg2 : memref<256xf32>)
+// CHECK: linalg.generic {{.*}} outs(%arg4 : memref<2048x256xf32>)
+// CHECK-NOT: gpu.launch
+#row = affine_map<(d0, d1) -> (d0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+func.func @step_over_column_sum(%x: memref<2048x256xf32>, %sum: memref<2048xf32>,
+                                %cols: memref<256xf32>, %res: memref<2048x256xf32>,
+                                %out: memref<2048x256xf32>) {
+  linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2048x256xf32>) outs(%sum : memref<2048xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2048x256xf32>) outs(%cols : memref<256xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  %next = memref.alloc() : memref<2048x256xf32>
+  linalg.generic {indexing_maps = [#all, #row, #all, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %res : memref<2048x256xf32>, memref<2048xf32>, memref<2048x256xf32>)
+      outs(%next : memref<2048x256xf32>) {
+  ^bb0(%in: f32, %s: f32, %r: f32, %o: f32):
+    %d = arith.subf %in, %s : f32
+    %e = arith.addf %d, %r : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#all, affine_map<(d0, d1) -> (d1)>, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%next, %cols : memref<2048x256xf32>, memref<256xf32>) outs(%out : memref<2048x256xf32>) {
+  ^bb0(%in: f32, %c: f32, %o: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  }
+  return
+}
