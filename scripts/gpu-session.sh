@@ -19,10 +19,14 @@
 #               (float64 families, the tiny LM, bf16, FlashAttention);
 #   DIR/rows    bench/gpu build, config B in bf16, attention by rows (the
 #               default), for $GPU_SESSION_FAMILIES at $GPU_SESSION_SEQS;
-#   DIR/flash   the same with --gpu-attention=flash.
+#   DIR/flash   the same with --gpu-attention=flash;
+#   DIR/attention  bench/gpu-attention build: the FlashAttention kernels
+#               alone, forward + backward, per sequence length, head
+#               dimension and mask.
 #
 # `run` unpacks the archive and runs, in this order, writing each one's
-# output under OUT: gpu-check.sh run (check.log); bench/gpu run on rows
+# output under OUT: gpu-check.sh run (check.log); bench/gpu-attention run
+# against PyTorch's flash SDPA (attention.md); bench/gpu run on rows
 # with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides $GPU_SESSION_TORCH
 # (rows.md); bench/gpu run on flash, graphs too, tfc's side only
 # (flash.md); nvidia-smi's description of the device (device.txt). A
@@ -49,6 +53,7 @@ case $mode in
       python3 "$root/bench/gpu" build "$dir/$variant" --seqs "$seqs" \
         --families "$families" "${flags[@]}"
     done
+    python3 "$root/bench/gpu-attention" build "$dir/attention"
     tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
     echo "built $dir.tar.xz ($(du -m "$dir.tar.xz" | cut -f1) MiB); now: $0 run $dir.tar.xz OUT (on the GPU machine)"
     ;;
@@ -64,13 +69,16 @@ case $mode in
     "$root/scripts/gpu-check.sh" run "$dir/check" > "$out/check.log" 2>&1 ||
       echo "gpu-check: FAILED (see check.log)"
     grep -E ': (ok|FAILED)|^gpu-check' "$out/check.log"
+    python3 "$dir/attention/gpu-attention" run "$dir/attention" \
+      --out "$out/attention.md" > "$out/attention.log" 2>&1 ||
+      echo "bench attention: FAILED (see attention.log)"
     python3 "$dir/rows/gpu" run "$dir/rows" --tfc-graph --torch-modes "$torch_modes" \
       --steps 5 --out "$out/rows.md" > "$out/rows.log" 2>&1 ||
       echo "bench rows: FAILED (see rows.log)"
     python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --no-torch \
       --steps 5 --out "$out/flash.md" > "$out/flash.log" 2>&1 ||
       echo "bench flash: FAILED (see flash.log)"
-    cat "$out/rows.md" "$out/flash.md" 2>/dev/null
+    cat "$out/attention.md" "$out/rows.md" "$out/flash.md" 2>/dev/null
     rm -rf "$work"
     ;;
   *) echo "usage: $0 build DIR | run ARCHIVE OUT" >&2; exit 1 ;;
