@@ -128,6 +128,10 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // launch. The folded ids and indices are what it compares.
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuMergeLaunches());
+  // Consecutive kernels that do not depend on each other (the Q, K and V
+  // projections, a layer's weight gradients): one launch, its blocks
+  // shared out among them.
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGroupLaunches());
 }
 
 void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {

@@ -35,51 +35,6 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// The elements of a buffer that a view can reach, from the buffer's first
-/// element: all of them unless the view is a static slice of it.
-struct Span {
-  Value root;
-  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
-
-  bool overlaps(const Span &other) const {
-    return root == other.root && begin < other.end && other.begin < end;
-  }
-};
-
-/// The span of `memref`: exact when it reaches its buffer through
-/// subviews, reshapes and casts of static layout, of the buffer's element
-/// type (their layouts' offsets count from the buffer's start).
-Span spanOf(Value memref) {
-  Span whole{rootBuffer(memref)};
-  for (Value value = memref; value != whole.root;) {
-    Operation *def = value.getDefiningOp();
-    if (!isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
-             memref::CastOp>(def))
-      return whole;
-    value = cast<ViewLikeOpInterface>(def).getViewSource();
-  }
-  auto type = dyn_cast<MemRefType>(memref.getType());
-  auto rootType = dyn_cast<MemRefType>(whole.root.getType());
-  if (!type || !rootType || !type.hasStaticShape() ||
-      type.getElementType() != rootType.getElementType() ||
-      !rootType.getLayout().isIdentity())
-    return whole;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) ||
-      ShapedType::isDynamic(offset))
-    return whole;
-  int64_t last = offset;
-  for (auto [size, stride] : llvm::zip(type.getShape(), strides)) {
-    if (size == 0)
-      return {whole.root, offset, offset};
-    if (ShapedType::isDynamic(stride) || stride < 0)
-      return whole;
-    last += (size - 1) * stride;
-  }
-  return {whole.root, offset, last + 1};
-}
-
 /// One `memref.load` or `memref.store` of a kernel.
 struct Access {
   Value memref;

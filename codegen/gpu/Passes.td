@@ -168,9 +168,9 @@ def TfcGpuRowKernels : Pass<"tfc-gpu-row-kernels", "mlir::func::FuncOp"> {
     before them, and the chain can run row by row. Growing forwards, the
     chain may step over up to 4 ops that cannot join (a LayerNorm
     gradient's column sums before the residual's add), when the ops that
-    join after them write no buffer that they read or write, read none
-    that they write, and use only values that can be defined before the
-    first of them; the kernel then runs before that op, the allocations
+    join after them read a buffer that the chain writes, write no buffer
+    that the stepped-over ops read or write, read none that they write,
+    and use only values that can be defined before the first of them; the kernel then runs before that op, the allocations
     and views that it needs moved up.
 
     The chain becomes one `gpu.launch` (`tfc.row_kernel = [R, W, lanes]`)
@@ -484,6 +484,55 @@ def TfcGpuMergeLaunches
            "an 8-byte parameter; a kernel's parameters are limited to "
            "4,352 bytes before PTX ISA 8.1)">
   ];
+}
+
+def TfcGpuGroupLaunches
+    : Pass<"tfc-gpu-group-launches", "mlir::func::FuncOp"> {
+  let summary = "Makes one launch of consecutive kernels that do not depend "
+                "on each other";
+  let description = [{
+    Runs on the host functions after tfc-gpu-merge-launches. Consecutive
+    `gpu.launch` ops (with only allocations and operations free of memory
+    effects between them) become one launch whose blocks are shared out
+    among them in order, when:
+
+    - their grids and blocks are 1-D and of constant extents, their
+      blocks of the same size, and none has private attributions, async
+      dependencies or dynamic shared memory;
+    - none writes what another reads or writes: a kernel reads every
+      buffer it takes from the host and writes one when an op in it
+      writes the buffer (or a view of it) or takes its address (the
+      tensor-core kernels' stores); buffers are compared by their static
+      slices, as tfc-gpu-merge-launches does; a kernel with a write that
+      cannot be traced is not grouped;
+    - their shared memory fits: the same attribution types in the same
+      order (then shared, since a block runs one member), or at most 48
+      KiB added up;
+    - at most `max-launches` of them, taking at most `max-arguments`
+      values from the host.
+
+    In the grouped launch (`tfc.grouped_launches = n`), blocks
+    `[f_i, f_i + g_i)` run member i's body (an `scf.if` chain on the
+    block id, uniform over a block, so the members' barriers stay valid)
+    with block id `blockIdx.x - f_i` and grid size `g_i`, its own. The
+    query, key and value projections of one input and the weight
+    gradients of a layer, tensor-core kernels each, become one launch;
+    so do independent element-wise and row kernels of the same block.
+    The results are those of the separate launches, bit for bit.
+  }];
+  let options = [
+    Option<"maxLaunches", "max-launches", "int64_t", /*default=*/"8",
+           "The most kernels in one group">,
+    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"128",
+           "The most values a grouped kernel may take from the host">
+  ];
+  let statistics = [
+    Statistic<"groupedLaunches", "grouped-launches", "Launches made of groups">,
+    Statistic<"launchesInGroups", "launches-in-groups", "Launches grouped">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def TfcGpuEmulateLaunches

@@ -311,6 +311,19 @@ bool commutesWith(Operation *op, ArrayRef<Operation *> steppedOver) {
   });
 }
 
+/// Whether `op` reads a buffer that an op of `chain` writes.
+bool readsOutputOf(Operation *op, ArrayRef<ChainOp> chain) {
+  SmallVector<Value> reads, writes;
+  if (!bufferEffects(op, reads, writes))
+    return false;
+  return llvm::any_of(chain, [&](const ChainOp &chainOp) {
+    linalg::LinalgOp chainLinalgOp = chainOp.op;
+    return llvm::any_of(chainLinalgOp.getDpsInits(), [&](Value init) {
+      return llvm::is_contained(reads, rootBuffer(init));
+    });
+  });
+}
+
 /// Builds the kernel of one chain at the point of its builder.
 class RowKernelBuilder : public IndexArithmetic {
 public:
@@ -609,13 +622,16 @@ struct RowKernels : public mlir::tfc::impl::TfcGpuRowKernelsBase<RowKernels> {
           break;
       }
       // Forwards, the chain may step over a few ops that cannot join when
-      // the ops that join after them commute with them; the kernel then
-      // runs before the first of them.
+      // the ops that join after them commute with them and read what the
+      // chain writes (an op that does not is left to a later chain); the
+      // kernel then runs before the first of them.
       SmallVector<Operation *> steppedOver;
       for (size_t j = i + 1; j < ops.size() && !taken.contains(ops[j]); ++j) {
         if (isTransparent(ops[j]))
           continue;
-        if (commutesWith(ops[j], steppedOver) && grow(j, /*front=*/false)) {
+        if (commutesWith(ops[j], steppedOver) &&
+            (steppedOver.empty() || readsOutputOf(ops[j], chain.ops)) &&
+            grow(j, /*front=*/false)) {
           if (!steppedOver.empty())
             chain.insertionPoint = steppedOver.front();
           continue;

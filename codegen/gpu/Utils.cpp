@@ -162,4 +162,35 @@ void moveDefinitionBefore(Value value, Operation *op) {
   def->moveBefore(op);
 }
 
+Span spanOf(Value memref) {
+  Span whole{rootBuffer(memref)};
+  for (Value value = memref; value != whole.root;) {
+    Operation *def = value.getDefiningOp();
+    if (!isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+             memref::CastOp>(def))
+      return whole;
+    value = cast<ViewLikeOpInterface>(def).getViewSource();
+  }
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  auto rootType = dyn_cast<MemRefType>(whole.root.getType());
+  if (!type || !rootType || !type.hasStaticShape() ||
+      type.getElementType() != rootType.getElementType() ||
+      !rootType.getLayout().isIdentity())
+    return whole;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return whole;
+  int64_t last = offset;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides)) {
+    if (size == 0)
+      return {whole.root, offset, offset};
+    if (ShapedType::isDynamic(stride) || stride < 0)
+      return whole;
+    last += (size - 1) * stride;
+  }
+  return {whole.root, offset, last + 1};
+}
+
 } // namespace mlir::tfc

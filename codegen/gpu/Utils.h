@@ -18,6 +18,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <limits>
 #include <optional>
 
 namespace mlir::tfc {
@@ -92,6 +93,22 @@ inline SmallVector<Value> contractionIndices(AffineMap map, unsigned m,
   }
   return result;
 }
+
+/// The elements of a buffer that a view can reach, from the buffer's first
+/// element: all of them unless the view is a static slice of it.
+struct Span {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+
+  bool overlaps(const Span &other) const {
+    return root == other.root && begin < other.end && other.begin < end;
+  }
+};
+
+/// The span of `memref`: exact when it reaches its buffer through
+/// subviews, reshapes and casts of static layout, of the buffer's element
+/// type (their layouts' offsets count from the buffer's start).
+Span spanOf(Value memref);
 
 /// The buffers (by root) that `op` reads and writes, appended to `reads`
 /// and `writes`; false when they are unknown. A linalg op reads its

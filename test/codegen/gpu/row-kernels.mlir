@@ -221,13 +221,15 @@ func.func @f64_sum(%x: memref<64x256xf64>, %sum: memref<64xf64>) {
 // CHECK: memref.store %{{.*}}, %[[NEXT]]
 // CHECK: } {tfc.row_kernel = array<i64: 2048, 256, 32>}
 // CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : memref<2048x256xf32>) outs(%arg2 : memref<256xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg5 : memref<2048xf32>)
 // CHECK: linalg.generic {{.*}} outs(%arg4 : memref<2048x256xf32>)
 // CHECK-NOT: gpu.launch
 #row = affine_map<(d0, d1) -> (d0)>
 #all = affine_map<(d0, d1) -> (d0, d1)>
 func.func @step_over_column_sum(%x: memref<2048x256xf32>, %sum: memref<2048xf32>,
                                 %cols: memref<256xf32>, %res: memref<2048x256xf32>,
-                                %out: memref<2048x256xf32>) {
+                                %out: memref<2048x256xf32>,
+                                %other: memref<2048xf32>) {
   linalg.generic {indexing_maps = [#all, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<2048x256xf32>) outs(%sum : memref<2048xf32>) {
   ^bb0(%in: f32, %acc: f32):
@@ -241,6 +243,8 @@ func.func @step_over_column_sum(%x: memref<2048x256xf32>, %sum: memref<2048xf32>
     %s = arith.addf %acc, %in : f32
     linalg.yield %s : f32
   }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%other : memref<2048xf32>)
   %next = memref.alloc() : memref<2048x256xf32>
   linalg.generic {indexing_maps = [#all, #row, #all, #all], iterator_types = ["parallel", "parallel"]}
       ins(%x, %sum, %res : memref<2048x256xf32>, memref<2048xf32>, memref<2048x256xf32>)

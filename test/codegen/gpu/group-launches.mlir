@@ -1,0 +1,148 @@
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-group-launches | FileCheck %s
+
+// Three kernels that write three buffers from one input (the query, key
+// and value projections): one launch of 2 + 4 + 1 blocks, block ids 0-1
+// running the first body, 2-5 the second with its block id less 2, 6 the
+// third with its block id less 6; each body sees its own grid size.
+// CHECK-LABEL: func.func @independent
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[SEVEN:.*]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[B]], %[[C2]]
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: arith.constant 2 : index
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: } else {
+// CHECK: %[[C6:.*]] = arith.constant 6 : index
+// CHECK: %[[SECOND:.*]] = arith.cmpi ult, %[[B]], %[[C6]]
+// CHECK: scf.if %[[SECOND]] {
+// CHECK: %[[OWN:.*]] = arith.subi %[[B]], %{{.*}} : index
+// CHECK: arith.constant 4 : index
+// CHECK: memref.store %{{.*}}, %arg2[%[[OWN]]
+// CHECK: } else {
+// CHECK: arith.subi %[[B]]
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: } {tfc.grouped_launches = 3 : i64}
+// CHECK-NOT: gpu.launch
+func.func @independent(%x: memref<8xf32>, %q: memref<8xf32>, %k: memref<16xf32>, %v: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %b, %sx : index
+    %j = arith.addi %i, %t : index
+    %e = memref.load %x[%j] : memref<8xf32>
+    %g = arith.index_cast %gx : index to i64
+    %f = arith.sitofp %g : i64 to f32
+    %r = arith.mulf %e, %f : f32
+    memref.store %r, %q[%j] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %b, %sx : index
+    %j = arith.addi %i, %t : index
+    %g = arith.index_cast %gx : index to i64
+    %f = arith.sitofp %g : i64 to f32
+    memref.store %f, %k[%b] : memref<16xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %v[%b] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The second kernel reads what the first writes: two launches. The third
+// writes another static slice of the second's output buffer, apart from
+// the one the second writes: it joins the second. The fourth writes a
+// slice that overlaps: a launch of its own.
+// CHECK-LABEL: func.func @dependent
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1,
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2
+// CHECK: } {tfc.grouped_launches = 2 : i64}
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1,
+// CHECK-NOT: grouped_launches
+// CHECK: return
+func.func @dependent(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<16xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %low = memref.subview %z[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  %high = memref.subview %z[8] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 8>>
+  %mid = memref.subview %z[4] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 4>>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %y[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %y[%t] : memref<8xf32>
+    memref.store %e, %low[%t] : memref<8xf32, strided<[1]>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %high[%t] : memref<8xf32, strided<[1], offset: 8>>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %mid[%t] : memref<8xf32, strided<[1], offset: 4>>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Kernels with shared memory of different types (tensor-core kernels of
+// different tiles): one byte buffer as large as the larger member's, which
+// each member views as its own tiles, 16-byte aligned one after another.
+// CHECK-LABEL: func.func @shared_memory
+// CHECK: gpu.launch {{.*}} workgroup(%[[BYTES:.*]] : memref<2048xi8, #gpu.address_space<workgroup>>)
+// CHECK: scf.if
+// CHECK: memref.view %[[BYTES]][%{{.*}}][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: } else {
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: memref.view %[[BYTES]][%[[C0]]][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: memref.view %[[BYTES]][%[[C256]]][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<8xf32, #gpu.address_space<workgroup>>
+// CHECK: } {tfc.grouped_launches = 2 : i64}
+func.func @shared_memory(%x: memref<512xf32>, %y: memref<512xf32>, %z: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c0 = arith.constant 0 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<16x32xf32, #gpu.address_space<workgroup>>) {
+    %e = memref.load %x[%t] : memref<512xf32>
+    memref.store %e, %tile[%c0, %t] : memref<16x32xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %f = memref.load %tile[%c0, %t] : memref<16x32xf32, #gpu.address_space<workgroup>>
+    memref.store %f, %y[%t] : memref<512xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<64xf32, #gpu.address_space<workgroup>>,
+                       %s : memref<8xf32, #gpu.address_space<workgroup>>) {
+    %e = memref.load %x[%t] : memref<512xf32>
+    memref.store %e, %a[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %f = memref.load %a[%t] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %f, %z[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
