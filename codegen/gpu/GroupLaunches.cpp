@@ -180,8 +180,11 @@ struct GroupLaunches
   using TfcGpuGroupLaunchesBase::TfcGpuGroupLaunchesBase;
 
   void runOnOperation() override {
+    // Grouping moves launches, which can bring those it stepped over next
+    // to each other: a few rounds.
     for (Block &block : getOperation().getBody())
-      groupIn(block);
+      for (int round = 0; round < 3 && groupIn(block); ++round)
+        ;
   }
 
   /// The values from above that the launches of `group` use.
@@ -192,15 +195,18 @@ struct GroupLaunches
     return used.size();
   }
 
-  void groupIn(Block &block) {
+  /// Groups the launches of `block`; whether it made any group.
+  bool groupIn(Block &block) {
     SmallVector<SmallVector<gpu::LaunchOp>> groups;
     SmallVector<gpu::LaunchOp> group;
     SmallVector<LaunchEffects> effects;
+    int64_t steppedOver = 0;
     auto close = [&]() {
       if (group.size() > 1)
         groups.push_back(group);
       group.clear();
       effects.clear();
+      steppedOver = 0;
     };
     for (Operation &op : block) {
       auto launch = dyn_cast<gpu::LaunchOp>(op);
@@ -209,20 +215,18 @@ struct GroupLaunches
           close();
         continue;
       }
-      std::optional<LaunchEffects> launchEffects =
-          isGroupable(launch) ? effectsOf(launch) : std::nullopt;
+      std::optional<LaunchEffects> launchEffects = effectsOf(launch);
       if (!launchEffects) {
         close();
         continue;
       }
-      bool joins = !group.empty() &&
+      auto conflicts = [&](const LaunchEffects &other) {
+        return other.conflictsWith(*launchEffects);
+      };
+      bool independent = llvm::none_of(effects, conflicts);
+      bool joins = !group.empty() && isGroupable(launch) && independent &&
                    static_cast<int64_t>(group.size()) < maxLaunches &&
-                   extentOf(group.front(), true) == extentOf(launch, true) &&
-                   llvm::none_of(
-                       effects,
-                       [&](const LaunchEffects &other) {
-                         return other.conflictsWith(*launchEffects);
-                       });
+                   extentOf(group.front(), true) == extentOf(launch, true);
       if (joins) {
         group.push_back(launch);
         if (capturedValues(group) > maxArguments) {
@@ -230,11 +234,21 @@ struct GroupLaunches
           joins = false;
         }
       }
-      if (!joins) {
-        close();
-        group.push_back(launch);
+      if (joins) {
+        effects.push_back(*launchEffects);
+        continue;
       }
-      effects.push_back(*launchEffects);
+      // A launch that the members before it commute with is stepped over:
+      // they move down past it to the group's last member.
+      if (!group.empty() && independent && steppedOver < window) {
+        ++steppedOver;
+        continue;
+      }
+      close();
+      if (isGroupable(launch)) {
+        group.push_back(launch);
+        effects.push_back(*launchEffects);
+      }
     }
     close();
     for (ArrayRef<gpu::LaunchOp> members : groups) {
@@ -242,6 +256,7 @@ struct GroupLaunches
       ++groupedLaunches;
       launchesInGroups += members.size();
     }
+    return !groups.empty();
   }
 
   /// One launch in place of `members`, at the last of them.

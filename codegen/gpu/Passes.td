@@ -496,6 +496,12 @@ def TfcGpuGroupLaunches
     effects between them) become one launch whose blocks are shared out
     among them in order, when:
 
+    - up to `window` launches between them that cannot join are stepped
+      over when the members before them do not depend on them nor they
+      on those members (the members move down past them to the last
+      member's place); grouping is repeated up to three rounds, since it
+      brings the launches it stepped over next to each other;
+
     - their grids and blocks are 1-D and of constant extents, their
       blocks of the same size, and none has private attributions, async
       dependencies or dynamic shared memory;
@@ -523,6 +529,8 @@ def TfcGpuGroupLaunches
   let options = [
     Option<"maxLaunches", "max-launches", "int64_t", /*default=*/"8",
            "The most kernels in one group">,
+    Option<"window", "window", "int64_t", /*default=*/"8",
+           "The most launches a group steps over">,
     Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"128",
            "The most values a grouped kernel may take from the host">
   ];

@@ -146,3 +146,66 @@ func.func @shared_memory(%x: memref<512xf32>, %y: memref<512xf32>, %z: memref<64
   }
   return
 }
+
+// -----
+
+// A kernel of another block size between two that can be grouped: when
+// the first does not depend on it nor it on the first, the group steps
+// over it (the first kernel moves down to the second's place). In the
+// second function the kernel in between reads what the first writes:
+// nothing is grouped.
+// CHECK-LABEL: func.func @step_over
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c64,
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2,
+// CHECK: } {tfc.grouped_launches = 2 : i64}
+// CHECK-LABEL: func.func @no_step_over
+// CHECK-NOT: grouped_launches
+func.func @step_over(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>, %w: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %y[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%b] : memref<8xf32>
+    memref.store %e, %w[%b] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %z[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func @no_step_over(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>, %w: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %y[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %e = memref.load %y[%b] : memref<8xf32>
+    memref.store %e, %w[%b] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %z[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
