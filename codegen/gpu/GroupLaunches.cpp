@@ -274,6 +274,12 @@ struct GroupLaunches
     auto grouped = b.create<gpu::LaunchOp>(
         loc, b.create<arith::ConstantIndexOp>(loc, total), one, one,
         last.getBlockSizeOperandValues().x, one, one);
+    // What the members' attributes say of them (a FlashAttention or
+    // tensor-core tile), the first member's where several say it.
+    for (gpu::LaunchOp launch : members)
+      for (NamedAttribute attribute : launch->getDiscardableAttrs())
+        if (!grouped->hasAttr(attribute.getName()))
+          grouped->setAttr(attribute.getName(), attribute.getValue());
     grouped->setAttr("tfc.grouped_launches",
                      b.getI64IntegerAttr(members.size()));
     // Shared memory: one set of attributions when every member's are of

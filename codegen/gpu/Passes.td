@@ -517,7 +517,8 @@ def TfcGpuGroupLaunches
     - at most `max-launches` of them, taking at most `max-arguments`
       values from the host.
 
-    In the grouped launch (`tfc.grouped_launches = n`), blocks
+    In the grouped launch (`tfc.grouped_launches = n`, with the members'
+    other attributes, such as `tfc.flash_attention_tile`), blocks
     `[f_i, f_i + g_i)` run member i's body (an `scf.if` chain on the
     block id, uniform over a block, so the members' barriers stay valid)
     with block id `blockIdx.x - f_i` and grid size `g_i`, its own. The
