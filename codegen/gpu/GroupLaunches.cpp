@@ -169,12 +169,6 @@ bool isGroupable(gpu::LaunchOp launch) {
          !launch.getDynamicSharedMemorySize();
 }
 
-/// Ops between two launches of a group: they neither read nor write
-/// memory, or only allocate it.
-bool isTransparent(Operation *op) {
-  return isa<memref::AllocOp>(op) || isMemoryEffectFree(op);
-}
-
 struct GroupLaunches
     : public mlir::tfc::impl::TfcGpuGroupLaunchesBase<GroupLaunches> {
   using TfcGpuGroupLaunchesBase::TfcGpuGroupLaunchesBase;

@@ -262,12 +262,6 @@ std::optional<std::pair<int64_t, int64_t>> rowReduction(Operation *operation,
   return std::make_pair(rows, width);
 }
 
-/// Ops that a chain may step over: they neither read nor write memory (or
-/// only allocate it), so the chain's kernel may run after them.
-bool isTransparent(Operation *op) {
-  return isa<memref::AllocOp>(op) || isMemoryEffectFree(op);
-}
-
 /// A chain of ops over `rows` rows of `width` columns, and the op before
 /// which its kernel runs (after its last op when null).
 struct Chain {

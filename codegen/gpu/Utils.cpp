@@ -110,9 +110,13 @@ void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
 // Moving ops past each other
 //===----------------------------------------------------------------------===//
 
+bool isTransparent(Operation *op) {
+  return isa<memref::AllocOp>(op) || isMemoryEffectFree(op);
+}
+
 bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
                    SmallVectorImpl<Value> &writes) {
-  if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+  if (isTransparent(op))
     return true;
   if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
     writes.push_back(rootBuffer(dealloc.getMemref()));

@@ -110,6 +110,10 @@ struct Span {
 /// type (their layouts' offsets count from the buffer's start).
 Span spanOf(Value memref);
 
+/// Whether `op` neither reads nor writes memory, or only allocates it:
+/// kernels and host ops may move past it.
+bool isTransparent(Operation *op);
+
 /// The buffers (by root) that `op` reads and writes, appended to `reads`
 /// and `writes`; false when they are unknown. A linalg op reads its
 /// buffer operands and what its body loads and writes its inits; a kernel
