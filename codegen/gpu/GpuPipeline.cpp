@@ -95,6 +95,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   fastMath.expandPow = true;
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcFastMath(fastMath));
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuParallelDimsFirst());
+  // tfc-row-attention's loops round their outputs to bf16 as they write
+  // them, not in a kernel of their own.
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuForallConsumers());
   // Long sums with few outputs (the gradient's norm, bias and LayerNorm
   // gradients) run as many threads' partial sums, not one thread or block.
   // Contractions of bf16 operands: tensor-core kernels, before any is

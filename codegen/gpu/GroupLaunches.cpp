@@ -181,70 +181,114 @@ struct GroupLaunches
         ;
   }
 
-  /// The values from above that the launches of `group` use.
+  /// The values from above that the launches of `group` use, less the
+  /// constants, which outlining sinks into the kernel: its arguments.
   static int64_t capturedValues(ArrayRef<gpu::LaunchOp> group) {
     llvm::SetVector<Value> used;
     for (gpu::LaunchOp launch : group)
       getUsedValuesDefinedAbove(launch.getBody(), used);
-    return used.size();
+    return llvm::count_if(used, [](Value value) {
+      return !value.getDefiningOp<arith::ConstantOp>();
+    });
   }
 
-  /// Groups the launches of `block`; whether it made any group.
-  bool groupIn(Block &block) {
-    SmallVector<SmallVector<gpu::LaunchOp>> groups;
-    SmallVector<gpu::LaunchOp> group;
+  /// A group being gathered: its members so far, their effects, and the
+  /// launches it has stepped over.
+  struct OpenGroup {
+    SmallVector<gpu::LaunchOp> members;
     SmallVector<LaunchEffects> effects;
     int64_t steppedOver = 0;
-    auto close = [&]() {
-      if (group.size() > 1)
-        groups.push_back(group);
-      group.clear();
-      effects.clear();
-      steppedOver = 0;
+
+    bool commutesWith(const LaunchEffects &launch) const {
+      return llvm::none_of(effects, [&](const LaunchEffects &member) {
+        return member.conflictsWith(launch);
+      });
+    }
+  };
+
+  /// Groups the launches of `block`; whether it made any group. One group
+  /// is open per block size, so that kernels of 128 threads (the
+  /// tensor-core ones) and of 256 (element-wise and row kernels) that
+  /// alternate each gather theirs: a launch that cannot join a group is
+  /// stepped over by it, when it commutes with the group's members, and
+  /// closes it otherwise.
+  bool groupIn(Block &block) {
+    SmallVector<SmallVector<gpu::LaunchOp>> groups;
+    llvm::SmallMapVector<int64_t, OpenGroup, 2> open;
+    auto close = [&](int64_t threads) {
+      auto it = open.find(threads);
+      if (it == open.end())
+        return;
+      if (it->second.members.size() > 1)
+        groups.push_back(it->second.members);
+      open.erase(it);
+    };
+    auto closeAll = [&]() {
+      SmallVector<int64_t> sizes;
+      for (auto &entry : open)
+        sizes.push_back(entry.first);
+      for (int64_t threads : sizes)
+        close(threads);
     };
     for (Operation &op : block) {
       auto launch = dyn_cast<gpu::LaunchOp>(op);
       if (!launch) {
         if (!isTransparent(&op))
-          close();
+          closeAll();
         continue;
       }
-      std::optional<LaunchEffects> launchEffects = effectsOf(launch);
-      if (!launchEffects) {
-        close();
+      std::optional<LaunchEffects> effects = effectsOf(launch);
+      if (!effects) {
+        closeAll();
         continue;
       }
-      auto conflicts = [&](const LaunchEffects &other) {
-        return other.conflictsWith(*launchEffects);
-      };
-      bool independent = llvm::none_of(effects, conflicts);
-      bool joins = !group.empty() && isGroupable(launch) && independent &&
-                   static_cast<int64_t>(group.size()) < maxLaunches &&
-                   extentOf(group.front(), true) == extentOf(launch, true);
-      if (joins) {
-        group.push_back(launch);
-        if (capturedValues(group) > maxArguments) {
-          group.pop_back();
-          joins = false;
+      int64_t threads =
+          isGroupable(launch) ? *extentOf(launch, true) : int64_t(0);
+      // The other groups step over it, or close before it.
+      SmallVector<int64_t> sizes;
+      for (auto &entry : open)
+        sizes.push_back(entry.first);
+      for (int64_t other : sizes) {
+        if (other == threads)
+          continue;
+        OpenGroup &group = open.find(other)->second;
+        if (group.commutesWith(*effects) && group.steppedOver < window)
+          ++group.steppedOver;
+        else
+          close(other);
+      }
+      if (!threads)
+        continue;
+      // It joins the group of its block size, is stepped over by it, or
+      // starts one.
+      auto it = open.find(threads);
+      if (it != open.end()) {
+        OpenGroup &group = it->second;
+        bool independent = group.commutesWith(*effects);
+        bool joins = independent &&
+                     static_cast<int64_t>(group.members.size()) < maxLaunches;
+        if (joins) {
+          group.members.push_back(launch);
+          if (capturedValues(group.members) > maxArguments) {
+            group.members.pop_back();
+            joins = false;
+          }
         }
+        if (joins) {
+          group.effects.push_back(*effects);
+          continue;
+        }
+        if (independent && group.steppedOver < window) {
+          ++group.steppedOver;
+          continue;
+        }
+        close(threads);
       }
-      if (joins) {
-        effects.push_back(*launchEffects);
-        continue;
-      }
-      // A launch that the members before it commute with is stepped over:
-      // they move down past it to the group's last member.
-      if (!group.empty() && independent && steppedOver < window) {
-        ++steppedOver;
-        continue;
-      }
-      close();
-      if (isGroupable(launch)) {
-        group.push_back(launch);
-        effects.push_back(*launchEffects);
-      }
+      OpenGroup &group = open[threads];
+      group.members.push_back(launch);
+      group.effects.push_back(*effects);
     }
-    close();
+    closeAll();
     for (ArrayRef<gpu::LaunchOp> members : groups) {
       build(members);
       ++groupedLaunches;

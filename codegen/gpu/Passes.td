@@ -125,6 +125,38 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcGpuForallConsumers
+    : Pass<"tfc-gpu-forall-consumers", "mlir::func::FuncOp"> {
+  let summary = "Applies element-wise ops on what an scf.forall writes by "
+                "rows inside it";
+  let description = [{
+    tfc-row-attention's loops (`scf.forall` on buffers, at the top level
+    of a function) write each row of their outputs once, as a vector: a
+    1-D in-bounds `vector.transfer_write` at index 0 of a unit-stride
+    `memref.subview` whose sizes are 1 but the innermost, of a buffer
+    allocated just for the loop (nothing uses it before). A bf16 build
+    then rounds each output to bf16 in an element-wise op of its own: one
+    more kernel, reading the whole output back.
+
+    Among the next 16 ops after such a loop, up to 4 `linalg.generic` ops
+    are applied inside it instead, right after the row's write, on the
+    vector just written, when each: has parallel loops and identity maps
+    only, over buffers of the written buffer's shape; reads exactly one
+    buffer that the loop writes by rows (or that an earlier such op
+    writes), and other inputs that neither the loop nor the ops between
+    write (their rows read with `vector.transfer_read` where the row is
+    written); writes inits whose values its body does not read, allocated
+    buffers that neither the loop nor the ops between read or write; and
+    has a body of element-wise ops (applied to vectors; values from
+    outside broadcast). Its inits' rows are then written likewise and
+    later ops may read them. The search stops at an op whose effects are
+    unknown or that writes a buffer the loop writes by rows. The results
+    are the same, element for element.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def TfcGpuParallelDimsFirst
     : Pass<"tfc-gpu-parallel-dims-first", "mlir::func::FuncOp"> {
   let summary = "Puts the parallel dimensions of every linalg op before its reductions";
@@ -351,8 +383,24 @@ def TfcGpuTensorCoreContractions
       writes, the kernel applies that op's body to the accumulators, two
       columns at a time, loading its other inputs, and stores its results
       (allocations and views that it uses and that come later move before
-      the kernel). The op is erased, and so are the float32 output, its
-      fill and deallocations when nothing else uses it.
+      the kernel). The op is erased;
+    - then, among the next 64 ops, up to 4 element-wise `linalg.generic`
+      ops that read, whole and with the identity map, a buffer that the
+      kernel writes (the output, an init of that op or of an earlier such
+      op), through views of its elements in order (a `[B, S, n]` view of
+      the `[m, n]` output), over loops whose innermost extent is n, and
+      that write buffers with the identity layout and map that the ops
+      between do not touch and the kernel does not read: a bf16 copy of
+      the output, an activation (GELU's polynomial included) and its
+      rounding, an activation's gradient from the output and a saved
+      input. The kernel applies them as it stores, to the values it holds
+      (the row spread over the outer loops), loading their other inputs;
+      the search stops at an op that writes what the kernel writes. The
+      ops are erased;
+    - a buffer that only the contraction, its fill, the epilogue and these
+      ops use (the float32 output of a bf16 build's projection, an
+      activation's float32 gradient) is not stored: it, its views and its
+      deallocations are erased.
 
     A contraction whose 64 x 64 tiles give fewer than `min-blocks` blocks,
     without batch dimensions, is first split along k into S parts (the
@@ -499,8 +547,12 @@ def TfcGpuGroupLaunches
     - up to `window` launches between them that cannot join are stepped
       over when the members before them do not depend on them nor they
       on those members (the members move down past them to the last
-      member's place); grouping is repeated up to three rounds, since it
-      brings the launches it stepped over next to each other;
+      member's place); one group is gathered per block size at once, so
+      that the tensor-core kernels (128 threads) and the element-wise and
+      row kernels (256) between them each form theirs, every launch being
+      stepped over by the groups of other sizes or closing them; grouping
+      is repeated up to three rounds, since it brings the launches it
+      stepped over next to each other;
 
     - their grids and blocks are 1-D and of constant extents, their
       blocks of the same size, and none has private attributions, async
@@ -515,7 +567,8 @@ def TfcGpuGroupLaunches
       order (then shared, since a block runs one member), or at most 48
       KiB added up;
     - at most `max-launches` of them, taking at most `max-arguments`
-      values from the host.
+      values from the host (constants, which outlining sinks into the
+      kernel, do not count).
 
     In the grouped launch (`tfc.grouped_launches = n`, with the members'
     other attributes, such as `tfc.flash_attention_tile`), blocks

@@ -30,7 +30,12 @@
 /// dropped), and are stored once, after the k loop, two adjacent columns
 /// per store. When the output is a buffer of its own that the next op only
 /// rounds to bf16, the kernel stores the rounded values instead and the
-/// float32 buffer disappears.
+/// float32 buffer disappears. Otherwise the element-wise op that follows
+/// (a bias, a residual) is applied to the accumulators before they are
+/// stored, and so are the element-wise ops after it that read what the
+/// kernel stores element for element (a bf16 copy, an activation, an
+/// activation's gradient): the float32 output of a feed-forward
+/// projection is then never written.
 ///
 /// A contraction with too few output tiles to fill the GPU and a long k
 /// (a weight gradient, k the batch's tokens) is split along k first: S
@@ -40,6 +45,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "codegen/gpu/ContractionEpilogues.h"
 #include "codegen/gpu/Passes.h"
 #include "codegen/gpu/Utils.h"
 #include "passes/Passes.h"
@@ -96,6 +102,12 @@ struct TensorCorePlan {
   /// whether the contraction's own output is then left unwritten.
   linalg::GenericOp epilogue;
   bool outputDead = false;
+  /// The element-wise ops after those that read what the kernel stores,
+  /// element for element (see consumersOf), which it applies after its
+  /// stores, in order; and the buffers (by root) that the epilogue and
+  /// they write and nothing else reads, which the kernel leaves unwritten.
+  SmallVector<linalg::GenericOp> consumers;
+  llvm::SmallDenseSet<Value> deadRoots;
 
   int64_t batchCount() const {
     int64_t count = 1;
@@ -112,127 +124,6 @@ struct TensorCorePlan {
 bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
   unsigned inner = map.getDimPosition(map.getNumResults() - 1);
   return usesDim(map, a) && usesDim(map, b) && (inner == a || inner == b);
-}
-
-/// The op that rounds the output of `op` to bf16 when the kernel can store
-/// it rounded instead: `op` writes a buffer of its own (an allocation that
-/// `zeroFill` fills with zeros first, read by nothing else and at most
-/// deallocated), and the next op is an element-wise `arith.truncf` of that
-/// buffer into a bf16 buffer of the same shape with the identity layout.
-linalg::GenericOp downCastOf(linalg::LinalgOp op, linalg::FillOp zeroFill) {
-  Value output = op.getDpsInits()[0];
-  auto trunc = dyn_cast_or_null<linalg::GenericOp>(op->getNextNode());
-  if (!zeroFill || !output.getDefiningOp<memref::AllocOp>() || !trunc ||
-      trunc.getNumDpsInputs() != 1 || trunc.getNumDpsInits() != 1 ||
-      trunc.getDpsInputs()[0] != output ||
-      trunc.getNumParallelLoops() != trunc.getNumLoops() ||
-      !llvm::all_of(trunc.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return {};
-  auto type = dyn_cast<MemRefType>(trunc.getDpsInits()[0].getType());
-  if (!type || !type.getElementType().isBF16() ||
-      !type.getLayout().isIdentity() ||
-      type.getShape() != cast<MemRefType>(output.getType()).getShape())
-    return {};
-  Block &body = trunc.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto cast = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
-  if (!cast || cast.getIn() != body.getArgument(0) ||
-      body.getOperations().size() != 2)
-    return {};
-  for (Operation *user : output.getUsers())
-    if (user != op && user != zeroFill && user != trunc &&
-        !isa<memref::DeallocOp>(user))
-      return {};
-  return trunc;
-}
-
-/// Whether `generic` can be a contraction's epilogue over its `[m, n]`
-/// output `output` (`rows` x `cols`): element-wise over exactly that
-/// shape, `output` read with the identity map (as an input, or as the init
-/// it then writes in place), every init a static buffer of float32 or bf16
-/// with the identity layout and map whose value the body reads only when
-/// it is `output`, projected-permutation maps, and a body of plain
-/// operations (no regions, no `linalg.index`).
-bool isEpilogue(linalg::GenericOp generic, Value output, int64_t rows,
-                int64_t cols) {
-  if (generic.getNumLoops() != 2 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      generic.getStaticLoopRanges() != SmallVector<int64_t>{rows, cols})
-    return false;
-  Block &body = generic.getRegion().front();
-  for (OpOperand &operand : generic->getOpOperands()) {
-    AffineMap map = generic.getMatchingIndexingMap(&operand);
-    if (!map.isProjectedPermutation() ||
-        (operand.get() == output && !map.isIdentity()))
-      return false;
-    if (!generic.isDpsInit(&operand))
-      continue;
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-        !map.isIdentity() ||
-        !(type.getElementType().isF32() || type.getElementType().isBF16()))
-      return false;
-    if (operand.get() != output &&
-        !generic.getMatchingBlockArgument(&operand).use_empty())
-      return false;
-  }
-  return llvm::all_of(body.without_terminator(), [](Operation &inner) {
-    return inner.getNumRegions() == 0 && !isa<linalg::IndexOp>(inner);
-  });
-}
-
-/// The element-wise op that the kernel of `op` (a contraction without
-/// batch dimensions into `[rows, cols]`) can apply to its accumulators: the
-/// first op after it in its block that uses its output, if isEpilogue says
-/// so, when the ops in between (at most 64) neither use the output's
-/// buffer nor write what the epilogue reads, nor touch what it writes.
-linalg::GenericOp epilogueOf(linalg::LinalgOp op, int64_t rows, int64_t cols) {
-  Value output = op.getDpsInits()[0];
-  Value root = rootBuffer(output);
-  SmallVector<Value> reads, writes;
-  Operation *next = op->getNextNode();
-  for (int64_t count = 0; next && count < 64;
-       next = next->getNextNode(), ++count) {
-    if (llvm::is_contained(next->getOperands(), output))
-      break;
-    if (!bufferEffects(next, reads, writes) ||
-        llvm::is_contained(reads, root) || llvm::is_contained(writes, root))
-      return {};
-  }
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!generic || !isEpilogue(generic, output, rows, cols) ||
-      !llvm::all_of(generic->getOperands(),
-                    [&](Value v) { return availableAt(v, op); }))
-    return {};
-  // What the epilogue reads besides the output is read in the kernel while
-  // other threads store: none of it may be in the output's buffer.
-  for (Value input : generic.getDpsInputs())
-    if (input != output && (rootBuffer(input) == root ||
-                            llvm::is_contained(writes, rootBuffer(input))))
-      return {};
-  for (Value init : generic.getDpsInits())
-    if (init != output && (rootBuffer(init) == root ||
-                           llvm::is_contained(reads, rootBuffer(init)) ||
-                           llvm::is_contained(writes, rootBuffer(init))))
-      return {};
-  return generic;
-}
-
-/// Whether the contraction `op`'s output is left unwritten once its kernel
-/// applies `epilogue`: a buffer of its own that the epilogue does not
-/// write, used by nothing but `zeroFill`, `op`, the epilogue and
-/// deallocations.
-bool outputDeadAfter(linalg::LinalgOp op, linalg::GenericOp epilogue,
-                     linalg::FillOp zeroFill) {
-  Value output = op.getDpsInits()[0];
-  if (!zeroFill || !output.getDefiningOp<memref::AllocOp>() ||
-      llvm::is_contained(epilogue.getDpsInits(), output))
-    return false;
-  return llvm::all_of(output.getUsers(), [&](Operation *user) {
-    return user == op || user == zeroFill || user == epilogue ||
-           isa<memref::DeallocOp>(user);
-  });
 }
 
 /// The plan of `op`, or nullopt when it is no contraction this pass maps:
@@ -307,8 +198,10 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
   plan.downCast = downCastOf(op, plan.zeroFill);
   if (!plan.downCast && plan.batch.empty()) {
     plan.epilogue = epilogueOf(op, rows, cols);
-    plan.outputDead =
-        plan.epilogue && outputDeadAfter(op, plan.epilogue, plan.zeroFill);
+    plan.consumers = consumersOf(op, plan.epilogue, rows, cols);
+    plan.deadRoots =
+        deadRootsOf(op, plan.zeroFill, plan.epilogue, plan.consumers);
+    plan.outputDead = plan.deadRoots.contains(op.getDpsInits()[0]);
   }
   return plan;
 }
@@ -366,9 +259,20 @@ private:
   Value copyTilesIfAny(Value kt);
   /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
   void multiply(Value stage, SmallVector<Value> &accs);
-  /// Applies the plan's epilogue to the accumulators `acc` of row `row`,
-  /// columns `col` and `col + 1`, and stores its results, two per store.
-  void applyEpilogue(Value row, Value col, ValueRange acc);
+  /// The values of two adjacent elements of the buffers (by root) that
+  /// the kernel writes, as it stores them.
+  using StoredPairs = llvm::SmallDenseMap<Value, SmallVector<Value, 2>>;
+  /// Applies the plan's epilogue to `out`, the output's values at row
+  /// `row`, columns `col` and `col + 1` (which it replaces when the
+  /// epilogue writes the output), and stores its other results, two per
+  /// store, unless they are dead; all of them go to `stored`.
+  void applyEpilogue(Value row, Value col, SmallVectorImpl<Value> &out,
+                     StoredPairs &stored);
+  /// Applies `consumer`, one of the plan's consumers, to the elements of
+  /// `stored` at the output's row `row`, columns `col` and `col + 1`;
+  /// stores its results likewise and adds them to `stored`.
+  void applyConsumer(linalg::GenericOp consumer, Value row, Value col,
+                     StoredPairs &stored);
   /// Row and column of accumulator q of mma tile (i, j) of the thread.
   std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
 };
@@ -376,6 +280,9 @@ private:
 void KernelBuilder::build() {
   if (plan.epilogue)
     for (Value operand : plan.epilogue->getOperands())
+      moveDefinitionBefore(operand, op);
+  for (linalg::GenericOp consumer : plan.consumers)
+    for (Value operand : consumer->getOperands())
       moveDefinitionBefore(operand, op);
   Value one = index(1);
   launch = b.create<gpu::LaunchOp>(loc, index(plan.blocks()), one, one,
@@ -450,51 +357,53 @@ void KernelBuilder::build() {
   }
   // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
   // as one vector of 2 (rounded to bf16 when the output's down-cast is
-  // folded in), the epilogue's results likewise.
+  // folded in), the epilogue's and the consumers' results likewise.
   ValueRange accs = loop.getResults().drop_back();
   linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
   Value target = downCast ? downCast.getDpsInits()[0] : output;
-  bool storeOutput =
-      !plan.outputDead &&
-      !(epilogue && llvm::is_contained(epilogue.getDpsInits(), output));
   Type f32 = b.getF32Type();
   for (int64_t i = 0; i < mmaRows(); ++i)
     for (int64_t j = 0; j < mmaCols(); ++j)
       for (int64_t q = 0; q < 4; q += 2) {
         auto [row, col] = accumulatorPosition(i, j, q);
         int64_t a = (i * mmaCols() + j) * 4 + q;
+        StoredPairs stored;
+        SmallVector<Value> out = {accs[a], accs[a + 1]};
         if (epilogue)
-          applyEpilogue(row, col, accs.slice(a, 2));
-        if (!storeOutput)
-          continue;
-        Value pair = b.create<vector::FromElementsOp>(
-            loc, VectorType::get({2}, f32), ValueRange{accs[a], accs[a + 1]});
-        if (downCast)
-          pair = b.create<arith::TruncFOp>(
-              loc, VectorType::get({2}, b.getBF16Type()), pair);
-        storePair(b, loc, pair, target, indices(outMap, row, col, {}));
+          applyEpilogue(row, col, out, stored);
+        stored[rootBuffer(output)].assign(out.begin(), out.end());
+        if (!plan.outputDead) {
+          Value pair = b.create<vector::FromElementsOp>(
+              loc, VectorType::get({2}, f32), out);
+          if (downCast)
+            pair = b.create<arith::TruncFOp>(
+                loc, VectorType::get({2}, b.getBF16Type()), pair);
+          storePair(b, loc, pair, target, indices(outMap, row, col, {}));
+        }
+        for (linalg::GenericOp consumer : plan.consumers)
+          applyConsumer(consumer, row, col, stored);
       }
-  // The op that the stores replace; with the float32 output when nothing
-  // reads it any more: its allocation, fill and deallocations.
+  // The ops that the stores replace, and the buffers that nothing reads
+  // any more (the float32 output among them): their allocations, fills,
+  // views and deallocations.
   if (epilogue)
     epilogue->erase();
+  for (linalg::GenericOp consumer : plan.consumers)
+    consumer->erase();
   if (downCast)
     downCast->erase();
-  if (downCast || plan.outputDead) {
-    Value buffer = output;
-    op->erase();
-    plan.zeroFill->erase();
-    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
-      user->erase();
-    buffer.getDefiningOp()->erase();
-    return;
-  }
   if (plan.zeroFill)
     plan.zeroFill->erase();
   op->erase();
+  if (downCast)
+    eraseBuffer(output);
+  for (Value root : plan.deadRoots)
+    eraseBuffer(root);
 }
 
-void KernelBuilder::applyEpilogue(Value row, Value col, ValueRange acc) {
+void KernelBuilder::applyEpilogue(Value row, Value col,
+                                  SmallVectorImpl<Value> &out,
+                                  StoredPairs &stored) {
   linalg::GenericOp epilogue = plan.epilogue;
   Value output = op.getDpsInits()[0];
   Block &body = epilogue.getRegion().front();
@@ -508,7 +417,7 @@ void KernelBuilder::applyEpilogue(Value row, Value col, ValueRange acc) {
     for (OpOperand &operand : epilogue->getOpOperands()) {
       BlockArgument arg = epilogue.getMatchingBlockArgument(&operand);
       if (operand.get() == output) {
-        mapping.map(arg, acc[e]);
+        mapping.map(arg, out[e]);
         continue;
       }
       if (epilogue.isDpsInit(&operand))
@@ -524,10 +433,66 @@ void KernelBuilder::applyEpilogue(Value row, Value col, ValueRange acc) {
     for (auto [k, value] : llvm::enumerate(yield.getOperands()))
       results[k].push_back(mapping.lookupOrDefault(value));
   }
+  // The output's new values go to the caller, which stores them (or not);
+  // the other inits' are stored here unless nothing reads them.
   for (auto [init, values] : llvm::zip(epilogue.getDpsInits(), results)) {
+    if (init == output) {
+      out.assign(values.begin(), values.end());
+      continue;
+    }
+    stored[rootBuffer(init)].assign(values.begin(), values.end());
+    if (plan.deadRoots.contains(rootBuffer(init)))
+      continue;
     Value pair = b.create<vector::FromElementsOp>(
         loc, VectorType::get({2}, values[0].getType()), values);
     storePair(b, loc, pair, init, {row, col});
+  }
+}
+
+void KernelBuilder::applyConsumer(linalg::GenericOp consumer, Value row,
+                                  Value col, StoredPairs &stored) {
+  // The consumer's loop indices at the output's (row, col): the row
+  // spread over its outer loops, the column its innermost (consumersOf).
+  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
+  SmallVector<Value> at(ranges.size());
+  Value rest = row;
+  for (int64_t d = ranges.size() - 2; d > 0; --d) {
+    at[d] = rem(rest, ranges[d]);
+    rest = div(rest, ranges[d]);
+  }
+  at[0] = rest;
+  Block &body = consumer.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<SmallVector<Value>> results(consumer.getNumDpsInits());
+  for (int64_t e = 0; e < 2; ++e) {
+    at.back() = add(col, e);
+    IRMapping mapping;
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      BlockArgument arg = consumer.getMatchingBlockArgument(operand);
+      auto known = stored.find(rootBuffer(operand->get()));
+      if (known != stored.end()) {
+        mapping.map(arg, known->second[e]);
+        continue;
+      }
+      AffineMap map = consumer.getMatchingIndexingMap(operand);
+      SmallVector<Value> position;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        position.push_back(at[map.getDimPosition(r)]);
+      mapping.map(arg, b.create<memref::LoadOp>(loc, operand->get(), position));
+    }
+    for (Operation &inner : body.without_terminator())
+      b.clone(inner, mapping);
+    for (auto [k, value] : llvm::enumerate(yield.getOperands()))
+      results[k].push_back(mapping.lookupOrDefault(value));
+  }
+  at.back() = col;
+  for (auto [init, values] : llvm::zip(consumer.getDpsInits(), results)) {
+    stored[rootBuffer(init)].assign(values.begin(), values.end());
+    if (plan.deadRoots.contains(rootBuffer(init)))
+      continue;
+    Value pair = b.create<vector::FromElementsOp>(
+        loc, VectorType::get({2}, values[0].getType()), values);
+    storePair(b, loc, pair, init, at);
   }
 }
 
@@ -755,7 +720,7 @@ struct TensorCoreContractions
   void runOnOperation() override {
     if (maxStages < 2)
       return signalPassFailure();
-    SmallVector<std::pair<linalg::LinalgOp, TensorCorePlan>> work;
+    SmallVector<std::pair<linalg::LinalgOp, TensorCorePlan>, 0> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -133,9 +134,9 @@ bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
     });
     return true;
   }
-  if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+  if (isa<gpu::LaunchOp, scf::ForallOp>(op)) {
     llvm::SetVector<Value> used;
-    getUsedValuesDefinedAbove(launch.getBody(), used);
+    getUsedValuesDefinedAbove(op->getRegion(0), used);
     for (Value v : used)
       if (isa<MemRefType>(v.getType())) {
         reads.push_back(rootBuffer(v));

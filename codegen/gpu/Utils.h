@@ -117,7 +117,8 @@ bool isTransparent(Operation *op);
 /// The buffers (by root) that `op` reads and writes, appended to `reads`
 /// and `writes`; false when they are unknown. A linalg op reads its
 /// buffer operands and what its body loads and writes its inits; a kernel
-/// already built reads and writes every buffer it uses; an allocation and
+/// already built (or an `scf.forall` on buffers) reads and writes every
+/// buffer it uses; an allocation and
 /// an op free of memory effects touch none.
 bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
                    SmallVectorImpl<Value> &writes);

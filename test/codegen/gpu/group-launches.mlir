@@ -209,3 +209,79 @@ func.func @no_step_over(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// Kernels of 4 and 8 threads alternate (tensor-core kernels of 128 threads
+// between element-wise ones of 256): one group is gathered per block size,
+// each stepping over the other's launches, which it commutes with. The
+// fifth kernel, of 8 threads, reads what the first writes: it closes the
+// group of 4 threads (the first and third kernels, one launch at the
+// third's place) and joins that of 8 threads (one launch of three at its
+// place, after the first). The last kernel, of 4 threads, is a launch of
+// its own.
+// CHECK-LABEL: func.func @alternating_blocks
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c4
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: } {tfc.grouped_launches = 2 : i64}
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c8
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: memref.store %{{.*}}, %arg4
+// CHECK: memref.load %arg1
+// CHECK: memref.store %{{.*}}, %arg5
+// CHECK: } {tfc.grouped_launches = 3 : i64}
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c4
+// CHECK: memref.store %{{.*}}, %arg6
+// CHECK-NOT: grouped_launches
+// CHECK: return
+func.func @alternating_blocks(%x: memref<8xf32>, %a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>,
+                              %d: memref<8xf32>, %e: memref<8xf32>, %f: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %sx : index
+    %j = arith.addi %i, %t : index
+    %v = memref.load %x[%j] : memref<8xf32>
+    memref.store %v, %a[%j] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<8xf32>
+    memref.store %v, %b[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %sx : index
+    %j = arith.addi %i, %t : index
+    %v = memref.load %x[%j] : memref<8xf32>
+    memref.store %v, %c[%j] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<8xf32>
+    memref.store %v, %d[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%t] : memref<8xf32>
+    memref.store %v, %e[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %sx : index
+    %j = arith.addi %i, %t : index
+    %v = memref.load %x[%j] : memref<8xf32>
+    memref.store %v, %f[%j] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -318,6 +318,223 @@ func.func @rounded_projection(%x: memref<1024x256xbf16>, %w: memref<256x256xbf16
 
 // -----
 
+// A bf16 build's first feed-forward projection: the bias added in place,
+// then a bf16 copy of the result and an activation of it through a 3-D
+// view ([2, 512, 1024] over the [1024, 1024] output), rounded to bf16.
+// Both are consumers that the kernel applies as it stores: per pair of
+// columns, the biased values, their copy, and the activation at the row
+// spread over the view's outer loops (row / 512, row % 512). The float32
+// output, which nothing else reads, is never stored; it, its fill, its
+// view, the three element-wise ops and the deallocation are gone, and the
+// consumers' buffers are allocated before the kernel.
+// CHECK-LABEL: func.func @activated_projection
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<1024x1024xbf16>
+// CHECK: %[[ACT:.*]] = memref.alloc() : memref<2x512x1024xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: memref.load %arg2[%{{.*}}] : memref<1024xf32>
+// CHECK: %[[LO:.*]] = arith.addf
+// CHECK: memref.extract_aligned_pointer_as_index %[[COPY]] : memref<1024x1024xbf16>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK: %[[INNER:.*]] = arith.remui %[[ROW:.*]], %c512
+// CHECK: %[[OUTER:.*]] = arith.divui %[[ROW]], %c512
+// CHECK: arith.mulf %[[LO]], %[[LO]] : f32
+// CHECK: arith.muli %[[INNER]], %c2048
+// CHECK: arith.muli %[[OUTER]], %c1048576
+// CHECK: memref.extract_aligned_pointer_as_index %[[ACT]] : memref<2x512x1024xbf16>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NOT: vector<2xf32>, !llvm.ptr<1>
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg
+// CHECK-NOT: memref.dealloc
+// CHECK: return %[[COPY]], %[[ACT]]
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+#id3 = affine_map<(b, s, n) -> (b, s, n)>
+func.func @activated_projection(%x: memref<1024x256xbf16>, %w: memref<1024x256xbf16>, %bias: memref<1024xf32>)
+    -> (memref<1024x1024xbf16>, memref<2x512x1024xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xbf16>, memref<1024x256xbf16>) outs(%h : memref<1024x1024xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<1024xf32>) outs(%h : memref<1024x1024xf32>) {
+  ^bb0(%b: f32, %out: f32):
+    %v = arith.addf %out, %b : f32
+    linalg.yield %v : f32
+  }
+  %hb = memref.alloc() : memref<1024x1024xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<1024x1024xf32>) outs(%hb : memref<1024x1024xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  %h3 = memref.expand_shape %h [[0, 1], [2]] output_shape [2, 512, 1024] : memref<1024x1024xf32> into memref<2x512x1024xf32>
+  %g = memref.alloc() : memref<2x512x1024xbf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%h3 : memref<2x512x1024xf32>) outs(%g : memref<2x512x1024xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %m = arith.mulf %in, %in : f32
+    %r = arith.truncf %m : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %h : memref<1024x1024xf32>
+  return %hb, %g : memref<1024x1024xbf16>, memref<2x512x1024xbf16>
+}
+
+// -----
+
+// The gradient through the activation: the output's gradient dY W (no
+// epilogue), then, past a weight gradient that touches none of its
+// buffers, the activation's gradient from it and the saved bf16 input
+// (float32, which a column sum reads later), and that gradient's bf16
+// copy. The kernel stores the activation's gradient and its copy, not the
+// float32 output; the weight gradient is a kernel of its own and the
+// column sum stays. (The weight gradient is split along k: its parts'
+// kernel, then their sum.)
+// CHECK-LABEL: func.func @activation_gradient
+// CHECK-NOT: memref<1024x1024xf32>
+// CHECK: %[[GRAD:.*]] = memref.alloc() : memref<2x512x1024xf32>
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<2x512x1024xbf16>
+// CHECK: gpu.launch
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x512x1024xbf16>
+// CHECK: memref.extract_aligned_pointer_as_index %[[GRAD]] : memref<2x512x1024xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK: memref.extract_aligned_pointer_as_index %[[COPY]] : memref<2x512x1024xbf16>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NOT: memref<1024x1024xf32>
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.generic {{.*}} outs(%arg5 : memref<256x256xf32>)
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}} ins(%[[GRAD]] : memref<2x512x1024xf32>) outs(%arg4 : memref<1024xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[COPY]]
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#km = affine_map<(m, n, k) -> (k, m)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+#id3 = affine_map<(b, s, n) -> (b, s, n)>
+#sum = affine_map<(n, b, s) -> (b, s, n)>
+#out = affine_map<(n, b, s) -> (n)>
+func.func @activation_gradient(%dy: memref<1024x256xbf16>, %w: memref<256x1024xbf16>, %saved: memref<2x512x1024xbf16>,
+                               %a: memref<1024x256xbf16>, %bgrad: memref<1024xf32>, %wgrad: memref<256x256xf32>)
+    -> memref<2x512x1024xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %w : memref<1024x256xbf16>, memref<256x1024xbf16>) outs(%d : memref<1024x1024xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pf = arith.extf %p : bf16 to f32
+    %qf = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pf, %qf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%wgrad : memref<256x256xf32>)
+  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %a : memref<1024x256xbf16>, memref<1024x256xbf16>) outs(%wgrad : memref<256x256xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pf = arith.extf %p : bf16 to f32
+    %qf = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pf, %qf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  %d3 = memref.expand_shape %d [[0, 1], [2]] output_shape [2, 512, 1024] : memref<1024x1024xf32> into memref<2x512x1024xf32>
+  %gf = memref.alloc() : memref<2x512x1024xf32>
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%saved, %d3 : memref<2x512x1024xbf16>, memref<2x512x1024xf32>) outs(%gf : memref<2x512x1024xf32>) {
+  ^bb0(%s: bf16, %g: f32, %out: f32):
+    %sf = arith.extf %s : bf16 to f32
+    %t = arith.mulf %sf, %g : f32
+    linalg.yield %t : f32
+  }
+  %gb = memref.alloc() : memref<2x512x1024xbf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%gf : memref<2x512x1024xf32>) outs(%gb : memref<2x512x1024xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero : f32) outs(%bgrad : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#sum, #out], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%gf : memref<2x512x1024xf32>) outs(%bgrad : memref<1024xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  return %gb : memref<2x512x1024xbf16>
+}
+
+// -----
+
+// No consumers: an element-wise op whose other input an op in between
+// writes (a fill), and one that reads the output transposed. The kernel
+// stores its float32 output, and both ops stay.
+// CHECK-LABEL: func.func @refused_consumers
+// CHECK: gpu.launch
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK: gpu.terminator
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: return
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#tr = affine_map<(m, n) -> (n, m)>
+func.func @refused_consumers(%x: memref<1024x256xbf16>, %w: memref<1024x256xbf16>, %y: memref<1024x1024xf32>,
+                             %z: memref<1024x1024xf32>, %t: memref<1024x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%h : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<1024x256xbf16>, memref<1024x256xbf16>) outs(%h : memref<1024x1024xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %y : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%z : memref<1024x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<1024x1024xf32>) outs(%t : memref<1024x1024xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %h : memref<1024x1024xf32>
+  return
+}
+
+// -----
+
 // Attention-like scores with a batch dimension (batch, m, n, k): 4 x 4 x 2
 // tiles of 64 x 64, one block each; the block's batch index is its number
 // divided by the 8 tiles of one batch element. A batch dimension is never
