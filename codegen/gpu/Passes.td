@@ -409,7 +409,8 @@ def TfcGpuTensorCoreContractions
     (`memref.expand_shape`), the parts are a contraction with S as its
     batch dimension into a new buffer of [S, m, n] partial outputs filled
     with zeros, and one element-wise op then adds the S parts, in order, to
-    the output (or writes their sum, when a fill of zeros came before).
+    the output (or writes their sum, when a fill of zeros came before),
+    reading part p through the map (m, n) -> (p, m, n) of that one buffer.
     Weight gradients, whose k is the batch's tokens, are the case.
 
     The products are summed in another order than on the CPU and with

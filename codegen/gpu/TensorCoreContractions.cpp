@@ -662,27 +662,22 @@ linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
   op->getRegion(0).cloneInto(&parts.getRegion(), mapping);
   // The output (unless it is a fill of zeros, then dropped) plus the parts,
   // in order: one element-wise op over [m, n].
-  SmallVector<Value> slices;
-  auto partialType = cast<MemRefType>(partial.getType());
-  for (int64_t part = 0; part < splits; ++part) {
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(part),
-                                         b.getIndexAttr(0), b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(rows),
-                                       b.getIndexAttr(cols)};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    auto sliceType =
-        cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-            {rows, cols}, partialType, offsets, sizes, strides));
-    slices.push_back(b.create<memref::SubViewOp>(loc, sliceType, partial,
-                                                 offsets, sizes, strides));
-  }
+  // Part p read through the map (m, n) -> (p, m, n): one buffer, which
+  // the sum's kernel takes once.
+  SmallVector<Value> slices(splits, partial);
+  SmallVector<AffineMap> sumMaps;
+  for (int64_t part = 0; part < splits; ++part)
+    sumMaps.push_back(
+        AffineMap::get(2, 0,
+                       {getAffineConstantExpr(part, ctx),
+                        getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)},
+                       ctx));
+  sumMaps.push_back(b.getMultiDimIdentityMap(2));
   bool overwrite = bool(plan.zeroFill);
   if (overwrite)
     plan.zeroFill->erase();
-  AffineMap identity = b.getMultiDimIdentityMap(2);
   b.create<linalg::GenericOp>(
-      loc, TypeRange{}, slices, op.getDpsInits(),
-      SmallVector<AffineMap>(splits + 1, identity),
+      loc, TypeRange{}, slices, op.getDpsInits(), sumMaps,
       SmallVector<utils::IteratorType>{parallel, parallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value sum = overwrite ? args[0] : args.back();

@@ -73,8 +73,12 @@ func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: m
 // operands are viewed as [2, 256, ...], the parts go to a buffer of
 // partial outputs filled with zeros (the fill folded into the kernel, 16
 // blocks), then one element-wise op adds both parts to the output, in
-// order. Both operands have their rows innermost, not k: [k][rows] tiles
-// read by ldmatrix.trans.
+// order, reading part p through the map (m, n) -> (p, m, n) of the one
+// buffer (which its kernel then takes once). Both operands have their
+// rows innermost, not k: [k][rows] tiles read by ldmatrix.trans.
+// CHECK-DAG: #[[PART0:.*]] = affine_map<(d0, d1) -> (0, d0, d1)>
+// CHECK-DAG: #[[PART1:.*]] = affine_map<(d0, d1) -> (1, d0, d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @weight_gradient
 // CHECK: %[[DY:.*]] = memref.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [2, 256, 256] : memref<512x256xbf16> into memref<2x256x256xbf16>
 // CHECK: %[[X:.*]] = memref.expand_shape %arg1 {{\[}}[0, 1], [2]] output_shape [2, 256, 128] : memref<512x128xbf16> into memref<2x256x128xbf16>
@@ -89,9 +93,7 @@ func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: m
 // CHECK: memref.extract_aligned_pointer_as_index %[[PARTS]] : memref<2x256x128xf32>
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // CHECK: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 4>}
-// CHECK: %[[P0:.*]] = memref.subview %[[PARTS]][0, 0, 0] [1, 256, 128] [1, 1, 1]
-// CHECK: %[[P1:.*]] = memref.subview %[[PARTS]][1, 0, 0] [1, 256, 128] [1, 1, 1]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[P0]], %[[P1]] : {{.*}}) outs(%arg2 : memref<256x128xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[PART0]], #[[PART1]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[PARTS]], %[[PARTS]] : {{.*}}) outs(%arg2 : memref<256x128xf32>)
 // CHECK-NEXT: ^bb0(%[[IN0:.*]]: f32, %[[IN1:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: %[[S0:.*]] = arith.addf %[[OUT]], %[[IN0]] : f32
 // CHECK-NEXT: %[[S1:.*]] = arith.addf %[[S0]], %[[IN1]] : f32
