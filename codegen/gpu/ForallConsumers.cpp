@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCGPUFORALLCONSUMERS
@@ -113,6 +114,53 @@ struct ForallConsumers
       fuseInto(loop);
   }
 
+  /// Adds to `written` the buffers of `rows` that an op of `loop` other
+  /// than their row writes also writes (a copy of the row onto itself, as
+  /// bufferization leaves, excepted); false when an op's writes are
+  /// unknown.
+  static bool otherWrites(scf::ForallOp loop,
+                          const llvm::SmallDenseMap<Value, RowWrite> &rows,
+                          llvm::SmallDenseSet<Value> &written) {
+    llvm::SmallPtrSet<Operation *, 4> rowWrites;
+    for (auto &entry : rows) {
+      vector::TransferWriteOp write = entry.second.write;
+      rowWrites.insert(write);
+    }
+    auto isSelfCopy = [&](Operation *op) {
+      auto copy = dyn_cast<linalg::CopyOp>(op);
+      if (!copy)
+        return false;
+      auto from = copy.getInputs()[0].getDefiningOp<memref::SubViewOp>();
+      auto to = copy.getOutputs()[0].getDefiningOp<memref::SubViewOp>();
+      return from && to && from.getSource() == to.getSource() &&
+             from.getMixedOffsets() == to.getMixedOffsets() &&
+             from.getMixedSizes() == to.getMixedSizes() &&
+             from.getMixedStrides() == to.getMixedStrides();
+    };
+    WalkResult result = loop.getBody()->walk([&](Operation *op) {
+      if (rowWrites.contains(op) || isSelfCopy(op))
+        return WalkResult::advance();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &instance : instances) {
+        if (!isa<MemoryEffects::Write>(instance.getEffect()))
+          continue;
+        Value target = instance.getValue();
+        if (!target)
+          return WalkResult::interrupt();
+        if (rows.count(rootBuffer(target)))
+          written.insert(rootBuffer(target));
+      }
+      return WalkResult::advance();
+    });
+    return !result.wasInterrupted();
+  }
+
   /// Applies the element-wise ops after `loop` that read a buffer it
   /// writes row by row inside it, at most 4 of them among the next 16 ops.
   void fuseInto(scf::ForallOp loop) {
@@ -127,7 +175,8 @@ struct ForallConsumers
       }
     }
     SmallVector<Value> loopReads, loopWrites;
-    if (!bufferEffects(loop, loopReads, loopWrites))
+    if (!bufferEffects(loop, loopReads, loopWrites) ||
+        !otherWrites(loop, rows, written))
       return;
     for (Value buffer : llvm::to_vector(llvm::make_first_range(rows)))
       if (written.contains(buffer) || !isFreshBefore(buffer, loop))

@@ -134,7 +134,9 @@ def TfcGpuForallConsumers
     of a function) write each row of their outputs once, as a vector: a
     1-D in-bounds `vector.transfer_write` at index 0 of a unit-stride
     `memref.subview` whose sizes are 1 but the innermost, of a buffer
-    allocated just for the loop (nothing uses it before). A bf16 build
+    allocated just for the loop (nothing uses it before) that nothing else
+    in the loop writes (but a copy of the row onto itself, which
+    bufferization leaves). A bf16 build
     then rounds each output to bf16 in an element-wise op of its own: one
     more kernel, reading the whole output back.
 

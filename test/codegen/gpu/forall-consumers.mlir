@@ -111,3 +111,32 @@ func.func @refused(%x: memref<8x8x4xf32>, %y: memref<8x8x4xbf16>, %z: memref<8x8
   }
   return
 }
+
+// -----
+
+// Left alone: a row that the loop also writes otherwise (a store after the
+// row's write), so that the written vector is not the row's final value.
+// CHECK-LABEL: func.func @written_twice
+// CHECK: scf.forall
+// CHECK-NOT: arith.truncf
+// CHECK: }
+// CHECK: linalg.generic
+#id = affine_map<(b, s, d) -> (b, s, d)>
+func.func @written_twice(%x: memref<8x8x4xf32>, %y: memref<8x8x4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %out = memref.alloc() : memref<8x8x4xf32>
+  scf.forall (%b, %s) in (8, 8) {
+    %v = vector.transfer_read %x[%b, %s, %c0], %zero {in_bounds = [true]} : memref<8x8x4xf32>, vector<4xf32>
+    %row = memref.subview %out[%b, %s, 0] [1, 1, 4] [1, 1, 1] : memref<8x8x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    vector.transfer_write %v, %row[%c0] {in_bounds = [true]} : vector<4xf32>, memref<4xf32, strided<[1], offset: ?>>
+    memref.store %zero, %out[%b, %s, %c0] : memref<8x8x4xf32>
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%out : memref<8x8x4xf32>) outs(%y : memref<8x8x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
