@@ -182,16 +182,15 @@ struct MapKernels : public mlir::tfc::impl::TfcGpuMapKernelsBase<MapKernels> {
       trips.push_back(trip);
       total = b.createOrFold<arith::MulIOp>(loc, total, trip);
     }
-    int64_t threadCount = blockSize;
+    // A full block even for fewer iterations (the guard idles the rest),
+    // so that a small kernel groups with its neighbours of the same block
+    // (tfc-gpu-group-launches).
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
-    if (staticTotal) {
-      if (*staticTotal == 0) {
-        parallel.erase();
-        return success();
-      }
-      threadCount = std::min<int64_t>(threadCount, *staticTotal);
+    if (staticTotal && *staticTotal == 0) {
+      parallel.erase();
+      return success();
     }
-    Value threads = b.create<arith::ConstantIndexOp>(loc, threadCount);
+    Value threads = b.create<arith::ConstantIndexOp>(loc, blockSize);
     Value grid = b.createOrFold<arith::CeilDivUIOp>(loc, total, threads);
     gpu::LaunchOp launch = createLaunch(b, loc, grid, threads);
 

@@ -95,7 +95,9 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
       iteration: its dimensions are linearised row-major, so that
       consecutive threads of `threadIdx.x` take consecutive iterations of
       the innermost dimension (coalesced accesses), in blocks of
-      `block-size` threads; the loops inside it run in each thread;
+      `block-size` threads (a full block even for fewer iterations, the
+      threads past the end idle, so that a small kernel can be grouped
+      with its neighbours); the loops inside it run in each thread;
     - a `gpu.launch` already there (the contractions of
       tfc-gpu-tile-contractions) is kept as it is;
     - an `scf.for` whose body holds parallel loops or launches stays on

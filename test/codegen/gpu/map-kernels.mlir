@@ -2,12 +2,13 @@
 
 // A parallel nest: one thread per iteration, the two dimensions linearised
 // row-major (the inner one from the remainder), guarded against the
-// threads past the end; the argument sizes and the written arguments are
-// recorded.
+// threads past the end (a block of 256 threads for its 32 iterations, so
+// that it can be grouped with others of 256); the argument sizes and the
+// written arguments are recorded.
 // CHECK-LABEL: func.func @parallel_2d
 // CHECK-SAME: tfc.gpu.arg_bytes = array<i64: 128>, tfc.gpu.written = array<i64: 0>
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-DAG: %[[THREADS:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
 // CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ONE]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS]],
 // CHECK: %[[BASE:.*]] = arith.muli %[[BX]], %{{.*}} : index
 // CHECK: %[[ID:.*]] = arith.addi %[[BASE]], %[[TX]] : index
