@@ -182,7 +182,8 @@ struct OutlineKernels
       launch.erase();
     }
 
-    // The constant globals that kernels read, copied into their module.
+    // The globals that kernels use (constants, and the block counters of
+    // tfc-gpu-last-block-finals), copied into their module.
     kernels.walk([&](memref::GetGlobalOp get) {
       if (kernelSymbols.lookup(get.getName()))
         return;

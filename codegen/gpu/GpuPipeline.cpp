@@ -131,6 +131,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // launch. The folded ids and indices are what it compares.
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuMergeLaunches());
+  // A split reduction's one-thread final sum: in the last block to finish
+  // of the kernel that writes its partial sums.
+  pm.addPass(mlir::tfc::createTfcGpuLastBlockFinals());
   // Consecutive kernels that do not depend on each other (the Q, K and V
   // projections, a layer's weight gradients): one launch, its blocks
   // shared out among them.

@@ -532,10 +532,53 @@ def TfcGpuMergeLaunches
   let options = [
     Option<"window", "window", "int64_t", /*default=*/"32",
            "How many launches back a launch looks for one to merge with">,
-    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"128",
+    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"512",
            "The most values a merged kernel may take from the host (each "
            "an 8-byte parameter; a kernel's parameters are limited to "
            "4,352 bytes before PTX ISA 8.1)">
+  ];
+}
+
+def TfcGpuLastBlockFinals
+    : Pass<"tfc-gpu-last-block-finals", "mlir::ModuleOp"> {
+  let summary = "Runs a one-thread kernel in the last block to finish of "
+                "the kernel before it";
+  let description = [{
+    Runs on the host functions after tfc-gpu-merge-launches. A split
+    reduction's final sum (the loss over its partial sums, the gradient's
+    norm and clipping factor) is a `gpu.launch` of one block of one
+    thread, without shared memory, barriers or shuffles, just after the
+    launch that writes the partials (only allocations and operations free
+    of memory effects between). It becomes part of that launch, which
+    moves to its place:
+
+    - after its body, every thread fences its writes at device scope
+      (`membar.gl`) and the block waits at a barrier;
+    - its first thread adds one to a counter of its own, a private
+      `memref.global` (`tfc_blocks_done`, zero when the program loads),
+      with `memref.atomic_rmw`; the block that reads the grid's size less
+      one is the last to finish, every other block's writes fenced before
+      their count;
+    - that thread fences again, runs the one-thread kernel's body (its ids
+      0, its sizes 1) and stores 0 back into the counter for the next
+      launch.
+
+    The launch before must have a grid of constant extents, one block of
+    operations and no asynchronous tokens or dynamic shared memory. The
+    final runs the same operations in the same order, so the results are
+    the same, bit for bit; one launch is saved per split reduction (the
+    optimizer step becomes the gradient norm's kernel and AdamW's).
+    tfc-gpu-emulate-launches runs the barrier by running the threads'
+    code before it, then after it.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"fusedLaunches", "fused-launches",
+              "One-thread kernels run in the last block of the kernel before">
   ];
 }
 
@@ -544,7 +587,7 @@ def TfcGpuGroupLaunches
   let summary = "Makes one launch of consecutive kernels that do not depend "
                 "on each other";
   let description = [{
-    Runs on the host functions after tfc-gpu-merge-launches. Consecutive
+    Runs on the host functions after tfc-gpu-last-block-finals. Consecutive
     `gpu.launch` ops (with only allocations and operations free of memory
     effects between them) become one launch whose blocks are shared out
     among them in order, when:
@@ -590,8 +633,9 @@ def TfcGpuGroupLaunches
            "The most kernels in one group">,
     Option<"window", "window", "int64_t", /*default=*/"8",
            "The most launches a group steps over">,
-    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"128",
-           "The most values a grouped kernel may take from the host">
+    Option<"maxArguments", "max-arguments", "int64_t", /*default=*/"512",
+           "The most values a grouped kernel may take from the host (each "
+           "an 8-byte parameter)">
   ];
   let statistics = [
     Statistic<"groupedLaunches", "grouped-launches", "Launches made of groups">,
@@ -613,8 +657,14 @@ def TfcGpuEmulateLaunches
     replaced by those loops' indices and bounds (y and z are 0). The
     kernels then run, in the same order, as CPU code that the CPU pipeline
     compiles, so their results can be compared with the CPU target's.
-    Launches must use no barriers, shared memory or shuffles (the kernels
-    of tfc-gpu-map-kernels use none).
+    Launches must use no shared memory or shuffles (the kernels of
+    tfc-gpu-map-kernels use none), and barriers only between the
+    operations of the body itself, no value of a thread living across
+    one (the constants excepted): the threads' loop is then repeated per
+    part, each part run by every thread before the next begins, which is
+    what the barrier asks (tfc-gpu-last-block-finals's kernels). The
+    device fences (`membar.gl`) are dropped: threads that run one after
+    another see each other's writes.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
@@ -636,7 +686,8 @@ def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {
     attention) 16 bytes at a time. Kernels equal to an
     earlier one (the same operations on the same argument types: the layers
     of one shape) are not repeated: their launches call the first one.
-    Constant globals the kernels read are copied into the module. The
+    The globals the kernels use (constants, and the block counters of
+    tfc-gpu-last-block-finals) are copied into the module. The
     number of launches that `tfc_train_step` and `tfc_optimizer_step` make
     becomes the manifest's `kernels_per_step`: a launch inside host loops
     (blocked attention's loops over blocks) counts once per iteration,

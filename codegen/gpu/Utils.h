@@ -28,6 +28,14 @@ namespace mlir::tfc {
 inline constexpr llvm::StringLiteral kKernelModule = "tfc_kernels";
 inline constexpr llvm::StringLiteral kKernelPrefix = "tfc_k";
 
+/// The NVVM intrinsic of `membar.gl` (`fence.sc.gpu` from sm_70): a
+/// thread's writes before it are seen by the whole device before its
+/// accesses after it. LLVM 19's NVPTX back end selects no `fence`
+/// instruction; the emulation, which runs threads one after another,
+/// drops it.
+inline constexpr llvm::StringLiteral kDeviceFenceIntrinsic =
+    "llvm.nvvm.membar.gl";
+
 /// The buffer that `value` is a view of: a function argument, an
 /// allocation or a global.
 inline Value rootBuffer(Value value) {
