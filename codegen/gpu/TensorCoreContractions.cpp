@@ -98,10 +98,8 @@ struct TensorCorePlan {
   /// The rounding to bf16 that the kernel's stores do instead, if any.
   linalg::GenericOp downCast;
   /// The element-wise op after the contraction that the kernel applies to
-  /// its accumulators before storing them, if any (see epilogueOf), and
-  /// whether the contraction's own output is then left unwritten.
+  /// its accumulators before storing them, if any (see epilogueOf).
   linalg::GenericOp epilogue;
-  bool outputDead = false;
   /// The element-wise ops after those that read what the kernel stores,
   /// element for element (see consumersOf), which it applies after its
   /// stores, in order; and the buffers (by root) that the epilogue and
@@ -201,7 +199,6 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
     plan.consumers = consumersOf(op, plan.epilogue, rows, cols);
     plan.deadRoots =
         deadRootsOf(op, plan.zeroFill, plan.epilogue, plan.consumers);
-    plan.outputDead = plan.deadRoots.contains(op.getDpsInits()[0]);
   }
   return plan;
 }
@@ -372,7 +369,7 @@ void KernelBuilder::build() {
         if (epilogue)
           applyEpilogue(row, col, out, stored);
         stored[rootBuffer(output)].assign(out.begin(), out.end());
-        if (!plan.outputDead) {
+        if (!plan.deadRoots.contains(rootBuffer(output))) {
           Value pair = b.create<vector::FromElementsOp>(
               loc, VectorType::get({2}, f32), out);
           if (downCast)
