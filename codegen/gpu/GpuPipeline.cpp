@@ -88,6 +88,8 @@ attachTargetOptions(const ::tfc::GpuTargetOptions &options,
 /// run; the emulation, which runs a kernel's threads one after another,
 /// does without shared memory and barriers.
 static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
+  // Pads (Primer's convolutions): one kernel each, not a fill and a copy.
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGatherPads());
   ::tfc::buildLinalgToBuffersPipeline(pm);
   // The same polynomial f32 math as on the CPU (no libdevice calls), and
   // contracted multiply-adds.

@@ -127,6 +127,32 @@ def TfcGpuMapKernels : Pass<"tfc-gpu-map-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TfcGpuGatherPads : Pass<"tfc-gpu-gather-pads", "mlir::func::FuncOp"> {
+  let summary = "Makes each pad one element-wise op that reads its source "
+                "at clamped indices";
+  let description = [{
+    Runs on linalg on tensors, before bufferization. A `tensor.pad` would
+    become a fill of the whole padded buffer and a copy of the source into
+    its interior: two kernels, the copy waiting for the fill (and, once
+    tfc-gpu-merge-launches has merged one pad's fill with the kernel
+    before it, Primer's three convolutions of a layer chained through
+    their padded buffers). A pad of static shapes and static low and high
+    amounts, padded with one value from outside its body, becomes instead
+    a `linalg.generic` over the padded shape: at index `i` of a padded
+    dimension it reads the source at `min(max(i - low, 0), size - 1)` and
+    selects the padding value where `i - low` is outside `[0, size)`.
+    One kernel, which the element-wise op after it (a bf16 copy) merges
+    with, and which depends on its source alone. The values are the
+    same.
+  }];
+  let statistics = [
+    Statistic<"gatheredPads", "gathered-pads", "Pads made element-wise ops">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def TfcGpuForallConsumers
     : Pass<"tfc-gpu-forall-consumers", "mlir::func::FuncOp"> {
   let summary = "Applies element-wise ops on what an scf.forall writes by "
