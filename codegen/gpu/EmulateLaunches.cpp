@@ -8,7 +8,6 @@
 #include "codegen/gpu/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -53,7 +52,7 @@ public:
     Location loc = launch.getLoc();
     OpBuilder b(launch);
     zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    one = b.create<arith::ConstantIndexOp>(loc, 1);
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     threads = launch.getBlockSizeOperandValues().x;
     auto blocks = b.create<scf::ParallelOp>(
@@ -129,9 +128,8 @@ private:
     auto flush = [&]() {
       if (part.empty())
         return;
-      Location loc = part.front()->getLoc();
-      Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-      auto loop = b.create<scf::ForOp>(loc, zero, threads, one);
+      auto loop =
+          b.create<scf::ForOp>(part.front()->getLoc(), zero, threads, one);
       OpBuilder inner = OpBuilder::atBlockTerminator(loop.getBody());
       IRMapping threadMapping = mapping;
       threadMapping.map(launch.getThreadIds().x, loop.getInductionVar());
@@ -176,7 +174,7 @@ private:
   }
 
   gpu::LaunchOp launch;
-  Value zero, threads;
+  Value zero, one, threads;
   IRMapping mapping;
   llvm::DenseSet<Value> uniform;
 };

@@ -145,17 +145,12 @@ struct ForallConsumers
         return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
                    ? WalkResult::advance()
                    : WalkResult::interrupt();
-      SmallVector<MemoryEffects::EffectInstance> instances;
-      effects.getEffects(instances);
-      for (const MemoryEffects::EffectInstance &instance : instances) {
-        if (!isa<MemoryEffects::Write>(instance.getEffect()))
-          continue;
-        Value target = instance.getValue();
-        if (!target)
-          return WalkResult::interrupt();
+      SmallVector<Value> targets;
+      if (!declaredWrites(effects, targets))
+        return WalkResult::interrupt();
+      for (Value target : targets)
         if (rows.count(rootBuffer(target)))
           written.insert(rootBuffer(target));
-      }
       return WalkResult::advance();
     });
     return !result.wasInterrupted();

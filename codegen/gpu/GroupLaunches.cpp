@@ -102,19 +102,14 @@ std::optional<LaunchEffects> effectsOf(gpu::LaunchOp launch) {
         unknown = true;
       return;
     }
-    SmallVector<MemoryEffects::EffectInstance> instances;
-    memoryEffects.getEffects(instances);
-    for (const MemoryEffects::EffectInstance &instance : instances) {
-      if (!isa<MemoryEffects::Write>(instance.getEffect()))
-        continue;
-      Value target = instance.getValue();
-      if (!target) {
-        unknown = true;
-      } else if (isa<MemRefType>(target.getType())) {
-        if (Value host = hostBuffer(target, launch))
-          written.insert(host);
-      } else {
+    SmallVector<Value> targets;
+    if (!declaredWrites(memoryEffects, targets))
+      unknown = true;
+    for (Value target : targets) {
+      if (!isa<MemRefType>(target.getType())) {
         untraced = true;
+      } else if (Value host = hostBuffer(target, launch)) {
+        written.insert(host);
       }
     }
   });
@@ -163,10 +158,7 @@ std::optional<int64_t> extentOf(gpu::LaunchOp launch, bool block) {
 /// async dependencies, effects that effectsOf can trace.
 bool isGroupable(gpu::LaunchOp launch) {
   return extentOf(launch, false) && extentOf(launch, true) &&
-         launch.getBody().hasOneBlock() &&
-         launch.getPrivateAttributions().empty() &&
-         launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
-         !launch.getDynamicSharedMemorySize();
+         isPlainLaunch(launch) && launch.getPrivateAttributions().empty();
 }
 
 struct GroupLaunches

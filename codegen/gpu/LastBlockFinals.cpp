@@ -50,19 +50,11 @@ std::optional<int64_t> blocksOf(gpu::LaunchOp launch) {
   return blocks;
 }
 
-/// Whether `launch` is a plain kernel: one block of operations, no
-/// asynchronous tokens or dynamic shared memory.
-bool isPlain(gpu::LaunchOp launch) {
-  return launch.getBody().hasOneBlock() &&
-         launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
-         !launch.getDynamicSharedMemorySize();
-}
-
 /// Whether `launch` runs one thread: a plain kernel of one block of one
 /// thread, without memory of its own or synchronisation.
 bool isOneThread(gpu::LaunchOp launch) {
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  if (!isPlain(launch) || blocksOf(launch) != 1 ||
+  if (!isPlainLaunch(launch) || blocksOf(launch) != 1 ||
       !llvm::all_of(ValueRange{block.x, block.y, block.z},
                     [](Value v) { return isConstantIntValue(v, 1); }) ||
       !launch.getWorkgroupAttributions().empty() ||
@@ -106,7 +98,7 @@ struct LastBlockFinals
         plans.back().second.push_back(final);
         return;
       }
-      if (isPlain(before) && blocksOf(before))
+      if (isPlainLaunch(before) && blocksOf(before))
         plans.push_back({before, {final}});
     });
     SymbolTable symbols(module);

@@ -358,6 +358,8 @@ void KernelBuilder::build() {
   ValueRange accs = loop.getResults().drop_back();
   linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
   Value target = downCast ? downCast.getDpsInits()[0] : output;
+  Value outputRoot = rootBuffer(output);
+  bool storesOutput = !plan.deadRoots.contains(outputRoot);
   Type f32 = b.getF32Type();
   for (int64_t i = 0; i < mmaRows(); ++i)
     for (int64_t j = 0; j < mmaCols(); ++j)
@@ -368,8 +370,8 @@ void KernelBuilder::build() {
         SmallVector<Value> out = {accs[a], accs[a + 1]};
         if (epilogue)
           applyEpilogue(row, col, out, stored);
-        stored[rootBuffer(output)].assign(out.begin(), out.end());
-        if (!plan.deadRoots.contains(rootBuffer(output))) {
+        stored[outputRoot].assign(out.begin(), out.end());
+        if (storesOutput) {
           Value pair = b.create<vector::FromElementsOp>(
               loc, VectorType::get({2}, f32), out);
           if (downCast)

@@ -115,6 +115,26 @@ bool isTransparent(Operation *op) {
   return isa<memref::AllocOp>(op) || isMemoryEffectFree(op);
 }
 
+bool declaredWrites(MemoryEffectOpInterface op,
+                    SmallVectorImpl<Value> &targets) {
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  op.getEffects(instances);
+  for (const MemoryEffects::EffectInstance &instance : instances) {
+    if (!isa<MemoryEffects::Write>(instance.getEffect()))
+      continue;
+    if (!instance.getValue())
+      return false;
+    targets.push_back(instance.getValue());
+  }
+  return true;
+}
+
+bool isPlainLaunch(gpu::LaunchOp launch) {
+  return launch.getBody().hasOneBlock() &&
+         launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
+         !launch.getDynamicSharedMemorySize();
+}
+
 bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,
                    SmallVectorImpl<Value> &writes) {
   if (isTransparent(op))

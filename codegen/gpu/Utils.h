@@ -14,8 +14,10 @@
 #define TFC_CODEGEN_GPU_UTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
@@ -121,6 +123,15 @@ Span spanOf(Value memref);
 /// Whether `op` neither reads nor writes memory, or only allocates it:
 /// kernels and host ops may move past it.
 bool isTransparent(Operation *op);
+
+/// Appends to `targets` the values that `op` declares it writes; false
+/// when it declares a write of no particular value.
+bool declaredWrites(MemoryEffectOpInterface op,
+                    SmallVectorImpl<Value> &targets);
+
+/// Whether `launch` is a plain kernel: one block of operations, no
+/// asynchronous dependencies or token, no dynamic shared memory.
+bool isPlainLaunch(gpu::LaunchOp launch);
 
 /// The buffers (by root) that `op` reads and writes, appended to `reads`
 /// and `writes`; false when they are unknown. A linalg op reads its

@@ -92,15 +92,12 @@ func.func @value_across_barrier(%out: memref<256xf32>) {
 // CHECK: scf.parallel (%[[BX:.*]]) =
 // CHECK: %[[MEMBER:.*]] = arith.cmpi ult, %[[BX]], %{{.*}} : index
 // CHECK-NEXT: scf.if %[[MEMBER]] {
-// CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: }
-// CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: scf.for
 // CHECK-NEXT: memref.load
 // CHECK: } else {
-// CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: scf.for
 func.func @branch_on_block(%out: memref<512xf32>, %copy: memref<512xf32>) {
   %c1 = arith.constant 1 : index
