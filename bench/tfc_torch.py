@@ -656,6 +656,10 @@ def longformer_band(length: int, window: int, dilation: int, causal: bool,
 #: Query rows per chunk of ``sliding_chunk_attention`` (at most).
 SLIDING_CHUNK_ROWS = 64
 
+#: The forms of a Longformer's attention (``Attention``'s
+#: ``longformer_impl``).
+LONGFORMER_IMPLS = ("chunks", "dense", "flex")
+
 
 def _performer_quotient(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     """``num / den`` where ``den > PERFORMER_MIN_DENOMINATOR``, else 0 (with
@@ -814,14 +818,17 @@ class Attention(_FusedProjections):
     and ``seq`` its sequence length (``seq_len`` / hourglass factor): a
     window longer than ``seq`` is cut to ``seq``, and global tokens at or
     beyond ``seq`` are dropped. ``longformer_impl``: ``"chunks"`` (sliding
-    chunks, O(S * window)) or ``"dense"`` (an S x S mask, the literal
-    definition).
+    chunks, O(S * window)), ``"dense"`` (an S x S mask, the literal
+    definition) or ``"flex"`` (FlexAttention with the band as a block
+    mask: PyTorch's block-sparse flash kernel, for compiled models on a
+    GPU).
     """
 
     def __init__(self, cfg: ModelConfig, layer: int, seq: int, longformer_impl: str = "chunks"):
         super().__init__()
-        if longformer_impl not in ("chunks", "dense"):
-            raise ValueError(f"longformer_impl must be 'chunks' or 'dense', not {longformer_impl!r}")
+        if longformer_impl not in LONGFORMER_IMPLS:
+            raise ValueError(f"longformer_impl must be one of {', '.join(LONGFORMER_IMPLS)}, "
+                             f"not {longformer_impl!r}")
         d = cfg.d_model
         self.heads, self.causal, self.kind = cfg.heads, cfg.causal, cfg.attention
         self.rotary = cfg.positions == "rotary"
@@ -955,7 +962,9 @@ class Attention(_FusedProjections):
     # -- longformer ---------------------------------------------------------
     def _longformer(self, x, q, k, v, parts, key_mask):
         s = q.shape[2]
-        if self.longformer_impl == "dense" or (self.globals and self.causal):
+        if self.longformer_impl == "flex":
+            out = self._longformer_flex(q, k, v, key_mask)
+        elif self.longformer_impl == "dense" or (self.globals and self.causal):
             # Causal rows see global columns only up to themselves; tfc's
             # specs refuse global tokens in causal attention, so this rare
             # case takes the literal form.
@@ -991,6 +1000,48 @@ class Attention(_FusedProjections):
         if key_mask is not None:
             allowed = allowed & key_mask[:, None, None, :]
         return dense_attention(q, k, v, allowed)
+
+    def _longformer_flex(self, q, k, v, key_mask):
+        """The local rows and global columns by FlexAttention, the mask of
+        ``_longformer_dense`` as a block mask (its blocks outside the band
+        skipped). Without a key mask the block mask is made once per length
+        and device, outside any compiled graph."""
+        from torch.nn.attention.flex_attention import flex_attention
+        block_mask = self._flex_block_mask(q.shape[0], q.shape[2], q.device, key_mask)
+        return flex_attention(q, k, v, block_mask=block_mask)
+
+    @torch.compiler.disable
+    def _flex_block_mask(self, batch, s, device, key_mask):
+        from torch.nn.attention.flex_attention import create_block_mask
+        cache = self.__dict__.setdefault("_flex_masks", {})
+        if key_mask is None and (s, device) in cache:
+            return cache[(s, device)]
+        window, dilation, causal = self.window, self.dilation, self.causal
+        reach = (window // 2) * dilation
+        is_global = None
+        if self.globals:
+            is_global = torch.zeros(s, dtype=torch.bool, device=device)
+            is_global[self.globals] = True
+
+        def allowed(b, h, query, key):
+            if causal:
+                back = query - key
+                ok = (back >= 0) & (back < window * dilation) & (back % dilation == 0)
+            else:
+                offset = key - query
+                ok = (offset.abs() <= reach) & (offset % dilation == 0)
+            if is_global is not None:
+                to_global = is_global[key]
+                ok = ok | (to_global & (key <= query) if causal else to_global)
+            if key_mask is not None:
+                ok = ok & key_mask[b, key].bool()
+            return ok
+
+        mask = create_block_mask(allowed, batch if key_mask is not None else None, None, s, s,
+                                 device=device)
+        if key_mask is None:
+            cache[(s, device)] = mask
+        return mask
 
     def _longformer_chunks(self, q, k, v, key_mask):
         """The local rows by sliding chunks. With dilation r, the positions
@@ -1340,8 +1391,9 @@ def build_model(spec, batch: Optional[int] = None, seq_len: Optional[int] = None
     """The PyTorch model of a spec (a path or a ``ModelConfig``), built for
     ``seq_len`` (default: the spec's). ``dropout`` overrides the spec's rate
     (0 for benchmarks without dropout). ``longformer_impl`` is ``"chunks"``
-    (sliding chunks, O(S * window)) or ``"dense"`` (an S x S mask,
-    the literal definition)."""
+    (sliding chunks, O(S * window)), ``"dense"`` (an S x S mask, the
+    literal definition) or ``"flex"`` (FlexAttention, for compiled models
+    on a GPU)."""
     cfg = spec if isinstance(spec, ModelConfig) else load_config(spec, batch, seq_len)
     return TfcModel(cfg, dropout, longformer_impl)
 

@@ -43,8 +43,10 @@
 #   6. --gpu-attention=flash (FlashAttention kernels, bf16): the
 #      tiny_lm64 of 4 trains 20 steps to the CPU bf16 build's test loss
 #      (1e-2 relative); causal LMs with heads of 16, 64 and 128 channels
-#      (lengths 64 and 128) and a classifier with padding keys (heads of
-#      32 channels, reviews padded to 64 tokens) evaluate CPU
+#      (lengths 64 and 128), a classifier with padding keys (heads of
+#      32 channels, reviews padded to 64 tokens), and two Longformers
+#      without global tokens (a causal LM with a dilated window, a
+#      classifier with a window on both sides; flash_models) evaluate CPU
 #      float32-trained weights to the CPU float32 build's loss (1e-2
 #      relative: 4's tolerance, for the same reasons), and their first
 #      step's gradients, read from the checkpoint's Adam moments (m =
@@ -152,8 +154,15 @@ build_bf16() {
 # The data file of FlashAttention check NAME; the split that an LM's
 # evaluation reads (the train split: the others of tiny.txt are shorter
 # than a batch of 2 x 129 bytes).
-flash_data() { [[ $1 == cls ]] && echo tiny_reviews.jsonl || echo tiny.txt; }
-flash_split() { [[ $1 == cls ]] || echo "--split train"; }
+flash_data() { [[ $1 == *cls ]] && echo tiny_reviews.jsonl || echo tiny.txt; }
+flash_split() { [[ $1 == *cls ]] || echo "--split train"; }
+
+# The FlashAttention checks' models: causal LMs with heads of 16, 64 and
+# 128 channels, a classifier with padding keys, and two Longformers
+# without global tokens: a causal LM whose two layers have windows of 24
+# and 10 positions, the second 3 apart, and a classifier with a window of
+# 16 positions 2 apart on both sides and padding keys.
+flash_models="h16 h64 h128 cls lf64 lfcls"
 
 # flash_train EXE OUT STEPS NAME: EXE trains model NAME for STEPS steps
 # into OUT on its data (tested on the same data, no evaluations between).
@@ -183,8 +192,17 @@ build_flash() {
   sed -f "$root/test/gradcheck/Inputs/tiny.sed" -e 's/^d_model = .*/d_model = 64/' \
       -e 's/^seq_len = .*/seq_len = 64/' -e 's/^batch = .*/batch = 2/' \
       "$root/specs/transformer_cls.toml" > "$f/cls.toml"
+  sed "${lm[@]}" -e 's/^d_model = 32/d_model = 128/' -e 's/^heads = 4/heads = 2/' \
+      -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 128/' \
+      -e 's/^kind = "softmax"/kind = "longformer"\nwindow = [24, 10]\ndilation = [1, 3]/' \
+      "$inputs/tiny_lm.toml" > "$f/lf64.toml"
+  sed -f "$root/test/gradcheck/Inputs/tiny.sed" -e 's/^d_model = .*/d_model = 64/' \
+      -e 's/^seq_len = .*/seq_len = 64/' -e 's/^batch = .*/batch = 2/' \
+      -e 's/^window = .*/window = 16/' -e 's/^dilation = .*/dilation = 2/' \
+      -e 's/^global_tokens = .*/global_tokens = []/' \
+      "$root/specs/longformer_cls.toml" > "$f/lfcls.toml"
   local name
-  for name in h16 h64 h128 cls; do
+  for name in $flash_models; do
     "$tfc" compile "$f/$name.toml" --target=cuda --precision=bf16 \
       --gpu-attention=flash -o "$f/$name.fgpu"
     "$tfc" compile "$f/$name.toml" -o "$f/$name.cpu32"
@@ -210,7 +228,7 @@ run_flash() {
     "$dir/flash/h16.fgpu" train --out fg --steps 20 --data tiny.txt || failed=1
   cd "$dir/flash"
   local diff
-  for name in h16 h64 h128 cls; do
+  for name in $flash_models; do
     check_loss "$name.ge.log" "$name.ce32.log" 1e-2 \
       "flash $name: the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
       "flash $name: evaluation on the GPU: FAILED (%s against %s)" \

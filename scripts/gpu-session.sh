@@ -19,14 +19,16 @@
 #               (float64 families, the tiny LM, bf16, FlashAttention);
 #   DIR/rows    bench/gpu build, config B in bf16, attention by rows (the
 #               default), for $GPU_SESSION_FAMILIES at $GPU_SESSION_SEQS;
-#   DIR/flash   the same with --gpu-attention=flash;
+#   DIR/flash   the same with --gpu-attention=flash, for
+#               $GPU_SESSION_FLASH_FAMILIES (those and Longformer, whose
+#               window runs as FlashAttention kernels only there);
 #   DIR/attention  bench/gpu-attention build: the FlashAttention kernels
 #               alone, forward + backward, per sequence length, head
-#               dimension and mask.
+#               dimension and mask (a Longformer window of 256 among them).
 #
 # `run` unpacks the archive and runs, in this order, writing each one's
 # output under OUT: gpu-check.sh run (check.log); bench/gpu-attention run
-# against PyTorch's flash SDPA (attention.md); bench/gpu run on rows
+# against PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on rows
 # with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides $GPU_SESSION_TORCH
 # (rows.md); bench/gpu run on flash, graphs too, tfc's side only
 # (flash.md); nvidia-smi's description of the device (device.txt). A
@@ -38,6 +40,7 @@ set -uo pipefail
 mode=${1:-}
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
+flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
 torch_modes=${GPU_SESSION_TORCH:-bf16,bf16-compile}
 
@@ -47,12 +50,11 @@ case $mode in
     set -e
     rm -rf "$dir" && mkdir -p "$dir"
     "$root/scripts/gpu-check.sh" build "$dir/check"
-    for variant in rows flash; do
-      flags=(--tfc-flag=--precision=bf16)
-      [[ $variant == flash ]] && flags+=(--tfc-flag=--gpu-attention=flash)
-      python3 "$root/bench/gpu" build "$dir/$variant" --seqs "$seqs" \
-        --families "$families" "${flags[@]}"
-    done
+    python3 "$root/bench/gpu" build "$dir/rows" --seqs "$seqs" \
+      --families "$families" --tfc-flag=--precision=bf16
+    python3 "$root/bench/gpu" build "$dir/flash" --seqs "$seqs" \
+      --families "$flash_families" --tfc-flag=--precision=bf16 \
+      --tfc-flag=--gpu-attention=flash
     python3 "$root/bench/gpu-attention" build "$dir/attention"
     tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
     echo "built $dir.tar.xz ($(du -m "$dir.tar.xz" | cut -f1) MiB); now: $0 run $dir.tar.xz OUT (on the GPU machine)"

@@ -36,9 +36,13 @@
 /// with atomics from the key blocks: every output element is one block's,
 /// summed in a fixed order, so a step gives the same result every time.
 /// When causal, only the tiles that meet the diagonal or lie below it are
-/// visited, the longest blocks first, and the diagonal tiles are masked;
-/// padding keys are masked from the key mask. Nothing of size S x S
-/// exists, in memory or registers.
+/// visited, the longest blocks first, and the diagonal tiles are masked.
+/// A Longformer's sliding window (without global tokens) is a band of
+/// key-minus-query offsets: only the tiles that meet the band are visited,
+/// so time grows linearly with the sequence, and the tiles that meet its
+/// edges are masked (every visited tile under a dilation, whose offsets
+/// must also be multiples of it). Padding keys are masked from the key
+/// mask. Nothing of size S x S exists, in memory or registers.
 ///
 /// The kernels are built on tensors: the operands are rounded to bf16 by
 /// an element-wise op each and reach the kernels through
@@ -49,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Utils.h"
+#include "dialect/TfcDialect.h"
 #include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -85,12 +90,41 @@ int64_t streamTileRows(int64_t headDim) { return headDim > 64 ? 32 : 64; }
 /// The three kernels.
 enum class FlashKind { Forward, QueryGrad, KeyValueGrad };
 
+/// The keys that a query attends, by the key's position minus the query's,
+/// `delta`: `-back <= delta <= ahead`, `delta` a multiple of `dilation`;
+/// no limit on a side that is `kUnbounded`.
+struct FlashBand {
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  int64_t back = kUnbounded, ahead = kUnbounded, dilation = 1;
+
+  bool boundedBack() const { return back != kUnbounded; }
+  bool boundedAhead() const { return ahead != kUnbounded; }
+  /// Causal softmax: every key up to the query's own position.
+  bool causal() const { return !boundedBack() && ahead == 0; }
+};
+
+/// The band of an attention of `kind` (`#tfc.softmax` or a
+/// `#tfc.longformer` without global tokens).
+FlashBand bandOf(Attribute kind) {
+  FlashBand band;
+  if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
+    if (softmax.getCausal())
+      band.ahead = 0;
+    return band;
+  }
+  auto longformer = cast<LongformerAttr>(kind);
+  band.dilation = longformer.getDilation();
+  band.back = longformer.getStepsBack() * band.dilation;
+  band.ahead = longformer.getStepsAhead() * band.dilation;
+  return band;
+}
+
 class FlashKernelBuilder : IndexArithmetic {
 public:
   FlashKernelBuilder(OpBuilder &builder, Location loc, FlashKind kind,
-                     bool causal, int64_t heads, ArrayRef<int64_t> queryShape,
-                     int64_t keys)
-      : IndexArithmetic(builder, loc), kind(kind), causal(causal), heads(heads),
+                     FlashBand band, int64_t heads,
+                     ArrayRef<int64_t> queryShape, int64_t keys)
+      : IndexArithmetic(builder, loc), kind(kind), band(band), heads(heads),
         batch(queryShape[0]), queries(queryShape[1]), keys(keys),
         headDim(queryShape[2] / heads), tileRows(streamTileRows(headDim)) {}
 
@@ -105,7 +139,7 @@ public:
 
 private:
   FlashKind kind;
-  bool causal;
+  FlashBand band;
   int64_t heads, batch, queries, keys, headDim, tileRows;
   /// Inside the kernel: the staging tile of the own operands, the two
   /// streamed operands' tiles ([stage][row][channel]).
@@ -213,9 +247,10 @@ private:
   SmallVector<Value> scores(ArrayRef<SmallVector<Value>> aFrags, Value kt,
                             Value stage, ArrayRef<Value> realOwn);
   /// `s` (a 16 x BN result of streamed tile `kt`) with -inf where a key
-  /// lies after its query (causal; only on tiles that meet the warp's
-  /// diagonal) or is padding (`realOwn`: whether the thread's two own rows
-  /// are real keys, when keys are owned).
+  /// lies outside its query's band (only on tiles that meet the band's
+  /// edges for some row of the warp: the diagonal, when causal) or is
+  /// padding (`realOwn`: whether the thread's two own rows are real keys,
+  /// when keys are owned).
   void maskScores(Value kt, MutableArrayRef<Value> s, ArrayRef<Value> realOwn);
   /// Stores `acc` (Dh / 8 tiles of 4), row half r multiplied by
   /// `factor[r]`, into `buffer [B, S, D]` at the own rows, two channels
@@ -236,6 +271,10 @@ private:
                         MutableArrayRef<Value> carried);
   /// The stores after the loop, from its results.
   void finish(ValueRange results);
+  /// The first and end streamed tiles that meet the band for the block's
+  /// own rows (when causal: the key tiles up to the diagonal, or the query
+  /// tiles from it on).
+  std::pair<Value, Value> streamedTiles();
 };
 
 Value FlashKernelBuilder::addTile(gpu::LaunchOp launch, int64_t rows,
@@ -337,47 +376,79 @@ void FlashKernelBuilder::accumulate(ArrayRef<Value> c, Value tile, Value stage,
 void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
                                     ArrayRef<Value> realOwn) {
   // Score q of tile j: own row g + 8 (q / 2) of the warp, streamed row
-  // 8 j + 2 t + q % 2 of the tile. Its streamed minus own position is
-  // `offset` plus a constant.
-  if (causal) {
-    // Only a tile that meets the diagonal of the warp's 16 rows has a key
-    // after its query (the same answer for the whole warp): the streamed
-    // tile ends after the warp's first row (queries owned) or starts
-    // before its last (keys owned).
-    Value tileFirst = b.create<arith::MulIOp>(loc, kt, index(tileRows));
-    Value warpFirst = add(firstOwn, mul(warp, kWarpRows));
-    Value crosses =
-        ownQueries()
-            ? b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt,
-                                      add(tileFirst, tileRows - 1), warpFirst)
-            : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tileFirst,
-                                      add(warpFirst, kWarpRows - 1));
-    auto ifOp = b.create<scf::IfOp>(loc, ValueRange(s).getTypes(), crosses,
-                                    /*withElseRegion=*/true);
-    {
+  // 8 j + 2 t + q % 2 of the tile. Its streamed minus own position `d` is
+  // `offset` plus a constant; the key's position minus the query's is d
+  // when queries are owned, -d when keys are, so the band bounds d by
+  // `lowest` and `highest`.
+  std::optional<int64_t> lowest, highest;
+  if (ownQueries()) {
+    if (band.boundedBack())
+      lowest = -band.back;
+    if (band.boundedAhead())
+      highest = band.ahead;
+  } else {
+    if (band.boundedAhead())
+      lowest = -band.ahead;
+    if (band.boundedBack())
+      highest = band.back;
+  }
+  if (lowest || highest) {
+    auto maskBand = [&](MutableArrayRef<Value> scores) {
+      Value offset =
+          b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
+      for (int64_t j = 0; j < scoreTiles(); ++j)
+        for (int64_t q = 0; q < 4; ++q) {
+          Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
+          SmallVector<Value> outside;
+          if (lowest)
+            outside.push_back(b.create<arith::CmpIOp>(
+                loc, arith::CmpIPredicate::slt, d, index(*lowest)));
+          if (highest)
+            outside.push_back(b.create<arith::CmpIOp>(
+                loc, arith::CmpIPredicate::sgt, d, index(*highest)));
+          if (band.dilation != 1)
+            outside.push_back(b.create<arith::CmpIOp>(
+                loc, arith::CmpIPredicate::ne,
+                b.create<arith::RemSIOp>(loc, d, index(band.dilation)),
+                index(0)));
+          Value masked = outside.front();
+          for (Value other : ArrayRef<Value>(outside).drop_front())
+            masked = b.create<arith::OrIOp>(loc, masked, other);
+          Value &score = scores[j * 4 + q];
+          score = b.create<arith::SelectOp>(loc, masked, minusInf(), score);
+        }
+    };
+    // Over the warp's 16 rows and the tile's, d runs from tileFirst -
+    // warpFirst - 15 to tileFirst + BN - 1 - warpFirst: only a tile where
+    // that range leaves [lowest, highest] needs the mask (the same answer
+    // for the whole warp). With a dilation every tile does.
+    if (band.dilation != 1) {
+      maskBand(s);
+    } else {
+      Value tileFirst = b.create<arith::MulIOp>(loc, kt, index(tileRows));
+      Value warpFirst = add(firstOwn, mul(warp, kWarpRows));
+      Value meets;
+      if (lowest)
+        meets =
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, tileFirst,
+                                    add(warpFirst, kWarpRows - 1 + *lowest));
+      if (highest) {
+        Value after = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                              add(tileFirst, tileRows - 1),
+                                              add(warpFirst, *highest));
+        meets = meets ? b.create<arith::OrIOp>(loc, meets, after) : after;
+      }
+      auto ifOp = b.create<scf::IfOp>(loc, ValueRange(s).getTypes(), meets,
+                                      /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       b.create<scf::YieldOp>(loc, ValueRange(s));
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value offset =
-          b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
       SmallVector<Value> masked(s.begin(), s.end());
-      for (int64_t j = 0; j < scoreTiles(); ++j)
-        for (int64_t q = 0; q < 4; ++q) {
-          // A key after its query: streamed > own when queries are owned,
-          // streamed < own when keys are.
-          Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
-          Value after =
-              b.create<arith::CmpIOp>(loc,
-                                      ownQueries() ? arith::CmpIPredicate::sgt
-                                                   : arith::CmpIPredicate::slt,
-                                      d, index(0));
-          Value &score = masked[j * 4 + q];
-          score = b.create<arith::SelectOp>(loc, after, minusInf(), score);
-        }
+      maskBand(masked);
       b.create<scf::YieldOp>(loc, masked);
+      llvm::copy(ifOp.getResults(), s.begin());
     }
-    llvm::copy(ifOp.getResults(), s.begin());
   }
   if (!mask)
     return;
@@ -553,6 +624,29 @@ void FlashKernelBuilder::finish(ValueRange results) {
   }
 }
 
+std::pair<Value, Value> FlashKernelBuilder::streamedTiles() {
+  // The streamed rows from `reachBefore` rows before the block's first own
+  // row to `reachAfter` after its last: the keys from `back` before a
+  // query to `ahead` after it, or the queries from `ahead` before a key to
+  // `back` after it.
+  bool boundedBefore = ownQueries() ? band.boundedBack() : band.boundedAhead();
+  bool boundedAfter = ownQueries() ? band.boundedAhead() : band.boundedBack();
+  int64_t reachBefore = ownQueries() ? band.back : band.ahead;
+  int64_t reachAfter = ownQueries() ? band.ahead : band.back;
+  int64_t streamTiles = streamLength() / tileRows;
+  Value firstTile = index(0), endTile = index(streamTiles);
+  if (boundedBefore) {
+    Value first = b.create<arith::SubIOp>(loc, firstOwn, index(reachBefore));
+    firstTile = div(b.create<arith::MaxSIOp>(loc, first, index(0)), tileRows);
+  }
+  if (boundedAfter) {
+    Value end = add(firstOwn, kBlockRows + reachAfter + tileRows - 1);
+    endTile =
+        b.create<arith::MinUIOp>(loc, div(end, tileRows), index(streamTiles));
+  }
+  return {firstTile, endTile};
+}
+
 void FlashKernelBuilder::build() {
   int64_t ownBlocks = ownLength() / kBlockRows;
   int64_t pairs = batch * heads;
@@ -574,7 +668,7 @@ void FlashKernelBuilder::build() {
   Value block = launch.getBlockIds().x;
   Value pair = rem(block, pairs);
   Value ownBlock = div(block, pairs);
-  if (causal && ownQueries())
+  if (band.causal() && ownQueries())
     ownBlock = b.create<arith::SubIOp>(loc, index(ownBlocks - 1), ownBlock);
   bi = div(pair, heads);
   h = rem(pair, heads);
@@ -588,14 +682,7 @@ void FlashKernelBuilder::build() {
   halfChunk = rem(div(lane, 8), 2);
   quarterChunk = div(lane, 16);
 
-  // The streamed tiles: when causal, the key tiles up to the diagonal, or
-  // the query tiles from it on.
-  int64_t perBlock = kBlockRows / tileRows;
-  Value firstTile = index(0), endTile = index(streamLength() / tileRows);
-  if (causal && ownQueries())
-    endTile = mul(add(ownBlock, 1), perBlock);
-  else if (causal)
-    firstTile = mul(ownBlock, perBlock);
+  auto [firstTile, endTile] = streamedTiles();
 
   // The own operands through the staging tile into registers, the first's
   // copies in one group with the first streamed tile's.
@@ -746,8 +833,12 @@ Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
 
 namespace mlir::tfc {
 
-bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
+bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
                          Value mask) {
+  auto longformer = dyn_cast<LongformerAttr>(kind);
+  if (!isa<SoftmaxAttr>(kind) &&
+      (!longformer || !longformer.getGlobalTokens().empty()))
+    return false;
   auto qType = dyn_cast<RankedTensorType>(query.getType());
   auto kType = dyn_cast<RankedTensorType>(key.getType());
   if (!qType || !kType || !qType.hasStaticShape() || !kType.hasStaticShape() ||
@@ -758,7 +849,9 @@ bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
   if (headDim != 16 && headDim != 32 && headDim != 64 && headDim != 128)
     return false;
   int64_t queries = qType.getDimSize(1), keys = kType.getDimSize(1);
-  if (queries % kBlockRows || keys % kBlockRows || (causal && queries != keys))
+  FlashBand band = bandOf(kind);
+  if (queries % kBlockRows || keys % kBlockRows ||
+      ((band.boundedBack() || band.boundedAhead()) && queries != keys))
     return false;
   if (mask) {
     auto mType = dyn_cast<RankedTensorType>(mask.getType());
@@ -773,7 +866,7 @@ bool flashAttentionGradientTakes(int64_t heads, Value query) {
 }
 
 FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
-                                                 bool causal, int64_t heads,
+                                                 Attribute kind, int64_t heads,
                                                  Value query, Value key,
                                                  Value value, Value mask) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
@@ -781,7 +874,8 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
   result.query = roundToBF16(b, loc, query);
   result.key = roundToBF16(b, loc, key);
   result.value = roundToBF16(b, loc, value);
-  FlashKernelBuilder kernel(b, loc, FlashKind::Forward, causal, heads, shape,
+  FlashKernelBuilder kernel(b, loc, FlashKind::Forward, bandOf(kind), heads,
+                            shape,
                             cast<ShapedType>(key.getType()).getDimSize(1));
   kernel.q16 = bufferOf(b, loc, result.query);
   kernel.k16 = bufferOf(b, loc, result.key);
@@ -797,7 +891,7 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
 }
 
 SmallVector<Value>
-buildFlashAttentionGradient(OpBuilder &b, Location loc, bool causal,
+buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
                             int64_t heads, const FlashAttentionForward &forward,
                             Value grad, Value mask) {
   ArrayRef<int64_t> qShape =
@@ -809,8 +903,10 @@ buildFlashAttentionGradient(OpBuilder &b, Location loc, bool causal,
   SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
                                 outputBuffer(b, loc, kShape),
                                 outputBuffer(b, loc, kShape)};
-  for (FlashKind kind : {FlashKind::QueryGrad, FlashKind::KeyValueGrad}) {
-    FlashKernelBuilder kernel(b, loc, kind, causal, heads, qShape, kShape[1]);
+  FlashBand band = bandOf(kind);
+  for (FlashKind kernelKind : {FlashKind::QueryGrad, FlashKind::KeyValueGrad}) {
+    FlashKernelBuilder kernel(b, loc, kernelKind, band, heads, qShape,
+                              kShape[1]);
     kernel.q16 = bufferOf(b, loc, forward.query);
     kernel.k16 = bufferOf(b, loc, forward.key);
     kernel.v16 = bufferOf(b, loc, forward.value);

@@ -417,14 +417,22 @@ struct TfcRowAttentionPass
   using TfcRowAttentionBase::TfcRowAttentionBase;
 
   void runOnOperation() override {
+    // Softmax attentions, and with flash-forward the Longformer ones that
+    // the FlashAttention kernels take (with their gradients, when paired
+    // below); the other Longformer ones are left to tfc-blocked-attention.
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (auto attention = dyn_cast<AttentionOp>(op)) {
         if (handles(attention.getKind(), attention.getQuery(),
-                    attention.getKey()))
+                    attention.getKey()) ||
+            (flashForward && isa<LongformerAttr>(attention.getKind()) &&
+             flashAttentionTakes(attention.getKind(), attention.getHeads(),
+                                 attention.getQuery(), attention.getKey(),
+                                 attention.getMask())))
           ops.push_back(op);
       } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
-        if (handles(grad.getKind(), grad.getQuery(), grad.getKey()))
+        if (handles(grad.getKind(), grad.getQuery(), grad.getKey()) ||
+            (flashForward && isa<LongformerAttr>(grad.getKind())))
           ops.push_back(op);
       }
     });
@@ -447,6 +455,14 @@ struct TfcRowAttentionPass
         }
       }
     }
+    // A Longformer gradient runs as FlashAttention kernels after its
+    // forward's, or is left alone.
+    llvm::erase_if(ops, [&](Operation *op) {
+      auto grad = dyn_cast<AttentionGradOp>(op);
+      return grad && isa<LongformerAttr>(grad.getKind()) &&
+             (!forwardOf.count(op) ||
+              !flashAttentionGradientTakes(grad.getHeads(), grad.getQuery()));
+    });
     // The forwards come first in `ops` (walk order, and each before its
     // gradient in their block): their results are known when a gradient
     // is lowered.
@@ -454,21 +470,20 @@ struct TfcRowAttentionPass
     for (Operation *op : ops) {
       OpBuilder b(op);
       if (auto attention = dyn_cast<AttentionOp>(op)) {
-        auto kind = cast<SoftmaxAttr>(attention.getKind());
-        bool causal = kind.getCausal();
+        Attribute kind = attention.getKind();
         FlashAttentionForward forward;
         if (flashForward &&
-            flashAttentionTakes(causal, attention.getHeads(),
+            flashAttentionTakes(kind, attention.getHeads(),
                                 attention.getQuery(), attention.getKey(),
                                 attention.getMask())) {
           forward = buildFlashAttentionForward(
-              b, op->getLoc(), causal, attention.getHeads(),
-              attention.getQuery(), attention.getKey(), attention.getValue(),
-              attention.getMask());
+              b, op->getLoc(), kind, attention.getHeads(), attention.getQuery(),
+              attention.getKey(), attention.getValue(), attention.getMask());
         } else {
-          RowAttentionBuilder rows(b, op->getLoc(), kind, attention.getHeads(),
-                                   attention.getQuery(), attention.getKey(),
-                                   attention.getValue(), attention.getMask());
+          RowAttentionBuilder rows(b, op->getLoc(), cast<SoftmaxAttr>(kind),
+                                   attention.getHeads(), attention.getQuery(),
+                                   attention.getKey(), attention.getValue(),
+                                   attention.getMask());
           std::tie(forward.out, forward.lse) =
               rows.forward(paired.contains(op));
         }
@@ -477,11 +492,10 @@ struct TfcRowAttentionPass
       } else {
         auto grad = cast<AttentionGradOp>(op);
         FlashAttentionForward forward = lowered.lookup(forwardOf.lookup(op));
-        auto kind = cast<SoftmaxAttr>(grad.getKind());
         SmallVector<Value> grads;
         if (forward.query &&
             flashAttentionGradientTakes(grad.getHeads(), grad.getQuery())) {
-          grads = buildFlashAttentionGradient(b, op->getLoc(), kind.getCausal(),
+          grads = buildFlashAttentionGradient(b, op->getLoc(), grad.getKind(),
                                               grad.getHeads(), forward,
                                               grad.getGrad(), grad.getMask());
         } else {
@@ -496,9 +510,10 @@ struct TfcRowAttentionPass
             key = forward.key;
             value = forward.value;
           }
-          RowAttentionBuilder rows(b, op->getLoc(), kind, grad.getHeads(),
-                                   query, key, value, grad.getMask(),
-                                   elementOf(grad.getGrad()));
+          RowAttentionBuilder rows(b, op->getLoc(),
+                                   cast<SoftmaxAttr>(grad.getKind()),
+                                   grad.getHeads(), query, key, value,
+                                   grad.getMask(), elementOf(grad.getGrad()));
           grads = rows.gradient(grad.getGrad(), forward.out, forward.lse);
         }
         grad.getQueryGrad().replaceAllUsesWith(grads[0]);

@@ -220,12 +220,14 @@ Value packBf16Pair(OpBuilder &b, Location loc, Value low, Value high);
 void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
                ArrayRef<Value> at);
 
-/// Whether the FlashAttention forward kernel takes a softmax attention of
-/// `heads` heads over these float32 tensors: static `[B, Sq, D]` queries
-/// and `[B, Sk, D]` keys, a head dimension of 16, 32, 64 or 128, Sq and Sk
-/// multiples of 64, equal when `causal`; a float32 key mask `[B, Sk]` or
-/// none.
-bool flashAttentionTakes(bool causal, int64_t heads, Value query, Value key,
+/// Whether the FlashAttention forward kernel takes an attention of `kind`
+/// and `heads` heads over these float32 tensors: `#tfc.softmax`, or a
+/// `#tfc.longformer` without global tokens (its sliding window, dilation
+/// included, masks the tiles it meets); static `[B, Sq, D]` queries and
+/// `[B, Sk, D]` keys, a head dimension of 16, 32, 64 or 128, Sq and Sk
+/// multiples of 64, equal when causal or a window; a float32 key mask
+/// `[B, Sk]` or none.
+bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
                          Value mask);
 
 /// Whether the FlashAttention gradient kernels take the gradient of an
@@ -242,12 +244,12 @@ struct FlashAttentionForward {
   Value query, key, value;
 };
 
-/// The FlashAttention forward kernel of a softmax attention that
+/// The FlashAttention forward kernel of an attention of `kind` that
 /// flashAttentionTakes, built at `b`'s point on tensors: its output
 /// `[B, Sq, D]` and each row's log-sum-exp `[B, H, Sq]`, float32 both, and
 /// the bf16 roundings of the operands that it reads (FlashAttention.cpp).
 FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
-                                                 bool causal, int64_t heads,
+                                                 Attribute kind, int64_t heads,
                                                  Value query, Value key,
                                                  Value value, Value mask);
 
@@ -257,7 +259,7 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
 /// (dQ) and one per key block (dK, dV), which recompute the probabilities
 /// from the forward's log-sum-exp; dQ, dK and dV (float32).
 SmallVector<Value>
-buildFlashAttentionGradient(OpBuilder &b, Location loc, bool causal,
+buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
                             int64_t heads, const FlashAttentionForward &forward,
                             Value grad, Value mask);
 

@@ -122,7 +122,8 @@ cl::opt<GpuAttention> gpuAttention(
         clEnumValN(GpuAttention::Blocks, "blocks",
                    "query and key blocks, a kernel per block operation"),
         clEnumValN(GpuAttention::Flash, "flash",
-                   "with --precision=bf16: each attention that fits (head "
+                   "with --precision=bf16: each softmax or Longformer "
+                   "(without global tokens) attention that fits (head "
                    "dimension 16 to 128, lengths that 64 divides) one "
                    "FlashAttention kernel on the tensor cores, its gradient "
                    "two (up to 64 channels), the rest as with rows")),

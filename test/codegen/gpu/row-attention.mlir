@@ -213,7 +213,7 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: } else {
 // FLASH: nvgpu.ldmatrix %[[KT]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
-// FLASH: arith.cmpi ugt
+// FLASH: arith.cmpi sgt
 // FLASH: scf.if %{{.*}} -> ({{((f32, ){31})}}f32) {
 // FLASH: arith.cmpi sgt
 // FLASH: arith.select
@@ -255,7 +255,7 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads
 // FLASH: scf.for {{.*}} -> ({{((f32, ){64})}}!nvgpu.device.async.token)
 // FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
-// FLASH: arith.cmpi ult
+// FLASH: arith.cmpi slt
 // FLASH: scf.if
 // FLASH: arith.cmpi slt
 // FLASH: memref.load %[[LB2:.*]][
@@ -354,4 +354,91 @@ func.func @flash_not_taken(%q: tensor<1x96x64xf32>, %k: tensor<1x96x64xf32>,
   %b = tfc.attention #tfc.softmax<causal> heads 8 %q8, %q8, %q8
       : tensor<1x64x64xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32> -> tensor<1x64x64xf32>
   return %a, %b : tensor<1x96x64xf32>, tensor<1x64x64xf32>
+}
+
+// -----
+
+// A causal Longformer window of 32 keys (offsets -31..0), 256 positions,
+// without global tokens: the same three kernels, each visiting only the
+// tiles that meet the band. The forward's query block at o takes the key
+// tiles from max(o - 31, 0) / 64 to min((o + 64 + 63) / 64, 4); the key
+// block's kernel the query tiles up to min((o + 64 + 31 + 63) / 64, 4).
+// A tile whose offsets for some row of the warp fall outside -31..0 is
+// masked there (`scf.if` on the warp), each score by both bounds.
+
+// FLASH-LABEL: func.func @flash_longformer
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads
+// FLASH: %[[FIRST:.*]] = arith.subi %{{.*}}, %c31{{.*}} : index
+// FLASH: arith.maxsi %[[FIRST]], %c0{{.*}} : index
+// FLASH: %[[END:.*]] = arith.addi %{{.*}}, %c127{{.*}} : index
+// FLASH: %[[ENDTILE:.*]] = arith.divui %[[END]], %c64{{.*}} : index
+// FLASH: arith.minui %[[ENDTILE]], %c4{{.*}} : index
+// FLASH: scf.for
+// FLASH-COUNT-32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// FLASH: arith.cmpi slt
+// FLASH: arith.cmpi sgt
+// FLASH: arith.ori
+// FLASH: scf.if %{{.*}} -> ({{((f32, ){31})}}f32) {
+// FLASH: arith.cmpi slt, %{{.*}}, %c-31{{.*}} : index
+// FLASH: arith.cmpi sgt, %{{.*}}, %c0{{.*}} : index
+// FLASH: arith.ori
+// FLASH: arith.select
+// FLASH: } else {
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: gpu.launch
+// FLASH: arith.minui %{{.*}}, %c4{{.*}} : index
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: gpu.launch
+// FLASH: arith.addi %{{.*}}, %c158{{.*}} : index
+// FLASH: arith.minui %{{.*}}, %c4{{.*}} : index
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH-NOT: tfc.attention
+// FLASH-NOT: scf.forall
+// FLASH: return
+func.func @flash_longformer(%q: tensor<1x256x64xf32>, %k: tensor<1x256x64xf32>,
+                            %v: tensor<1x256x64xf32>, %g: tensor<1x256x64xf32>)
+    -> (tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>) {
+  %a = tfc.attention #tfc.longformer<window = 32, dilation = 1, global = [], causal> heads 1 %q, %k, %v
+      : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32> -> tensor<1x256x64xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.longformer<window = 32, dilation = 1, global = [], causal> heads 1 %q, %k, %v
+      grad %g : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
+      -> tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
+  return %a, %dq, %dk, %dv : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
+}
+
+// -----
+
+// A non-causal window of 8 steps, 2 apart (offsets -8..8, even): every
+// visited tile is masked, with no branch, each score also by its offset's
+// remainder by 2; padding keys by the mask. Without flash-forward, and
+// with global tokens, a Longformer attention is left to
+// tfc-blocked-attention.
+
+// CHECK-LABEL: func.func @flash_longformer_dilated
+// CHECK-COUNT-2: tfc.attention #tfc.longformer
+// FLASH-LABEL: func.func @flash_longformer_dilated
+// FLASH: gpu.launch
+// FLASH: arith.maxsi
+// FLASH: arith.minui
+// FLASH: scf.for
+// FLASH-NOT: scf.if %{{.*}} -> ({{((f32, ){31})}}f32)
+// FLASH: arith.cmpi slt, %{{.*}}, %c-8{{.*}} : index
+// FLASH: arith.cmpi sgt, %{{.*}}, %c8{{.*}} : index
+// FLASH: arith.remsi %{{.*}}, %c2{{.*}} : index
+// FLASH: arith.cmpi ne
+// FLASH: arith.select
+// FLASH: arith.cmpf une
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0]>
+// FLASH: return
+func.func @flash_longformer_dilated(%q: tensor<2x128x128xf32>, %k: tensor<2x128x128xf32>,
+                                    %v: tensor<2x128x128xf32>, %m: tensor<2x128xf32>)
+    -> (tensor<2x128x128xf32>, tensor<2x128x128xf32>) {
+  %a = tfc.attention #tfc.longformer<window = 8, dilation = 2, global = []> heads 2 %q, %k, %v
+      mask(%m : tensor<2x128xf32>)
+      : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32> -> tensor<2x128x128xf32>
+  %b = tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0]> heads 2 %q, %k, %v
+      mask(%m : tensor<2x128xf32>) global(%q, %k, %v : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>)
+      : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32> -> tensor<2x128x128xf32>
+  return %a, %b : tensor<2x128x128xf32>, tensor<2x128x128xf32>
 }
