@@ -215,11 +215,12 @@ struct GroupLaunches
         groups.push_back(it->second.members);
       open.erase(it);
     };
+    // The block sizes of the open groups, copied: closing one erases it.
+    auto openSizes = [&]() {
+      return llvm::to_vector(llvm::make_first_range(open));
+    };
     auto closeAll = [&]() {
-      SmallVector<int64_t> sizes;
-      for (auto &entry : open)
-        sizes.push_back(entry.first);
-      for (int64_t threads : sizes)
+      for (int64_t threads : openSizes())
         close(threads);
     };
     for (Operation &op : block) {
@@ -237,10 +238,7 @@ struct GroupLaunches
       int64_t threads =
           isGroupable(launch) ? *extentOf(launch, true) : int64_t(0);
       // The other groups step over it, or close before it.
-      SmallVector<int64_t> sizes;
-      for (auto &entry : open)
-        sizes.push_back(entry.first);
-      for (int64_t other : sizes) {
+      for (int64_t other : openSizes()) {
         if (other == threads)
           continue;
         OpenGroup &group = open.find(other)->second;

@@ -270,6 +270,11 @@ private:
   /// stores its results likewise and adds them to `stored`.
   void applyConsumer(linalg::GenericOp consumer, Value row, Value col,
                      StoredPairs &stored);
+  /// Records `values`, two adjacent elements of `init` at `at` (the
+  /// first's indices), in `stored`, and stores them as one pair unless
+  /// nothing reads `init`'s buffer.
+  void storeResult(Value init, ArrayRef<Value> values, ArrayRef<Value> at,
+                   StoredPairs &stored);
   /// Row and column of accumulator q of mma tile (i, j) of the thread.
   std::pair<Value, Value> accumulatorPosition(int64_t i, int64_t j, int64_t q);
 };
@@ -439,12 +444,7 @@ void KernelBuilder::applyEpilogue(Value row, Value col,
       out.assign(values.begin(), values.end());
       continue;
     }
-    stored[rootBuffer(init)].assign(values.begin(), values.end());
-    if (plan.deadRoots.contains(rootBuffer(init)))
-      continue;
-    Value pair = b.create<vector::FromElementsOp>(
-        loc, VectorType::get({2}, values[0].getType()), values);
-    storePair(b, loc, pair, init, {row, col});
+    storeResult(init, values, {row, col}, stored);
   }
 }
 
@@ -485,14 +485,19 @@ void KernelBuilder::applyConsumer(linalg::GenericOp consumer, Value row,
       results[k].push_back(mapping.lookupOrDefault(value));
   }
   at.back() = col;
-  for (auto [init, values] : llvm::zip(consumer.getDpsInits(), results)) {
-    stored[rootBuffer(init)].assign(values.begin(), values.end());
-    if (plan.deadRoots.contains(rootBuffer(init)))
-      continue;
-    Value pair = b.create<vector::FromElementsOp>(
-        loc, VectorType::get({2}, values[0].getType()), values);
-    storePair(b, loc, pair, init, at);
-  }
+  for (auto [init, values] : llvm::zip(consumer.getDpsInits(), results))
+    storeResult(init, values, at, stored);
+}
+
+void KernelBuilder::storeResult(Value init, ArrayRef<Value> values,
+                                ArrayRef<Value> at, StoredPairs &stored) {
+  Value root = rootBuffer(init);
+  stored[root].assign(values.begin(), values.end());
+  if (plan.deadRoots.contains(root))
+    return;
+  Value pair = b.create<vector::FromElementsOp>(
+      loc, VectorType::get({2}, values[0].getType()), values);
+  storePair(b, loc, pair, init, at);
 }
 
 std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,
