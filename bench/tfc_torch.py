@@ -661,6 +661,14 @@ SLIDING_CHUNK_ROWS = 64
 LONGFORMER_IMPLS = ("chunks", "dense", "flex")
 
 
+def _outside_compile(fn):
+    """``fn`` run eagerly, outside any ``torch.compile`` graph
+    (``torch.compiler.disable``; older torch, which has neither, runs it
+    as it is)."""
+    compiler = getattr(torch, "compiler", None)
+    return compiler.disable(fn) if compiler is not None else fn
+
+
 def _performer_quotient(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     """``num / den`` where ``den > PERFORMER_MIN_DENOMINATOR``, else 0 (with
     no infinity on the path of the gradient)."""
@@ -1010,7 +1018,7 @@ class Attention(_FusedProjections):
         block_mask = self._flex_block_mask(q.shape[0], q.shape[2], q.device, key_mask)
         return flex_attention(q, k, v, block_mask=block_mask)
 
-    @torch.compiler.disable
+    @_outside_compile
     def _flex_block_mask(self, batch, s, device, key_mask):
         from torch.nn.attention.flex_attention import create_block_mask
         cache = self.__dict__.setdefault("_flex_masks", {})
