@@ -209,7 +209,10 @@ def TfcPrecision : Pass<"tfc-precision", "mlir::ModuleOp"> {
     is rounded once, by one op right after its definition, and every
     reader shares that copy: the weights' bf16 copy serves the forward and
     the backward pass, an activation's its projection and the weight
-    gradient. A reshape, or a slice in a loop of a tensor from outside
+    gradient. A float32 tensor that an element-wise op widens from bf16
+    (`arith.extf` of it, identity maps: a FlashAttention kernel's output,
+    stored in bf16) is not rounded: its bf16 copy is the tensor it widens.
+    A reshape, or a slice in a loop of a tensor from outside
     the loop, is taken again of its source's bf16 copy: a tensor that
     blocked attention's loops read block by block (Q, K, V, dO) is
     rounded once, outside them. In

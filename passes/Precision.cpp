@@ -100,15 +100,37 @@ bool isView(Operation *op) {
              tensor::CollapseShapeOp>(op);
 }
 
+/// The bf16 tensor that `value` widens, when an element-wise op of
+/// identity maps computes `value` as `arith.extf` of it (a FlashAttention
+/// kernel's output, which it stores in bf16): rounding `value` gives that
+/// tensor back exactly.
+static Value widenedFrom(Value value) {
+  auto op = value.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !isAllParallel(op) ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return Value();
+  Value input = op.getDpsInputOperand(0)->get();
+  Block &body = op.getRegion().front();
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  if (body.getOperations().size() != 2 || !ext ||
+      ext.getIn() != body.getArgument(0) || !ext.getIn().getType().isBF16() ||
+      !ext.getType().isF32())
+    return Value();
+  return input;
+}
+
 /// The roundings of one module: each float32 value rounded once, and the
 /// views of a rounded value taken again of its bf16 copy.
 class Rounding {
 public:
   explicit Rounding(IRRewriter &rewriter) : rewriter(rewriter) {}
 
-  /// `value`'s bf16 copy, made by one element-wise op right after the op
-  /// that defines `value` (after the copies of the earlier arguments at the
-  /// start of the block, for a block argument) when there is none yet:
+  /// `value`'s bf16 copy: the bf16 tensor it widens (widenedFrom), or one
+  /// made by one element-wise op right after the op that defines `value`
+  /// (after the copies of the earlier arguments at the start of the block,
+  /// for a block argument) when there is none yet:
   /// every reader shares it (the weights' copy serves the forward and the
   /// backward pass, an activation's its projection and the weight
   /// gradient), in whatever order they ask for it.
@@ -116,6 +138,8 @@ public:
     Value &rounded = roundedValues[value];
     if (rounded)
       return rounded;
+    if (Value narrow = widenedFrom(value))
+      return rounded = narrow;
     OpBuilder::InsertionGuard guard(rewriter);
     if (Operation *def = value.getDefiningOp()) {
       rewriter.setInsertionPointAfter(def);

@@ -484,12 +484,16 @@ FlashKernelBuilder::scores(ArrayRef<SmallVector<Value>> aFrags, Value kt,
 void FlashKernelBuilder::storeRows(Value buffer, ValueRange acc,
                                    ArrayRef<Value> factor) {
   Value column = add(mul(h, headDim), mul(t, 2));
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
   for (int64_t r = 0; r < 2; ++r)
     for (int64_t n = 0; n < outTiles(); ++n) {
       Value pair = b.create<vector::FromElementsOp>(
           loc, VectorType::get({2}, b.getF32Type()),
           ValueRange{fmul(acc[n * 4 + 2 * r], factor[r]),
                      fmul(acc[n * 4 + 2 * r + 1], factor[r])});
+      if (element.isBF16())
+        pair =
+            b.create<arith::TruncFOp>(loc, VectorType::get({2}, element), pair);
       storePair(b, loc, pair, buffer,
                 {bi, ownRow(r), add(column, n * kMmaCols)});
     }
@@ -789,9 +793,22 @@ Value bufferOf(OpBuilder &b, Location loc, Value x) {
       /*read_only=*/true);
 }
 
-/// A float32 buffer of `shape` for a kernel to write.
-Value outputBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
-  return b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
+/// A buffer of `shape` for a kernel to write, float32 unless `element`.
+Value outputBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type element = {}) {
+  return b.create<memref::AllocOp>(
+      loc, MemRefType::get(shape, element ? element : b.getF32Type()));
+}
+
+/// `x` (bf16) widened to float32 by an element-wise op of identity maps,
+/// which tfc-precision rounds back to `x` itself.
+Value widenToF32(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return elementwise(
+      b, loc, type.getShape(), b.getF32Type(), ValueRange{x},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[0]);
+      });
 }
 
 /// The tensor of a buffer that a kernel wrote.
@@ -801,7 +818,8 @@ Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
 }
 
 /// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
-/// and `out` (`[B, S, D]`, float32) viewed as `[B, S, H, Dh]`.
+/// (`[B, S, D]`, float32) and `out` (the same, bf16, widened in the sum)
+/// viewed as `[B, S, H, Dh]`.
 Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
                 Value out) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
@@ -822,7 +840,8 @@ Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
       SmallVector<utils::IteratorType>{parallel, parallel, parallel,
                                        utils::IteratorType::reduction},
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], args[1]);
+        Value o = nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[1]);
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], o);
         nb.create<linalg::YieldOp>(
             nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[2], product)});
       });
@@ -882,10 +901,11 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
   kernel.v16 = bufferOf(b, loc, result.value);
   if (mask)
     kernel.mask = bufferOf(b, loc, mask);
-  kernel.out = outputBuffer(b, loc, shape);
+  kernel.out = outputBuffer(b, loc, shape, b.getBF16Type());
   kernel.lseOut = outputBuffer(b, loc, {shape[0], heads, shape[1]});
   kernel.build();
-  result.out = tensorOf(b, loc, kernel.out);
+  result.out16 = tensorOf(b, loc, kernel.out);
+  result.out = widenToF32(b, loc, result.out16);
   result.lse = tensorOf(b, loc, kernel.lseOut);
   return result;
 }
@@ -898,7 +918,7 @@ buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
       cast<RankedTensorType>(forward.query.getType()).getShape();
   ArrayRef<int64_t> kShape =
       cast<RankedTensorType>(forward.key.getType()).getShape();
-  Value delta = rowDeltas(b, loc, heads, grad, forward.out);
+  Value delta = rowDeltas(b, loc, heads, grad, forward.out16);
   Value grad16 = roundToBF16(b, loc, grad);
   SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
                                 outputBuffer(b, loc, kShape),

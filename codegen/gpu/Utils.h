@@ -238,16 +238,20 @@ bool flashAttentionGradientTakes(int64_t heads, Value query);
 
 /// The tensors of an attention's forward that its gradient reads: the
 /// output, each row's log-sum-exp, and (after a FlashAttention kernel)
-/// the bf16 operands it multiplied.
+/// the bf16 operands it multiplied and the output as it stores it, in
+/// bf16 (`out` is then that widened).
 struct FlashAttentionForward {
   Value out, lse;
-  Value query, key, value;
+  Value query, key, value, out16;
 };
 
 /// The FlashAttention forward kernel of an attention of `kind` that
 /// flashAttentionTakes, built at `b`'s point on tensors: its output
-/// `[B, Sq, D]` and each row's log-sum-exp `[B, H, Sq]`, float32 both, and
-/// the bf16 roundings of the operands that it reads (FlashAttention.cpp).
+/// `[B, Sq, D]`, which it stores in bf16 (the precision a bf16 build's
+/// out-projection reads; widened to float32 by an element-wise op that
+/// tfc-precision rounds back to the kernel's output), each row's
+/// log-sum-exp `[B, H, Sq]` (float32), and the bf16 roundings of the
+/// operands that it reads (FlashAttention.cpp).
 FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  Attribute kind, int64_t heads,
                                                  Value query, Value key,

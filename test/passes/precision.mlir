@@ -305,3 +305,36 @@ func.func @epilogue_then_projection(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>, %
   %y = linalg.matmul ins(%biased, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %y : tensor<16x8xf32>
 }
+
+// -----
+
+// A float32 tensor that an element-wise op widens from bf16 (a
+// FlashAttention kernel's output, which it stores in bf16) is its own
+// bf16 copy: the projection reads the bf16 tensor, with no rounding.
+// CHECK-LABEL: func.func @widened_operand
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %{{.*}} : tensor<64x32xbf16>, tensor<48x32xbf16>) outs(%{{.*}} : tensor<64x48xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: return
+#id = affine_map<(m, k) -> (m, k)>
+func.func @widened_operand(%o: tensor<64x32xbf16>, %w: tensor<48x32xbf16>) -> tensor<64x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ee = tensor.empty() : tensor<64x32xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%o : tensor<64x32xbf16>) outs(%ee : tensor<64x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %wide = arith.extf %in : bf16 to f32
+    linalg.yield %wide : f32
+  } -> tensor<64x32xf32>
+  %we = tensor.empty() : tensor<48x32xf32>
+  %wf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<48x32xbf16>) outs(%we : tensor<48x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %wide = arith.extf %in : bf16 to f32
+    linalg.yield %wide : f32
+  } -> tensor<48x32xf32>
+  %e = tensor.empty() : tensor<64x48xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %y = linalg.matmul_transpose_b ins(%x, %wf : tensor<64x32xf32>, tensor<48x32xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %y : tensor<64x48xf32>
+}

@@ -180,7 +180,8 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // diagonal), the rows' maxima over 4 lanes by
 // shuffles, exp2, the probabilities rounded to bf16 pairs and 32 mma for
 // P V with V's fragments by ldmatrix.trans. Per row it stores the output
-// (8-byte stores of two channels) and the log-sum-exp.
+// in bf16 (4-byte stores of two channels, rounded: the precision the
+// out-projection reads; float32 readers widen it) and the log-sum-exp.
 //
 // The gradient is D = rowsum(dO O) (a sum over each head's channels), dO
 // rounded to bf16 and two more kernels of the same shape on the same bf16
@@ -196,7 +197,7 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: linalg.generic {{.*}} ins(%arg1 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: linalg.generic {{.*}} ins(%arg2 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: %[[QB:.*]] = bufferization.to_memref %[[Q16]] read_only : memref<2x128x128xbf16>
-// FLASH: %[[OUT:.*]] = memref.alloc() : memref<2x128x128xf32>
+// FLASH: %[[OUT:.*]] = memref.alloc() : memref<2x128x128xbf16>
 // FLASH: %[[LSE:.*]] = memref.alloc() : memref<2x2x128xf32>
 // FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[QT:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[KT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
 // FLASH-COUNT-4: nvgpu.device_async_copy %[[QB]][{{.*}}], %[[QT]]
@@ -228,13 +229,16 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: scf.yield
 // FLASH: gpu.shuffle  xor
 // FLASH: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
-// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// FLASH: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
 // FLASH: memref.store %{{.*}}, %[[LSE]][{{.*}}] : memref<2x2x128xf32>
 // FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
-// FLASH: %[[O:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// FLASH: %[[O16:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// FLASH: %[[O:.*]] = linalg.generic {{.*}} ins(%[[O16]] : tensor<2x128x128xbf16>) outs(%{{.*}} : tensor<2x128x128xf32>)
+// FLASH: arith.extf %{{.*}} : bf16 to f32
 // FLASH: %[[L:.*]] = bufferization.to_tensor %[[LSE]] restrict writable
 // FLASH-NOT: scf.forall
-// FLASH: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x128x2x64xf32>, tensor<2x128x2x64xf32>) outs(%{{.*}} : tensor<2x2x128xf32>)
+// FLASH: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x128x2x64xf32>, tensor<2x128x2x64xbf16>) outs(%{{.*}} : tensor<2x2x128xf32>)
 // FLASH: %[[DO16:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: %[[DQ:.*]] = memref.alloc() : memref<2x128x128xf32>
 // FLASH: %[[DK:.*]] = memref.alloc() : memref<2x128x128xf32>
