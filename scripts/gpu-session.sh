@@ -22,17 +22,25 @@
 #   DIR/flash   the same with --gpu-attention=flash, for
 #               $GPU_SESSION_FLASH_FAMILIES (those and Longformer, whose
 #               window runs as FlashAttention kernels only there);
+#   DIR/long    bench/gpu build of config B Longformer in bf16 with
+#               --gpu-attention=flash at 16,384 and 65,536 tokens, batch 1
+#               (its device memory as the sequence grows 4x);
 #   DIR/attention  bench/gpu-attention build: the FlashAttention kernels
 #               alone, forward + backward, per sequence length, head
 #               dimension and mask (a Longformer window of 256 among them).
 #
-# `run` unpacks the archive and runs, in this order, writing each one's
-# output under OUT: gpu-check.sh run (check.log); bench/gpu-attention run
-# against PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on rows
-# with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides $GPU_SESSION_TORCH
-# (rows.md); bench/gpu run on flash, graphs too, tfc's side only
-# (flash.md); nvidia-smi's description of the device (device.txt). A
-# failed step is reported and the next runs.
+# `run` unpacks the archive and runs, in this order (most needed first:
+# a call is cut off after its time limit, about 10 minutes, and each
+# bench rewrites its table after every case, so a cut keeps what ran),
+# writing each one's output under OUT: nvidia-smi's description of the
+# device (device.txt); gpu-check.sh run (check.log); bench/gpu run on
+# flash with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides
+# $GPU_SESSION_TORCH (flash.md); bench/gpu-attention run against
+# PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on
+# long, tfc's side only (long.md); bench/gpu run on rows, graphs too,
+# tfc's side only (rows.md). A failed step is reported
+# and the next runs. $GPU_SESSION_STEPS (default check,flash,attention,long,rows)
+# picks the steps, for a call that has less time.
 #
 #===------------------------------------------------------------------------===#
 
@@ -42,7 +50,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
 flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
-torch_modes=${GPU_SESSION_TORCH:-bf16,bf16-compile}
+torch_modes=${GPU_SESSION_TORCH:-bf16-compile}
+steps=${GPU_SESSION_STEPS:-check,flash,attention,long,rows}
+# wants STEP: whether `run` runs STEP.
+wants() { [[ ,$steps, == *,$1,* ]]; }
 
 case $mode in
   build)
@@ -54,6 +65,9 @@ case $mode in
       --families "$families" --tfc-flag=--precision=bf16
     python3 "$root/bench/gpu" build "$dir/flash" --seqs "$seqs" \
       --families "$flash_families" --tfc-flag=--precision=bf16 \
+      --tfc-flag=--gpu-attention=flash
+    python3 "$root/bench/gpu" build "$dir/long" --seqs 16384,65536 --batch 1 \
+      --families longformer --tfc-flag=--precision=bf16 \
       --tfc-flag=--gpu-attention=flash
     python3 "$root/bench/gpu-attention" build "$dir/attention"
     tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
@@ -68,19 +82,32 @@ case $mode in
     dir=$work/$(basename "$archive" .tar.xz)
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/device.txt" 2>&1
     date -u >> "$out/device.txt"
-    "$root/scripts/gpu-check.sh" run "$dir/check" > "$out/check.log" 2>&1 ||
-      echo "gpu-check: FAILED (see check.log)"
-    grep -E ': (ok|FAILED)|^gpu-check' "$out/check.log"
-    python3 "$dir/attention/gpu-attention" run "$dir/attention" \
-      --out "$out/attention.md" > "$out/attention.log" 2>&1 ||
-      echo "bench attention: FAILED (see attention.log)"
-    python3 "$dir/rows/gpu" run "$dir/rows" --tfc-graph --torch-modes "$torch_modes" \
-      --steps 5 --out "$out/rows.md" > "$out/rows.log" 2>&1 ||
-      echo "bench rows: FAILED (see rows.log)"
-    python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --no-torch \
-      --steps 5 --out "$out/flash.md" > "$out/flash.log" 2>&1 ||
-      echo "bench flash: FAILED (see flash.log)"
-    cat "$out/attention.md" "$out/rows.md" "$out/flash.md" 2>/dev/null
+    if wants check; then
+      "$root/scripts/gpu-check.sh" run "$dir/check" > "$out/check.log" 2>&1 ||
+        echo "gpu-check: FAILED (see check.log)"
+      grep -E ': (ok|FAILED)|^gpu-check' "$out/check.log"
+    fi
+    if wants flash; then
+      python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --torch-modes "$torch_modes" \
+        --steps 5 --out "$out/flash.md" > "$out/flash.log" 2>&1 ||
+        echo "bench flash: FAILED (see flash.log)"
+    fi
+    if wants attention; then
+      python3 "$dir/attention/gpu-attention" run "$dir/attention" \
+        --out "$out/attention.md" > "$out/attention.log" 2>&1 ||
+        echo "bench attention: FAILED (see attention.log)"
+    fi
+    if wants long; then
+      python3 "$dir/long/gpu" run "$dir/long" --no-torch --steps 3 \
+        --out "$out/long.md" > "$out/long.log" 2>&1 ||
+        echo "bench long: FAILED (see long.log)"
+    fi
+    if wants rows; then
+      python3 "$dir/rows/gpu" run "$dir/rows" --tfc-graph --no-torch \
+        --steps 5 --out "$out/rows.md" > "$out/rows.log" 2>&1 ||
+        echo "bench rows: FAILED (see rows.log)"
+    fi
+    cat "$out/flash.md" "$out/attention.md" "$out/long.md" "$out/rows.md" 2>/dev/null
     rm -rf "$work"
     ;;
   *) echo "usage: $0 build DIR | run ARCHIVE OUT" >&2; exit 1 ;;
