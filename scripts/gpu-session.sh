@@ -22,6 +22,10 @@
 #   DIR/flash   the same with --gpu-attention=flash, for
 #               $GPU_SESSION_FLASH_FAMILIES (those and Longformer, whose
 #               window runs as FlashAttention kernels only there);
+#   DIR/peer    bench/tfc_torch.py and test/interop's Longformer check,
+#               whose --flex mode checks the FlexAttention form that
+#               bench/gpu's compiled PyTorch side runs against the dense
+#               definition (float32, on the GPU);
 #   DIR/long    bench/gpu build of config B Longformer in bf16 with
 #               --gpu-attention=flash at 16,384 and 65,536 tokens, batch 1
 #               (its device memory as the sequence grows 4x);
@@ -33,13 +37,15 @@
 # a call is cut off after its time limit, about 10 minutes, and each
 # bench rewrites its table after every case, so a cut keeps what ran),
 # writing each one's output under OUT: nvidia-smi's description of the
-# device (device.txt); gpu-check.sh run (check.log); bench/gpu run on
+# device (device.txt); gpu-check.sh run (check.log); the FlexAttention
+# peer's check (peer.log); bench/gpu run on
 # flash with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides
 # $GPU_SESSION_TORCH (flash.md); bench/gpu-attention run against
 # PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on
 # long, tfc's side only (long.md); bench/gpu run on rows, graphs too,
 # tfc's side only (rows.md). A failed step is reported
-# and the next runs. $GPU_SESSION_STEPS (default check,flash,attention,long,rows)
+# and the next runs. $GPU_SESSION_STEPS (default
+# check,peer,flash,attention,long,rows)
 # picks the steps, for a call that has less time.
 #
 #===------------------------------------------------------------------------===#
@@ -51,7 +57,7 @@ families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
 flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
 torch_modes=${GPU_SESSION_TORCH:-bf16-compile}
-steps=${GPU_SESSION_STEPS:-check,flash,attention,long,rows}
+steps=${GPU_SESSION_STEPS:-check,peer,flash,attention,long,rows}
 # wants STEP: whether `run` runs STEP.
 wants() { [[ ,$steps, == *,$1,* ]]; }
 
@@ -66,6 +72,9 @@ case $mode in
     python3 "$root/bench/gpu" build "$dir/flash" --seqs "$seqs" \
       --families "$flash_families" --tfc-flag=--precision=bf16 \
       --tfc-flag=--gpu-attention=flash
+    mkdir -p "$dir/peer/bench" "$dir/peer/test/interop/Inputs"
+    cp "$root/bench/tfc_torch.py" "$dir/peer/bench/"
+    cp "$root/test/interop/Inputs/check_longformer_chunks.py" "$dir/peer/test/interop/Inputs/"
     python3 "$root/bench/gpu" build "$dir/long" --seqs 16384,65536 --batch 1 \
       --families longformer --tfc-flag=--precision=bf16 \
       --tfc-flag=--gpu-attention=flash
@@ -86,6 +95,11 @@ case $mode in
       "$root/scripts/gpu-check.sh" run "$dir/check" > "$out/check.log" 2>&1 ||
         echo "gpu-check: FAILED (see check.log)"
       grep -E ': (ok|FAILED)|^gpu-check' "$out/check.log"
+    fi
+    if wants peer; then
+      python3 "$dir/peer/test/interop/Inputs/check_longformer_chunks.py" --flex cuda \
+        > "$out/peer.log" 2>&1 && echo "FlexAttention peer: ok" ||
+        echo "FlexAttention peer: FAILED (see peer.log)"
     fi
     if wants flash; then
       python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --torch-modes "$torch_modes" \

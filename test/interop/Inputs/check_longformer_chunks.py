@@ -5,7 +5,9 @@ For each case -- causal and non-causal windows, dilation 1 and 2, with and
 without global tokens (non-causal only: the specs refuse global tokens in
 causal attention, and the PyTorch model computes that case densely), with
 and without a padding mask -- two models with the same weights are built,
-one with ``longformer_impl="chunks"`` and one with ``"dense"`` (an S x S
+one with ``longformer_impl="chunks"`` (with ``--flex DEVICE``,
+``"flex"``: FlexAttention, bench/gpu's compiled PyTorch side, run eagerly
+on DEVICE in float32, where torch has it) and one with ``"dense"`` (an S x S
 mask, the literal definition of docs/spec.md). Both run the same batch
 (forward, loss, backward); the loss, the logits and every parameter's
 gradient must agree to float32 rounding (float32) or to 1e-10 (float64),
@@ -40,9 +42,9 @@ CASES = {
 }
 
 
-def config(causal, window, dilation, global_tokens):
+def config(causal, window, dilation, global_tokens, d_model=24):
     cfg = tfc_torch.ModelConfig(
-        task="lm" if causal else "classify", vocab=61, d_model=24, heads=3, d_ff=32,
+        task="lm" if causal else "classify", vocab=61, d_model=d_model, heads=3, d_ff=32,
         layers=len(window), positions="learned", batch=3, seq_len=SEQ)
     cfg.attention, cfg.causal = "longformer", causal
     cfg.window, cfg.dilation, cfg.global_tokens = list(window), list(dilation), list(global_tokens)
@@ -61,13 +63,25 @@ def run(model, tokens, targets, mask):
 
 
 def main():
+    impl, device, dtypes = "chunks", "cpu", ((torch.float64, 1e-10), (torch.float32, 2e-5))
+    d_model = 24
+    if sys.argv[1:2] == ["--flex"] and len(sys.argv) == 3:
+        # Heads of 16 channels, the fewest FlexAttention's kernels take.
+        impl, device, dtypes, d_model = "flex", sys.argv[2], ((torch.float32, 2e-5),), 48
+        try:
+            from torch.nn.attention.flex_attention import flex_attention  # noqa: F401
+        except ImportError:
+            sys.exit(f"check_longformer_chunks.py: --flex: torch {torch.__version__} "
+                     "has no flex_attention")
+    elif sys.argv[1:]:
+        sys.exit("usage: check_longformer_chunks.py [--flex DEVICE]")
     failed = False
     for name, (causal, window, dilation, globals_, masked) in CASES.items():
-        cfg = config(causal, window, dilation, globals_)
-        for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 2e-5)):
+        cfg = config(causal, window, dilation, globals_, d_model)
+        for dtype, tol in dtypes:
             torch.manual_seed(0)
-            chunks = tfc_torch.TfcModel(cfg, dropout=0.0, longformer_impl="chunks").to(dtype)
-            dense = tfc_torch.TfcModel(cfg, dropout=0.0, longformer_impl="dense").to(dtype)
+            chunks = tfc_torch.TfcModel(cfg, dropout=0.0, longformer_impl=impl).to(device, dtype)
+            dense = tfc_torch.TfcModel(cfg, dropout=0.0, longformer_impl="dense").to(device, dtype)
             # Larger weights than initialisation, so that attention is sharp.
             state = {k: torch.randn_like(v) * (0.5 if v.dim() > 1 else 0.2)
                      for k, v in chunks.state_dict().items()}
@@ -84,6 +98,8 @@ def main():
                     mask = torch.ones(cfg.batch, SEQ)
                     mask[1, 101:] = 0
                     mask[2, 20:] = 0
+            tokens, targets = tokens.to(device), targets.to(device)
+            mask = None if mask is None else mask.to(device)
             out_c, grad_c = run(chunks, tokens, targets, mask)
             out_d, grad_d = run(dense, tokens, targets, mask)
             out_err = relative(out_c, out_d)
@@ -92,6 +108,8 @@ def main():
             failed |= not ok
             print(f"{name} {str(dtype).replace('torch.', '')}: logits {out_err:.1e} "
                   f"grads {grad_err:.1e} {'ok' if ok else 'MISMATCH'}")
+    if impl == "flex":
+        return 1 if failed else 0
     # The check must be able to fail: a window one wider must differ.
     cfg = config(True, [7, 40], [1, 1], [])
     wider = config(True, [8, 40], [1, 1], [])
