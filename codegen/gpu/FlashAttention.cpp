@@ -495,7 +495,8 @@ void FlashKernelBuilder::storeRows(Value buffer, ValueRange acc,
         pair =
             b.create<arith::TruncFOp>(loc, VectorType::get({2}, element), pair);
       storePair(b, loc, pair, buffer,
-                {bi, ownRow(r), add(column, n * kMmaCols)});
+                {bi, ownRow(r), add(column, n * kMmaCols)})
+          ->setAttr(kFlashRowStoreAttr, b.getUnitAttr());
     }
 }
 
@@ -657,7 +658,7 @@ void FlashKernelBuilder::build() {
   Value one = index(1);
   auto launch = b.create<gpu::LaunchOp>(loc, index(ownBlocks * pairs), one, one,
                                         index(kBlockThreads), one, one);
-  launch->setAttr("tfc.flash_attention_tile",
+  launch->setAttr(kFlashAttentionTileAttr,
                   b.getDenseI64ArrayAttr({kBlockRows, tileRows, headDim}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(&launch.getBody().front());

@@ -100,6 +100,8 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // tfc-row-attention's loops round their outputs to bf16 as they write
   // them, not in a kernel of their own.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuForallConsumers());
+  // FlashAttention kernels store the bf16 copies of their outputs too.
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuFlashRoundings());
   // Long sums with few outputs (the gradient's norm, bias and LayerNorm
   // gradients) run as many threads' partial sums, not one thread or block.
   // Contractions of bf16 operands: tensor-core kernels, before any is

@@ -161,6 +161,35 @@ def TfcGpuGatherPads : Pass<"tfc-gpu-gather-pads", "mlir::func::FuncOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def TfcGpuFlashRoundings
+    : Pass<"tfc-gpu-flash-roundings", "mlir::func::FuncOp"> {
+  let summary = "A FlashAttention kernel stores the bf16 roundings of its "
+                "float32 outputs itself";
+  let description = [{
+    A FlashAttention kernel (a `gpu.launch` with `tfc.flash_attention_tile`,
+    on buffers) stores its float32 outputs (the gradient's dQ, dK and dV)
+    two channels of a row at a time, each store an `llvm.store` marked
+    `tfc.flash_row_store` at a byte offset from the buffer's aligned
+    pointer. A bf16 build then rounds each output to bf16 in an
+    element-wise op of its own for the contractions that read it: one more
+    kernel, which reads the whole output back.
+
+    Among the next 16 ops after such a kernel, a rounding (a
+    `linalg.generic` of identity maps whose body is one `arith.truncf` to
+    bf16) of a whole buffer that the kernel stores this way is applied in
+    the kernel instead: after each marked store to that buffer, the pair
+    rounded to bf16 is stored at half the byte offset in the rounding's
+    output. That output must be a buffer of the same shape that neither
+    the kernel nor the ops between use; the ops between must not write the
+    kernel's buffer. The search stops at an op whose effects are unknown.
+    The float32 stores stay (the bias gradients read them); the results are
+    the same, element for element.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TfcGpuForallConsumers
     : Pass<"tfc-gpu-forall-consumers", "mlir::func::FuncOp"> {
   let summary = "Applies element-wise ops on what an scf.forall writes by "

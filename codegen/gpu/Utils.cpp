@@ -86,8 +86,8 @@ Value packBf16Pair(OpBuilder &b, Location loc, Value low, Value high) {
   return b.create<vector::ExtractOp>(loc, word, 0);
 }
 
-void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
-               ArrayRef<Value> at) {
+LLVM::StoreOp storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
+                        ArrayRef<Value> at) {
   auto type = cast<MemRefType>(buffer.getType());
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   Value linear = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -104,7 +104,7 @@ void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
   // Global memory's generic addresses are its global addresses.
   Value pointer = b.create<LLVM::IntToPtrOp>(
       loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
-  b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
+  return b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -216,9 +217,17 @@ Value packBf16Pair(OpBuilder &b, Location loc, Value low, Value high);
 /// Stores `pair` (a vector of 2 elements) at `at` of `buffer` (identity
 /// layout) as one store with the alignment of the pair (8 bytes for
 /// float32, 4 for bf16): `vector.store` would take the element's
-/// alignment, and the NVPTX back end would split it.
-void storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
-               ArrayRef<Value> at);
+/// alignment, and the NVPTX back end would split it. The store is an
+/// `llvm.store` to the buffer's aligned pointer plus a byte offset.
+LLVM::StoreOp storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
+                        ArrayRef<Value> at);
+
+/// The attribute of a FlashAttention kernel's launch (its tile shape).
+inline constexpr StringLiteral kFlashAttentionTileAttr =
+    "tfc.flash_attention_tile";
+/// The attribute of a FlashAttention kernel's stores of its outputs' rows
+/// (storePair's, read by tfc-gpu-flash-roundings).
+inline constexpr StringLiteral kFlashRowStoreAttr = "tfc.flash_row_store";
 
 /// Whether the FlashAttention forward kernel takes an attention of `kind`
 /// and `heads` heads over these float32 tensors: `#tfc.softmax`, or a

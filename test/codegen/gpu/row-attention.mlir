@@ -230,7 +230,7 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: gpu.shuffle  xor
 // FLASH: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // FLASH: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
-// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// FLASH: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64, tfc.flash_row_store} : vector<2xbf16>, !llvm.ptr<1>
 // FLASH: memref.store %{{.*}}, %[[LSE]][{{.*}}] : memref<2x2x128xf32>
 // FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
 // FLASH: %[[O16:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
