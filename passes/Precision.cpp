@@ -320,20 +320,6 @@ int64_t keepSavedActivationsInBF16(func::FuncOp step, IRRewriter &rewriter,
   return kept;
 }
 
-/// Whether `op` is a rounding as roundToBF16 makes it: one float32 input
-/// rounded to bf16 element by element.
-bool isRounding(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      !isAllParallel(op) ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  Block &body = op.getRegion().front();
-  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
-  return body.getOperations().size() == 2 && trunc &&
-         trunc.getIn() == body.getArgument(0) && trunc.getType().isBF16();
-}
-
 /// Folds a rounding into the element-wise op that computes its float32
 /// input when nothing else reads that value: that op then writes bf16
 /// itself, and the float32 tensor, with its write and its second read, is
@@ -352,7 +338,7 @@ struct FoldRoundingIntoProducer : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp rounding,
                                 PatternRewriter &rewriter) const override {
-    if (!rounding.hasPureTensorSemantics() || !isRounding(rounding))
+    if (!rounding.hasPureTensorSemantics() || !isBF16Rounding(rounding))
       return failure();
     OpOperand *input = rounding.getDpsInputOperand(0);
     auto producer = input->get().getDefiningOp<linalg::GenericOp>();
@@ -487,7 +473,7 @@ struct Precision : public mlir::tfc::impl::TfcPrecisionBase<Precision> {
     auto countRoundings = [&] {
       int64_t count = 0;
       getOperation().walk(
-          [&](linalg::GenericOp op) { count += isRounding(op); });
+          [&](linalg::GenericOp op) { count += isBF16Rounding(op); });
       return count;
     };
     int64_t roundings = countRoundings();

@@ -63,6 +63,19 @@ Value mlir::tfc::roundToBF16(OpBuilder &b, Location loc, Value value) {
   return round.getResult(0);
 }
 
+bool mlir::tfc::isBF16Rounding(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !isAllParallel(op) ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  return body.getOperations().size() == 2 && trunc &&
+         trunc.getIn() == body.getArgument(0) && trunc.getType().isBF16() &&
+         body.getTerminator()->getOperand(0) == trunc.getResult();
+}
+
 Value mlir::tfc::filledTensor(OpBuilder &b, Location loc,
                               ArrayRef<int64_t> shape, Type element,
                               double value) {

@@ -56,6 +56,9 @@ Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// `value` (a float32 tensor) rounded to bf16 (to nearest even) by an
 /// element-wise op of identity maps.
 Value roundToBF16(OpBuilder &b, Location loc, Value value);
+/// Whether `op` is a rounding as roundToBF16 makes it (on tensors or
+/// buffers): one float32 input rounded to bf16 element by element.
+bool isBF16Rounding(linalg::GenericOp op);
 /// A tensor of the given shape filled with `value`.
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    Type element, double value);

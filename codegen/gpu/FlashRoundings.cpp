@@ -16,6 +16,7 @@
 
 #include "codegen/gpu/Passes.h"
 #include "codegen/gpu/Utils.h"
+#include "passes/Utils.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_TFCGPUFLASHROUNDINGS
@@ -51,21 +52,6 @@ std::optional<std::pair<Value, RowStore>> rowStoreOf(LLVM::StoreOp store) {
   return std::make_pair(base.getSource(), RowStore{store, sum.getRhs()});
 }
 
-/// Whether `op` rounds one buffer to bf16 element by element: identity
-/// maps, all loops parallel, a body of one `arith.truncf` of its input.
-bool isRounding(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops() ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  Block &body = op.getRegion().front();
-  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
-  return body.getOperations().size() == 2 && trunc &&
-         trunc.getIn() == body.getArgument(0) && trunc.getType().isBF16() &&
-         body.getTerminator()->getOperand(0) == trunc.getResult();
-}
-
 struct FlashRoundings
     : public mlir::tfc::impl::TfcGpuFlashRoundingsBase<FlashRoundings> {
   void runOnOperation() override {
@@ -96,7 +82,7 @@ struct FlashRoundings
       Operation *op = next;
       next = next->getNextNode();
       auto rounding = dyn_cast<linalg::GenericOp>(op);
-      if (rounding && isRounding(rounding)) {
+      if (rounding && isBF16Rounding(rounding)) {
         Value source = rounding.getDpsInputs()[0];
         Value target = rounding.getDpsInits()[0];
         auto it = stored.find(source);
