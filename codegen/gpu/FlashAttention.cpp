@@ -271,6 +271,10 @@ private:
                         MutableArrayRef<Value> carried);
   /// The stores after the loop, from its results.
   void finish(ValueRange results);
+  /// The bounds (none: no bound) that the band sets on a streamed row's
+  /// position minus its own row's.
+  std::pair<std::optional<int64_t>, std::optional<int64_t>>
+  streamedOffsets() const;
   /// The first and end streamed tiles that meet the band for the block's
   /// own rows (when causal: the key tiles up to the diagonal, or the query
   /// tiles from it on).
@@ -377,21 +381,8 @@ void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
                                     ArrayRef<Value> realOwn) {
   // Score q of tile j: own row g + 8 (q / 2) of the warp, streamed row
   // 8 j + 2 t + q % 2 of the tile. Its streamed minus own position `d` is
-  // `offset` plus a constant; the key's position minus the query's is d
-  // when queries are owned, -d when keys are, so the band bounds d by
-  // `lowest` and `highest`.
-  std::optional<int64_t> lowest, highest;
-  if (ownQueries()) {
-    if (band.boundedBack())
-      lowest = -band.back;
-    if (band.boundedAhead())
-      highest = band.ahead;
-  } else {
-    if (band.boundedAhead())
-      lowest = -band.ahead;
-    if (band.boundedBack())
-      highest = band.back;
-  }
+  // `offset` plus a constant, which the band bounds.
+  auto [lowest, highest] = streamedOffsets();
   if (lowest || highest) {
     auto maskBand = [&](MutableArrayRef<Value> scores) {
       Value offset =
@@ -629,23 +620,32 @@ void FlashKernelBuilder::finish(ValueRange results) {
   }
 }
 
+std::pair<std::optional<int64_t>, std::optional<int64_t>>
+FlashKernelBuilder::streamedOffsets() const {
+  // The key's position minus the query's is the streamed minus the own
+  // position when queries are owned, its negation when keys are.
+  std::optional<int64_t> back, ahead;
+  if (band.boundedBack())
+    back = band.back;
+  if (band.boundedAhead())
+    ahead = band.ahead;
+  if (ownQueries())
+    return {back ? std::optional<int64_t>(-*back) : std::nullopt, ahead};
+  return {ahead ? std::optional<int64_t>(-*ahead) : std::nullopt, back};
+}
+
 std::pair<Value, Value> FlashKernelBuilder::streamedTiles() {
-  // The streamed rows from `reachBefore` rows before the block's first own
-  // row to `reachAfter` after its last: the keys from `back` before a
-  // query to `ahead` after it, or the queries from `ahead` before a key to
-  // `back` after it.
-  bool boundedBefore = ownQueries() ? band.boundedBack() : band.boundedAhead();
-  bool boundedAfter = ownQueries() ? band.boundedAhead() : band.boundedBack();
-  int64_t reachBefore = ownQueries() ? band.back : band.ahead;
-  int64_t reachAfter = ownQueries() ? band.ahead : band.back;
+  // The streamed rows from `lowest` after the block's first own row to
+  // `highest` after its last.
+  auto [lowest, highest] = streamedOffsets();
   int64_t streamTiles = streamLength() / tileRows;
   Value firstTile = index(0), endTile = index(streamTiles);
-  if (boundedBefore) {
-    Value first = b.create<arith::SubIOp>(loc, firstOwn, index(reachBefore));
+  if (lowest) {
+    Value first = b.create<arith::SubIOp>(loc, firstOwn, index(-*lowest));
     firstTile = div(b.create<arith::MaxSIOp>(loc, first, index(0)), tileRows);
   }
-  if (boundedAfter) {
-    Value end = add(firstOwn, kBlockRows + reachAfter + tileRows - 1);
+  if (highest) {
+    Value end = add(firstOwn, kBlockRows + *highest + tileRows - 1);
     endTile =
         b.create<arith::MinUIOp>(loc, div(end, tileRows), index(streamTiles));
   }

@@ -36,7 +36,8 @@ struct RowStore {
 };
 
 /// The buffer and the store of `store` when it is a marked store to a
-/// buffer's aligned pointer plus a byte offset, as storePair makes it.
+/// buffer's aligned pointer plus a byte offset, as storeAtByteOffset
+/// makes it.
 std::optional<std::pair<Value, RowStore>> rowStoreOf(LLVM::StoreOp store) {
   if (!store->hasAttr(kFlashRowStoreAttr))
     return std::nullopt;
@@ -141,17 +142,10 @@ struct FlashRoundings
       Value rounded = b.create<arith::TruncFOp>(
           loc, VectorType::get(type.getShape(), b.getBF16Type()),
           store.getValue());
-      Value base =
-          b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, target);
       Value offset = b.create<arith::DivUIOp>(
           loc, row.offset, b.create<arith::ConstantIndexOp>(loc, 2));
-      Value address = b.create<arith::IndexCastOp>(
-          loc, b.getI64Type(), b.create<arith::AddIOp>(loc, base, offset));
-      Value pointer = b.create<LLVM::IntToPtrOp>(
-          loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
-      b.create<LLVM::StoreOp>(loc, rounded, pointer,
-                              /*alignment=*/store.getAlignment().value_or(8) /
-                                  2);
+      storeAtByteOffset(b, loc, rounded, target, offset,
+                        store.getAlignment().value_or(8) / 2);
     }
   }
 };

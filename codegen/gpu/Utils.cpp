@@ -98,13 +98,18 @@ LLVM::StoreOp storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
     linear = b.create<arith::AddIOp>(loc, linear, term);
     stride *= type.getDimSize(d);
   }
+  return storeAtByteOffset(b, loc, pair, buffer, linear, 2 * bytes);
+}
+
+LLVM::StoreOp storeAtByteOffset(OpBuilder &b, Location loc, Value value,
+                                Value buffer, Value offset, int64_t alignment) {
   Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
   Value address = b.create<arith::IndexCastOp>(
-      loc, b.getI64Type(), b.create<arith::AddIOp>(loc, base, linear));
+      loc, b.getI64Type(), b.create<arith::AddIOp>(loc, base, offset));
   // Global memory's generic addresses are its global addresses.
   Value pointer = b.create<LLVM::IntToPtrOp>(
       loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
-  return b.create<LLVM::StoreOp>(loc, pair, pointer, /*alignment=*/2 * bytes);
+  return b.create<LLVM::StoreOp>(loc, value, pointer, alignment);
 }
 
 //===----------------------------------------------------------------------===//

@@ -217,10 +217,16 @@ Value packBf16Pair(OpBuilder &b, Location loc, Value low, Value high);
 /// Stores `pair` (a vector of 2 elements) at `at` of `buffer` (identity
 /// layout) as one store with the alignment of the pair (8 bytes for
 /// float32, 4 for bf16): `vector.store` would take the element's
-/// alignment, and the NVPTX back end would split it. The store is an
-/// `llvm.store` to the buffer's aligned pointer plus a byte offset.
+/// alignment, and the NVPTX back end would split it. The store is
+/// storeAtByteOffset's.
 LLVM::StoreOp storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
                         ArrayRef<Value> at);
+
+/// Stores `value` in global memory at `offset` bytes from `buffer`'s
+/// aligned pointer, with `alignment`: an `llvm.store` to `inttoptr
+/// (index_cast (extract_aligned_pointer_as_index(buffer) + offset))`.
+LLVM::StoreOp storeAtByteOffset(OpBuilder &b, Location loc, Value value,
+                                Value buffer, Value offset, int64_t alignment);
 
 /// The attribute of a FlashAttention kernel's launch (its tile shape).
 inline constexpr StringLiteral kFlashAttentionTileAttr =

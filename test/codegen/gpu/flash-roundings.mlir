@@ -16,9 +16,9 @@
 // CHECK: %[[SUM:.*]] = arith.addi %[[BASE]], %[[OFFSET:.*]] : index
 // CHECK: llvm.store %[[PAIR:.*]], %{{.*}} {alignment = 8 : i64, tfc.flash_row_store} : vector<2xf32>, !llvm.ptr<1>
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[PAIR]] : vector<2xf32> to vector<2xbf16>
-// CHECK-NEXT: %[[BASE16:.*]] = memref.extract_aligned_pointer_as_index %[[DQ16]]
 // CHECK-NEXT: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[HALF:.*]] = arith.divui %[[OFFSET]], %[[C2]] : index
+// CHECK-NEXT: %[[BASE16:.*]] = memref.extract_aligned_pointer_as_index %[[DQ16]]
 // CHECK-NEXT: %[[SUM16:.*]] = arith.addi %[[BASE16]], %[[HALF]] : index
 // CHECK-NEXT: %[[I16:.*]] = arith.index_cast %[[SUM16]] : index to i64
 // CHECK-NEXT: %[[P16:.*]] = llvm.inttoptr %[[I16]] : i64 to !llvm.ptr<1>
