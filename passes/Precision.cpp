@@ -106,19 +106,11 @@ bool isView(Operation *op) {
 /// tensor back exactly.
 static Value widenedFrom(Value value) {
   auto op = value.getDefiningOp<linalg::GenericOp>();
-  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      !isAllParallel(op) ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+  auto ext =
+      op ? dyn_cast_or_null<arith::ExtFOp>(elementwiseConversion(op)) : nullptr;
+  if (!ext || !ext.getIn().getType().isBF16() || !ext.getType().isF32())
     return Value();
-  Value input = op.getDpsInputOperand(0)->get();
-  Block &body = op.getRegion().front();
-  auto ext = dyn_cast<arith::ExtFOp>(body.front());
-  if (body.getOperations().size() != 2 || !ext ||
-      ext.getIn() != body.getArgument(0) || !ext.getIn().getType().isBF16() ||
-      !ext.getType().isF32())
-    return Value();
-  return input;
+  return op.getDpsInputOperand(0)->get();
 }
 
 /// The roundings of one module: each float32 value rounded once, and the

@@ -63,17 +63,25 @@ Value mlir::tfc::roundToBF16(OpBuilder &b, Location loc, Value value) {
   return round.getResult(0);
 }
 
-bool mlir::tfc::isBF16Rounding(linalg::GenericOp op) {
+Operation *mlir::tfc::elementwiseConversion(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       !isAllParallel(op) ||
       !llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isIdentity(); }))
-    return false;
+    return nullptr;
   Block &body = op.getRegion().front();
-  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
-  return body.getOperations().size() == 2 && trunc &&
-         trunc.getIn() == body.getArgument(0) && trunc.getType().isBF16() &&
-         body.getTerminator()->getOperand(0) == trunc.getResult();
+  Operation &conversion = body.front();
+  if (body.getOperations().size() != 2 || conversion.getNumOperands() != 1 ||
+      conversion.getNumResults() != 1 ||
+      conversion.getOperand(0) != body.getArgument(0) ||
+      body.getTerminator()->getOperand(0) != conversion.getResult(0))
+    return nullptr;
+  return &conversion;
+}
+
+bool mlir::tfc::isBF16Rounding(linalg::GenericOp op) {
+  auto trunc = dyn_cast_or_null<arith::TruncFOp>(elementwiseConversion(op));
+  return trunc && trunc.getType().isBF16();
 }
 
 Value mlir::tfc::filledTensor(OpBuilder &b, Location loc,

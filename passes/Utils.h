@@ -56,6 +56,11 @@ Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// `value` (a float32 tensor) rounded to bf16 (to nearest even) by an
 /// element-wise op of identity maps.
 Value roundToBF16(OpBuilder &b, Location loc, Value value);
+/// The one op of `op`'s body when `op` applies it element by element to
+/// its one input (tensor or buffer): one input and one init, all loops
+/// parallel, identity maps, a body of that op on the input, yielded;
+/// null otherwise.
+Operation *elementwiseConversion(linalg::GenericOp op);
 /// Whether `op` is a rounding as roundToBF16 makes it (on tensors or
 /// buffers): one float32 input rounded to bf16 element by element.
 bool isBF16Rounding(linalg::GenericOp op);
