@@ -827,17 +827,19 @@ Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
   SmallVector<int64_t> split = {shape[0], shape[1], heads, shape[2] / heads};
   Value init =
       filledTensor(b, loc, {shape[0], heads, shape[1]}, b.getF32Type(), 0.0);
+  // Loops (b, h, s, e), in the order of the result's dimensions: its
+  // threads are those of its zero fill, which tfc-gpu-merge-launches then
+  // merges into it.
   MLIRContext *ctx = b.getContext();
-  AffineExpr bd = getAffineDimExpr(0, ctx), s = getAffineDimExpr(1, ctx),
-             hd = getAffineDimExpr(2, ctx);
-  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineExpr bd = getAffineDimExpr(0, ctx), hd = getAffineDimExpr(1, ctx),
+             s = getAffineDimExpr(2, ctx), e = getAffineDimExpr(3, ctx);
+  AffineMap rows = AffineMap::get(4, 0, {bd, s, hd, e}, ctx);
   auto parallel = utils::IteratorType::parallel;
   auto sum = b.create<linalg::GenericOp>(
       loc, init.getType(),
       ValueRange{reshape(b, loc, grad, split), reshape(b, loc, out, split)},
       ValueRange{init},
-      SmallVector<AffineMap>{identity, identity,
-                             AffineMap::get(4, 0, {bd, hd, s}, ctx)},
+      SmallVector<AffineMap>{rows, rows, AffineMap::get(4, 0, {bd, hd, s}, ctx)},
       SmallVector<utils::IteratorType>{parallel, parallel, parallel,
                                        utils::IteratorType::reduction},
       [](OpBuilder &nb, Location nloc, ValueRange args) {

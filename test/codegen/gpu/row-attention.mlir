@@ -189,8 +189,12 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // streamed, 3 x 32 mma per key tile (S, dP, dQ), the rows' log-sum-exp
 // and D read once; per key block, K and V held and Q, dO streamed from
 // the block's own diagonal on (causal), 4 x 32 mma per query tile (S^T,
-// dV, dP^T, dK), each column's log-sum-exp and D read per tile.
+// dV, dP^T, dK), each column's log-sum-exp and D read per tile. D's
+// loops are (b, h, s, e), in the order of its [B, H, S] result, so that
+// its threads are those of its zero fill, which then merges into it.
 
+// FLASH: #[[DROWS:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// FLASH: #[[DSUMS:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // FLASH-LABEL: func.func @flash_forward_and_grad
 // FLASH: %[[Q16:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: arith.truncf %{{.*}} : f32 to bf16
@@ -238,7 +242,7 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 // FLASH: arith.extf %{{.*}} : bf16 to f32
 // FLASH: %[[L:.*]] = bufferization.to_tensor %[[LSE]] restrict writable
 // FLASH-NOT: scf.forall
-// FLASH: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x128x2x64xf32>, tensor<2x128x2x64xbf16>) outs(%{{.*}} : tensor<2x2x128xf32>)
+// FLASH: %[[D:.*]] = linalg.generic {indexing_maps = [#[[DROWS]], #[[DROWS]], #[[DSUMS]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x128x2x64xf32>, tensor<2x128x2x64xbf16>) outs(%{{.*}} : tensor<2x2x128xf32>)
 // FLASH: %[[DO16:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: %[[DQ:.*]] = memref.alloc() : memref<2x128x128xf32>
 // FLASH: %[[DK:.*]] = memref.alloc() : memref<2x128x128xf32>
