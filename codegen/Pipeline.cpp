@@ -140,7 +140,10 @@ void ::tfc::buildLinalgToBuffersPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // A result computed in its output buffer leaves a copy of the buffer onto
-  // itself, which tfc-fuse-rows would otherwise take for row-wise work.
+  // itself, which tfc-fuse-rows would otherwise take for row-wise work; so
+  // does a slice that an `scf.forall` iteration computes in place, as a
+  // copy between two equal subviews of it, which CSE makes one first.
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -344,14 +344,86 @@ Value attention::fromChunks(OpBuilder &b, Location loc, Value x,
   return padded == length ? flat : leadingPositions(b, loc, flat, length);
 }
 
+/// How a scan combines its running state with a chunk's value and the
+/// chunk's decay (null when it has none).
+using ScanCombine =
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)>;
+
+/// scanChunks where it is not inside a parallel loop: one `scf.forall`
+/// iteration per element of a chunk, `[B, ...]`, each carrying its own
+/// state through the chunks in a loop of scalars and writing its `NC`
+/// outputs (a strided column of the result) as one slice. The chunks are
+/// visited in one kernel, not one kernel each; every element's state is
+/// combined in the same order as chunk by chunk, so the results are the
+/// same.
+static Value scanChunksByElements(OpBuilder &b, Location loc, Value x,
+                                  bool reverse, double init, Value decay,
+                                  ScanCombine combine) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type element = elementOf(x);
+  int64_t count = shape[1];
+  SmallVector<OpFoldResult> bounds = {b.getIndexAttr(shape[0])};
+  for (int64_t extent : shape.drop_front(2))
+    bounds.push_back(b.getIndexAttr(extent));
+  auto loop = b.create<scf::ForallOp>(
+      loc, bounds, ValueRange{emptyTensor(b, loc, shape, element)},
+      /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> ivs = loop.getInductionVars();
+  // The element's indices in chunk `n`.
+  auto inChunk = [&](Value n) {
+    SmallVector<Value> indices = {ivs[0], n};
+    llvm::append_range(indices, ArrayRef<Value>(ivs).drop_front());
+    return indices;
+  };
+  Value last = indexConstant(b, loc, count - 1);
+  auto chunks = b.create<scf::ForOp>(
+      loc, indexConstant(b, loc, 0), indexConstant(b, loc, count),
+      indexConstant(b, loc, 1),
+      ValueRange{floatConstant(b, loc, element, init),
+                 emptyTensor(b, loc, {count}, element)},
+      [&](OpBuilder &nb, Location nloc, Value t, ValueRange state) {
+        Value n = reverse ? nb.create<arith::SubIOp>(nloc, last, t) : t;
+        Value written =
+            nb.create<tensor::InsertOp>(nloc, state[0], state[1], n);
+        Value chunk = nb.create<tensor::ExtractOp>(nloc, x, inChunk(n));
+        Value factor;
+        if (decay)
+          factor = nb.create<tensor::ExtractOp>(
+              nloc, decay, ValueRange{ivs[0], n, ivs[1]});
+        Value next = combine(nb, nloc, state[0], chunk, factor);
+        nb.create<scf::YieldOp>(nloc, ValueRange{next, written});
+      });
+  b.setInsertionPointToStart(loop.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets = {ivs[0], b.getIndexAttr(0)};
+  for (Value iv : ArrayRef<Value>(ivs).drop_front())
+    offsets.push_back(iv);
+  SmallVector<OpFoldResult> sizes(shape.size(), b.getIndexAttr(1));
+  sizes[1] = b.getIndexAttr(count);
+  SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
+  b.create<tensor::ParallelInsertSliceOp>(loc, chunks.getResult(1),
+                                          loop.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+  return loop.getResult(0);
+}
+
 /// An exclusive scan of `x [B, NC, ...]` over chunks, visiting them in
 /// order (or backwards when `reverse`) with a running state that starts at
 /// `init`: chunk n's output is the state, then the state becomes
 /// `combine(state, x[:, n], decay[:, n])`, where `decay [B, NC, H]` (null
 /// when not needed) broadcasts over the trailing dimensions.
-static Value scanChunks(
-    OpBuilder &b, Location loc, Value x, bool reverse, double init, Value decay,
-    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
+///
+/// Inside a parallel loop (tfc-performer-heads' loop over (batch, head)
+/// pairs), its thread visits the chunks one after another, each an
+/// element-wise op over the chunk's values; elsewhere, where the ops are
+/// batch-wide (the GPU's kernels), scanChunksByElements runs every element
+/// as a thread of its own, through all the chunks.
+static Value scanChunks(OpBuilder &b, Location loc, Value x, bool reverse,
+                        double init, Value decay, ScanCombine combine) {
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  if (!isa<scf::ForallOp>(parent) && !parent->getParentOfType<scf::ForallOp>())
+    return scanChunksByElements(b, loc, x, reverse, init, decay, combine);
   ArrayRef<int64_t> shape = shapeOf(x);
   Type element = elementOf(x);
   int64_t count = shape[1];

@@ -224,24 +224,24 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK-DAG: %[[CQ:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CV:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 4]
-// CHECK: %[[START:[0-9]+]]:2 = scf.for
-// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[RMAX:[0-9]+]] :
+// CHECK: %[[START:[0-9]+]] = scf.forall
+// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]], %[[RMAX:[0-9]+]] :
 // CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %{{.*}} :
-// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
+// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]], %{{.*}} : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
 // CHECK-NOT: ins(%[[CQ]], %[[QSCALE]] :
 // CHECK-NOT: ins(%[[CK]], %[[KSCALE]] :
 // CHECK: %[[VS0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CV]], %[[KSCALE]] :
 // CHECK: linalg.generic {{.*}}ins(%[[CK]], %[[VS0]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
 // CHECK: linalg.generic {{.*}}ins(%[[CK]], %[[KSCALE]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
-// CHECK: %[[KV:[0-9]+]]:2 = scf.for
-// CHECK: %[[Z:[0-9]+]]:2 = scf.for
+// CHECK: %[[KV:[0-9]+]] = scf.forall
+// CHECK: %[[Z:[0-9]+]] = scf.forall
 // CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
 // CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]], %[[RMAX]], %[[RMAX]] : tensor<2x2x2x3x3xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
 // CHECK: linalg.index 3
-// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[KV]]#1 :
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[KV]] :
 // CHECK: %[[NUM1:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM0]], %[[QSCALE]] :
 // CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM1]] : tensor<2x2x3x2x4xf32>)
-// CHECK: %[[DEN0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[Z]]#1 :
+// CHECK: %[[DEN0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[Z]] :
 // CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEN0]], %[[QSCALE]] :
 // CHECK: %[[DEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]] : {{.*}}) outs(%[[DEN1]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[DNUM:[0-9]+]] = linalg.generic {{.*}}ins(%{{.*}}, %[[DEN]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
@@ -253,25 +253,26 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>,
 // CHECK: math.exp
 // CHECK: %[[GDNUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[DNUM]], %[[QSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
 // CHECK: %[[GDDEN:[0-9]+]] = linalg.generic {{.*}}ins(%[[DDEN]], %[[QSCALE]] : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
-// CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDDEN]], %[[Z]]#1 :
-// CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDNUM]], %[[KV]]#1 : {{.*}}) outs(%[[DQ0]] :
+// CHECK: %[[DQ0:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDDEN]], %[[Z]] :
+// CHECK: %[[DQ1:[0-9]+]] = linalg.generic {{.*}}ins(%[[GDNUM]], %[[KV]] : {{.*}}) outs(%[[DQ0]] :
 // CHECK: %[[DQ:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CK]] : {{.*}}) outs(%[[DQ1]] :
 // CHECK: %[[DKV:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[GDNUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16x4xf32>)
 // CHECK: %[[DZ:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[GDDEN]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x16xf32>)
-// CHECK: %[[DSUM:[0-9]+]]:2 = scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
+// CHECK: %[[DSUM:[0-9]+]] = scf.forall (%[[B:.*]], %[[H:.*]], %[[FM:.*]], %[[FE:.*]]) in (2, 2, 16, 4)
+// CHECK: scf.for %[[T:.*]] = %[[C0]] to %[[C2]]
 // CHECK: %[[N:.*]] = arith.subi %[[LAST]], %[[T]] : index
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
-// CHECK: tensor.extract_slice %[[DKV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
-// CHECK: tensor.extract_slice %[[DECAY]][0, %[[N]], 0] [2, 1, 2]
+// CHECK: tensor.insert %{{.*}} into %{{.*}}[%[[N]]] : tensor<2xf32>
+// CHECK: tensor.extract %[[DKV]][%[[B]], %[[N]], %[[H]], %[[FM]], %[[FE]]]
+// CHECK: tensor.extract %[[DECAY]][%[[B]], %[[N]], %[[H]]]
 // CHECK: arith.mulf
 // CHECK-NEXT: arith.addf
-// CHECK: %[[DZS:[0-9]+]]:2 = scf.for
-// CHECK: tensor.extract_slice %[[DZ]]
+// CHECK: %[[DZS:[0-9]+]] = scf.forall
+// CHECK: tensor.extract %[[DZ]]
 // CHECK-NOT: ins(%[[CV]], %[[KSCALE]] :
-// CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[KSCALE]], %[[DZS]]#1 :
-// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%[[VS0]], %[[DSUM]]#1 : {{.*}}) outs(%[[DK0]] :
+// CHECK: %[[DK0:[0-9]+]] = linalg.generic {{.*}}ins(%[[KSCALE]], %[[DZS]] :
+// CHECK: %[[DK1:[0-9]+]] = linalg.generic {{.*}}ins(%[[VS0]], %[[DSUM]] : {{.*}}) outs(%[[DK0]] :
 // CHECK: %[[DK:[0-9]+]] = linalg.generic {{.*}}ins(%[[DS]], %[[CQ]] : {{.*}}) outs(%[[DK1]] :
-// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[DSUM]]#1 :
+// CHECK: %[[DV0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CK]], %[[DSUM]] :
 // CHECK: %[[DV1:[0-9]+]] = linalg.generic {{.*}}ins(%[[DV0]], %[[KSCALE]] :
 // CHECK: %[[DV:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[DNUM]] : {{.*}}) outs(%[[DV1]] :
 // CHECK-DAG: tensor.collapse_shape %[[DQ]] {{\[}}[0], [1, 2], [3], [4]]

@@ -159,13 +159,16 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // Causal Performer by chunks: 6 positions make 2 chunks of 3 (views
 // [B, NC, C, H, D]). The keys are stabilised by the running max of their
 // exponent (masked keys left out): a masked max within each chunk, an
-// exclusive max scan over chunks (an scf.for), so that row i's constant
-// never sees a later key. The per-chunk key/value states (a contraction
+// exclusive max scan over chunks (an scf.forall over the other
+// dimensions, each iteration carrying its own state through the chunks in
+// an scf.for of scalars), so that row i's constant never sees a later
+// key. The per-chunk key/value states (a contraction
 // over the chunk, z with the feature dimension innermost) of the keys
 // rescaled to the chunk's last stabiliser (the scale multiplies the values
 // and weighs z's sum; no rescaled copy of the features is made) go through
-// an exclusive scan over chunks that copies the running state into chunk n
-// before rescaling it by the chunk's decay and adding chunk n; the scores
+// an exclusive scan over chunks of the same form, whose iteration writes
+// its running state into chunk n before rescaling it by the chunk's decay
+// and adding chunk n, and writes its column of chunks as one slice; the scores
 // within each chunk are a contraction over features, rescaled by
 // exp(min(c_j - c_i, 0)) and masked to j <= i; numerator and denominator
 // add the within-chunk sums to the queries' reads of the prefix state,
@@ -194,10 +197,11 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK: arith.select %[[BEFORE]], %{{.*}}, %[[LOWEST]] : f32
 // CHECK: arith.maximumf
 // CHECK: %[[CMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[KROWC]] : tensor<2x2x3x2xf32>) outs(%{{.*}} : tensor<2x2x2xf32>)
-// CHECK: %[[PMAX:[0-9]+]]:2 = scf.for {{.*}} -> (tensor<2x1x2xf32>, tensor<2x2x2xf32>)
-// CHECK: tensor.extract_slice %[[CMAX]]
+// CHECK: %[[PMAX:[0-9]+]] = scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x2x2xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[LOWEST]], %{{.*}} = %{{.*}}) -> (f32, tensor<2xf32>)
+// CHECK: tensor.extract %[[CMAX]]
 // CHECK: arith.maximumf
-// CHECK: %[[RMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[WITHIN]], %[[PMAX]]#1 : tensor<2x2x3x2xf32>, tensor<2x2x2xf32>)
+// CHECK: %[[RMAX:[0-9]+]] = linalg.generic {{.*}}ins(%[[WITHIN]], %[[PMAX]] : tensor<2x2x3x2xf32>, tensor<2x2x2xf32>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.maximumf
 // CHECK: %[[RMAXFLAT:.*]] = tensor.collapse_shape %[[RMAX]] {{\[}}[0], [1, 2], [3]] : tensor<2x2x3x2xf32> into tensor<2x6x2xf32>
@@ -209,13 +213,13 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-DAG: %[[CK:.*]] = tensor.expand_shape %[[PHIK]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 16]
 // CHECK-DAG: %[[CV:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 3, 2, 4]
 // CHECK: %[[END:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]] : tensor<2x2x3x2xf32>) outs(%{{.*}} : tensor<2x2x2xf32>)
-// CHECK: %[[START:[0-9]+]]:2 = scf.for
-// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[RMAX]] :
+// CHECK: %[[START:[0-9]+]] = scf.forall
+// CHECK: %[[QSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]], %[[RMAX]] :
 // CHECK: arith.subf
 // CHECK-NEXT: arith.minimumf %{{.*}}, %[[ZERO]]
 // CHECK-NEXT: math.exp
 // CHECK: %[[KSCALE:[0-9]+]] = linalg.generic {{.*}}ins(%[[RMAX]], %[[END]] :
-// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]]#1, %[[END]] : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
+// CHECK: %[[DECAY:[0-9]+]] = linalg.generic {{.*}}ins(%[[START]], %[[END]] : tensor<2x2x2xf32>, tensor<2x2x2xf32>)
 // CHECK-NOT: ins(%[[CQ]], %[[QSCALE]] :
 // CHECK-NOT: ins(%[[CK]], %[[KSCALE]] :
 // CHECK: %[[VSCALED:[0-9]+]] = linalg.generic {{.*}}ins(%[[CV]], %[[KSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
@@ -226,17 +230,18 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.mulf
 // CHECK-NEXT: arith.addf
-// CHECK: %[[PKV:[0-9]+]]:2 = scf.for %[[N:.*]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (tensor<2x1x2x16x4xf32>, tensor<2x2x2x16x4xf32>)
-// CHECK: %[[INS:.*]] = tensor.insert_slice %[[ACC]] into %[[OUT]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
-// CHECK: %[[CHUNK:.*]] = tensor.extract_slice %[[KV]][0, %[[N]], 0, 0, 0] [2, 1, 2, 16, 4]
-// CHECK: %[[FACTOR:.*]] = tensor.extract_slice %[[DECAY]][0, %[[N]], 0] [2, 1, 2]
-// CHECK: %[[ADD:[0-9]+]] = linalg.generic {{.*}}ins(%[[CHUNK]], %[[FACTOR]] : {{.*}}) outs(%[[ACC]] : tensor<2x1x2x16x4xf32>)
-// CHECK-NEXT: ^bb0(%[[NEW:.*]]: f32, %[[F:.*]]: f32, %[[OLD:.*]]: f32):
-// CHECK-NEXT: %[[KEPT:.*]] = arith.mulf %[[OLD]], %[[F]] : f32
-// CHECK-NEXT: arith.addf %[[KEPT]], %[[NEW]] : f32
+// CHECK: %[[PKV:[0-9]+]] = scf.forall (%[[B:.*]], %[[H:.*]], %[[FM:.*]], %[[FE:.*]]) in (2, 2, 16, 4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x2x2x16x4xf32>)
+// CHECK: %[[COLUMN:.*]]:2 = scf.for %[[N:.*]] = %[[C0]] to %[[C2]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[ZERO]], %[[OUTS:.*]] = %{{.*}}) -> (f32, tensor<2xf32>)
+// CHECK: %[[INS:.*]] = tensor.insert %[[ACC]] into %[[OUTS]][%[[N]]] : tensor<2xf32>
+// CHECK: %[[NEW:.*]] = tensor.extract %[[KV]][%[[B]], %[[N]], %[[H]], %[[FM]], %[[FE]]]
+// CHECK: %[[F:.*]] = tensor.extract %[[DECAY]][%[[B]], %[[N]], %[[H]]]
+// CHECK: %[[KEPT:.*]] = arith.mulf %[[ACC]], %[[F]] : f32
+// CHECK-NEXT: %[[ADD:.*]] = arith.addf %[[KEPT]], %[[NEW]] : f32
 // CHECK: scf.yield %[[ADD]], %[[INS]]
-// CHECK: %[[PZ:[0-9]+]]:2 = scf.for
-// CHECK: tensor.extract_slice %[[Z]]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[COLUMN]]#1 into %[[OUT]][%[[B]], 0, %[[H]], %[[FM]], %[[FE]]] [1, 2, 1, 1, 1] [1, 1, 1, 1, 1] : tensor<2xf32> into tensor<2x2x2x16x4xf32>
+// CHECK: %[[PZ:[0-9]+]] = scf.forall
+// CHECK: tensor.extract %[[Z]]
 // CHECK: %[[S:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[CK]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x3xf32>)
 // CHECK: %[[A:[0-9]+]] = linalg.generic {{.*}}ins(%[[S]], %[[RMAX]], %[[RMAX]] : tensor<2x2x2x3x3xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
 // CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[CI:.*]]: f32, %[[CJ:.*]]: f32,
@@ -247,13 +252,13 @@ func.func @performer(%x: tensor<2x6x8xf64>, %w: tensor<16x4xf64>)
 // CHECK-NEXT: arith.minimumf %{{.*}}, %[[ZERO]]
 // CHECK-NEXT: math.exp
 // CHECK: arith.select %[[KEEP]], %{{.*}}, %[[ZERO]] : f32
-// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PKV]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
+// CHECK: %[[NUM0:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PKV]] : {{.*}}) outs(%{{.*}} : tensor<2x2x3x2x4xf32>)
 // CHECK: %[[NUM1:[0-9]+]] = linalg.generic {{.*}}ins(%[[NUM0]], %[[QSCALE]] : tensor<2x2x3x2x4xf32>, tensor<2x2x3x2xf32>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.mulf
 // CHECK: %[[NUM:[0-9]+]] = linalg.generic {{.*}}ins(%[[A]], %[[CV]] : {{.*}}) outs(%[[NUM1]] : tensor<2x2x3x2x4xf32>)
 // CHECK: %[[DEN0:.*]] = linalg.fill ins(%[[ZERO]] : f32)
-// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PZ]]#1 : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
+// CHECK: %[[DEN1:[0-9]+]] = linalg.generic {{.*}}ins(%[[CQ]], %[[PZ]] : {{.*}}) outs(%[[DEN0]] : tensor<2x2x3x2xf32>)
 // CHECK: %[[DEN2:[0-9]+]] = linalg.generic {{.*}}ins(%[[DEN1]], %[[QSCALE]] : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.mulf
