@@ -812,6 +812,19 @@ Value widenToF32(OpBuilder &b, Location loc, Value x) {
       });
 }
 
+/// The bf16 rounding of `x`, built right after the op that computes `x`
+/// when that op is in the block of `b`'s point: each operand's rounding
+/// then follows its own producer (Primer's convolution of the query, of
+/// the key, of the value), with which the GPU pipeline fuses it, rather
+/// than all three following the last producer.
+Value roundAfterProducer(OpBuilder &b, Location loc, Value x) {
+  OpBuilder::InsertionGuard guard(b);
+  if (Operation *producer = x.getDefiningOp())
+    if (producer->getBlock() == b.getInsertionBlock())
+      b.setInsertionPointAfter(producer);
+  return roundToBF16(b, loc, x);
+}
+
 /// The tensor of a buffer that a kernel wrote.
 Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
   return b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
@@ -893,9 +906,9 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  Value value, Value mask) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
   FlashAttentionForward result;
-  result.query = roundToBF16(b, loc, query);
-  result.key = roundToBF16(b, loc, key);
-  result.value = roundToBF16(b, loc, value);
+  result.query = roundAfterProducer(b, loc, query);
+  result.key = roundAfterProducer(b, loc, key);
+  result.value = roundAfterProducer(b, loc, value);
   FlashKernelBuilder kernel(b, loc, FlashKind::Forward, bandOf(kind), heads,
                             shape,
                             cast<ShapedType>(key.getType()).getDimSize(1));

@@ -170,6 +170,34 @@ func.func @softmax_forward_and_grad(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>
 
 // -----
 
+// With flash-forward, each operand's bf16 rounding is built right after
+// the op that computes it (so that the GPU pipeline fuses it with that op,
+// as with Primer's convolutions of the query, key and value), not all of
+// them after the last.
+
+// FLASH-LABEL: func.func @flash_rounds_after_producers
+// FLASH: %[[Q:.*]] = linalg.fill ins(%arg1 : f32)
+// FLASH-NEXT: tensor.empty() : tensor<1x64x64xbf16>
+// FLASH-NEXT: linalg.generic {{.*}} ins(%[[Q]] : tensor<1x64x64xf32>) outs(%{{.*}} : tensor<1x64x64xbf16>)
+// FLASH: %[[K:.*]] = linalg.fill ins(%arg2 : f32)
+// FLASH-NEXT: tensor.empty() : tensor<1x64x64xbf16>
+// FLASH-NEXT: linalg.generic {{.*}} ins(%[[K]] : tensor<1x64x64xf32>) outs(%{{.*}} : tensor<1x64x64xbf16>)
+// FLASH: %[[V:.*]] = linalg.fill ins(%arg3 : f32)
+// FLASH-NEXT: tensor.empty() : tensor<1x64x64xbf16>
+// FLASH-NEXT: linalg.generic {{.*}} ins(%[[V]] : tensor<1x64x64xf32>) outs(%{{.*}} : tensor<1x64x64xbf16>)
+// FLASH: gpu.launch
+func.func @flash_rounds_after_producers(%x: tensor<1x64x64xf32>, %a: f32,
+                                        %b: f32, %c: f32) -> tensor<1x64x64xf32> {
+  %q = linalg.fill ins(%a : f32) outs(%x : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  %k = linalg.fill ins(%b : f32) outs(%x : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  %v = linalg.fill ins(%c : f32) outs(%x : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  %o = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      : tensor<1x64x64xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32> -> tensor<1x64x64xf32>
+  return %o : tensor<1x64x64xf32>
+}
+
+// -----
+
 // With flash-forward, a causal forward of 2 heads of 64 channels over 128
 // positions is one FlashAttention kernel: Q, K and V rounded to bf16, a
 // block of 128 threads per (query block of 64, batch, head), 2 x 2 x 2
