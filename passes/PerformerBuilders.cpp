@@ -390,8 +390,8 @@ static Value scanChunksByElements(OpBuilder &b, Location loc, Value x,
         Value chunk = nb.create<tensor::ExtractOp>(nloc, x, inChunk(n));
         Value factor;
         if (decay)
-          factor = nb.create<tensor::ExtractOp>(
-              nloc, decay, ValueRange{ivs[0], n, ivs[1]});
+          factor = nb.create<tensor::ExtractOp>(nloc, decay,
+                                                ValueRange{ivs[0], n, ivs[1]});
         Value next = combine(nb, nloc, state[0], chunk, factor);
         nb.create<scf::YieldOp>(nloc, ValueRange{next, written});
       });
@@ -403,8 +403,8 @@ static Value scanChunksByElements(OpBuilder &b, Location loc, Value x,
   sizes[1] = b.getIndexAttr(count);
   SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
   b.create<tensor::ParallelInsertSliceOp>(loc, chunks.getResult(1),
-                                          loop.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
+                                          loop.getRegionIterArgs()[0], offsets,
+                                          sizes, strides);
   return loop.getResult(0);
 }
 
