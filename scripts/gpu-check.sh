@@ -44,9 +44,10 @@
 #      tiny_lm64 of 4 trains 20 steps to the CPU bf16 build's test loss
 #      (1e-2 relative); causal LMs with heads of 16, 64 and 128 channels
 #      (lengths 64 and 128), a classifier with padding keys (heads of
-#      32 channels, reviews padded to 64 tokens), and two Longformers
+#      32 channels, reviews padded to 64 tokens), two Longformers
 #      without global tokens (a causal LM with a dilated window, a
-#      classifier with a window on both sides; flash_models) evaluate CPU
+#      classifier with a window on both sides) and a Longformer classifier
+#      with global tokens 0 and 70 at 256 positions (flash_models) evaluate CPU
 #      float32-trained weights to the CPU float32 build's loss (1e-2
 #      relative: 4's tolerance, for the same reasons), and their first
 #      step's gradients, read from the checkpoint's Adam moments (m =
@@ -158,11 +159,13 @@ flash_data() { [[ $1 == *cls ]] && echo tiny_reviews.jsonl || echo tiny.txt; }
 flash_split() { [[ $1 == *cls ]] || echo "--split train"; }
 
 # The FlashAttention checks' models: causal LMs with heads of 16, 64 and
-# 128 channels, a classifier with padding keys, and two Longformers
-# without global tokens: a causal LM whose two layers have windows of 24
-# and 10 positions, the second 3 apart, and a classifier with a window of
-# 16 positions 2 apart on both sides and padding keys.
-flash_models="h16 h64 h128 cls lf64 lfcls"
+# 128 channels, a classifier with padding keys, two Longformers without
+# global tokens: a causal LM whose two layers have windows of 24 and 10
+# positions, the second 3 apart, and a classifier with a window of 16
+# positions 2 apart on both sides and padding keys; and that classifier
+# at 256 positions with global tokens 0 and 70 (the kernels visit their
+# columns' tiles outside a block's band; their rows are computed apart).
+flash_models="h16 h64 h128 cls lf64 lfcls lfgcls"
 
 # flash_train EXE OUT STEPS NAME: EXE trains model NAME for STEPS steps
 # into OUT on its data (tested on the same data, no evaluations between).
@@ -201,6 +204,11 @@ build_flash() {
       -e 's/^window = .*/window = 16/' -e 's/^dilation = .*/dilation = 2/' \
       -e 's/^global_tokens = .*/global_tokens = []/' \
       "$root/specs/longformer_cls.toml" > "$f/lfcls.toml"
+  sed -f "$root/test/gradcheck/Inputs/tiny.sed" -e 's/^d_model = .*/d_model = 64/' \
+      -e 's/^seq_len = .*/seq_len = 256/' -e 's/^batch = .*/batch = 2/' \
+      -e 's/^window = .*/window = 16/' -e 's/^dilation = .*/dilation = 2/' \
+      -e 's/^global_tokens = .*/global_tokens = [0, 70]/' \
+      "$root/specs/longformer_cls.toml" > "$f/lfgcls.toml"
   local name
   for name in $flash_models; do
     "$tfc" compile "$f/$name.toml" --target=cuda --precision=bf16 \

@@ -37,18 +37,26 @@
 /// summed in a fixed order, so a step gives the same result every time.
 /// When causal, only the tiles that meet the diagonal or lie below it are
 /// visited, the longest blocks first, and the diagonal tiles are masked.
-/// A Longformer's sliding window (without global tokens) is a band of
-/// key-minus-query offsets: only the tiles that meet the band are visited,
-/// so time grows linearly with the sequence, and the tiles that meet its
-/// edges are masked (every visited tile under a dilation, whose offsets
-/// must also be multiples of it). Padding keys are masked from the key
-/// mask. Nothing of size S x S exists, in memory or registers.
+/// A Longformer's sliding window is a band of key-minus-query offsets:
+/// only the tiles that meet the band are visited, so time grows linearly
+/// with the sequence, and the tiles that meet its edges are masked (every
+/// visited tile under a dilation, whose offsets must also be multiples of
+/// it). Its global columns, which every query attends (those at or before
+/// it when causal), are kept by the mask where the band drops them: a
+/// query block visits, before its band's tiles, the tiles of the global
+/// columns outside them that its rows attend; a key block that holds a
+/// global column visits every query tile that attends it. Its global rows
+/// are not the kernels': the caller computes them apart and replaces
+/// them, and zeroes their output gradient before the gradient kernels.
+/// Padding keys are masked from the key mask. Nothing of size S x S
+/// exists, in memory or registers.
 ///
-/// The kernels are built on tensors: the operands are rounded to bf16 by
-/// an element-wise op each and reach the kernels through
-/// `bufferization.to_memref` (read-only); their outputs are buffers of
-/// their own returned as tensors by `bufferization.to_tensor` (restrict,
-/// writable), so that bufferization places them like any other tensor.
+/// The kernels are built on tensors (FlashAttentionTensors.cpp): the
+/// operands are rounded to bf16 by an element-wise op each and reach the
+/// kernels through `bufferization.to_memref` (read-only); their outputs
+/// are buffers of their own returned as tensors by
+/// `bufferization.to_tensor` (restrict, writable), so that bufferization
+/// places them like any other tensor.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -57,13 +65,11 @@
 #include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -87,15 +93,16 @@ const double kLog2e = 1.0 / std::log(2.0);
 /// streamed tiles fit in the 48 KiB of static shared memory.
 int64_t streamTileRows(int64_t headDim) { return headDim > 64 ? 32 : 64; }
 
-/// The three kernels.
-enum class FlashKind { Forward, QueryGrad, KeyValueGrad };
-
 /// The keys that a query attends, by the key's position minus the query's,
 /// `delta`: `-back <= delta <= ahead`, `delta` a multiple of `dilation`;
-/// no limit on a side that is `kUnbounded`.
+/// no limit on a side that is `kUnbounded`. Besides the band, every query
+/// attends the keys at the `globals` positions (a Longformer's global
+/// columns), only those up to itself when `globalsCausal`.
 struct FlashBand {
   static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
   int64_t back = kUnbounded, ahead = kUnbounded, dilation = 1;
+  SmallVector<int64_t> globals;
+  bool globalsCausal = false;
 
   bool boundedBack() const { return back != kUnbounded; }
   bool boundedAhead() const { return ahead != kUnbounded; }
@@ -104,7 +111,7 @@ struct FlashBand {
 };
 
 /// The band of an attention of `kind` (`#tfc.softmax` or a
-/// `#tfc.longformer` without global tokens).
+/// `#tfc.longformer`), with the Longformer's global columns.
 FlashBand bandOf(Attribute kind) {
   FlashBand band;
   if (auto softmax = dyn_cast<SoftmaxAttr>(kind)) {
@@ -116,10 +123,12 @@ FlashBand bandOf(Attribute kind) {
   band.dilation = longformer.getDilation();
   band.back = longformer.getStepsBack() * band.dilation;
   band.ahead = longformer.getStepsAhead() * band.dilation;
+  band.globals = longformer.getGlobalPositions();
+  band.globalsCausal = longformer.getCausal();
   return band;
 }
 
-class FlashKernelBuilder : IndexArithmetic {
+class FlashKernelBuilder : IndexArithmetic, public FlashKernelBuffers {
 public:
   FlashKernelBuilder(OpBuilder &builder, Location loc, FlashKind kind,
                      FlashBand band, int64_t heads,
@@ -127,12 +136,6 @@ public:
       : IndexArithmetic(builder, loc), kind(kind), band(band), heads(heads),
         batch(queryShape[0]), queries(queryShape[1]), keys(keys),
         headDim(queryShape[2] / heads), tileRows(streamTileRows(headDim)) {}
-
-  /// The kernel's buffers: bf16 Q, K, V and dO, the float32 key mask (or
-  /// null), the forward's log-sum-exp and `D = rowsum(dO O)` (`[B, H,
-  /// Sq]`); the outputs it writes (float32).
-  Value q16, k16, v16, grad16, mask, lse, delta;
-  Value out, lseOut, dq, dk, dv;
 
   /// The kernel, at the builder's point.
   void build();
@@ -225,9 +228,9 @@ private:
   /// `leading`, 16 bytes each, consecutive threads along a row.
   void copyRows(Value source, Value first, int64_t rows, Value tile,
                 ValueRange leading, SmallVector<Value> &tokens);
-  /// The copies of streamed tile `kt` of both streamed operands into stage
-  /// kt % 2.
-  void copyStreamTile(Value kt, SmallVector<Value> &tokens);
+  /// The copies of streamed tile `kt` of both streamed operands into
+  /// `stage`.
+  void copyStreamTile(Value kt, Value stage, SmallVector<Value> &tokens);
   /// The warp's A fragments of the staging tile: rows ((l / 8) % 2) 8 +
   /// l % 8 of its 16, chunk l / 16 of each 16 channels.
   SmallVector<SmallVector<Value>> ownFragments();
@@ -277,8 +280,27 @@ private:
   streamedOffsets() const;
   /// The first and end streamed tiles that meet the band for the block's
   /// own rows (when causal: the key tiles up to the diagonal, or the query
-  /// tiles from it on).
+  /// tiles from it on); for a block of keys that holds a global column,
+  /// every query tile that attends it.
   std::pair<Value, Value> streamedTiles();
+  /// Whether key `key` is a global column.
+  Value isGlobal(Value key);
+  /// 1 when `flag`, else 0 (an index).
+  Value oneIf(Value flag) {
+    return b.create<arith::SelectOp>(loc, flag, index(1), index(0));
+  }
+
+  /// The streamed tiles a block visits, in order: the global key tiles
+  /// outside [first, end) that it attends (`extraTiles`, each with whether
+  /// the block visits it), then [first, end). The loop over them runs its
+  /// counter over [lower, upper); `tileAt` maps the counter to the tile.
+  struct Visits {
+    Value first, end;
+    SmallVector<std::pair<int64_t, Value>> extraTiles;
+    Value lower, upper;
+  };
+  Visits visits();
+  Value tileAt(const Visits &visits, Value counter);
 };
 
 Value FlashKernelBuilder::addTile(gpu::LaunchOp launch, int64_t rows,
@@ -314,8 +336,8 @@ void FlashKernelBuilder::copyRows(Value source, Value first, int64_t rows,
   }
 }
 
-void FlashKernelBuilder::copyStreamTile(Value kt, SmallVector<Value> &tokens) {
-  Value stage = rem(kt, 2);
+void FlashKernelBuilder::copyStreamTile(Value kt, Value stage,
+                                        SmallVector<Value> &tokens) {
   Value first = b.create<arith::MulIOp>(loc, kt, index(tileRows));
   SmallVector<Value> operands = streamedOperands();
   for (int64_t i = 0; i < 2; ++i)
@@ -387,6 +409,19 @@ void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
     auto maskBand = [&](MutableArrayRef<Value> scores) {
       Value offset =
           b.create<arith::SubIOp>(loc, streamRow(kt, 0, 0), ownRow(0));
+      // Whether the key of score q of tile j is a global column: the
+      // streamed row of its column (2 per tile), or its own row.
+      SmallVector<Value> globalKey;
+      for (int64_t j = 0; j < scoreTiles() && !band.globals.empty(); ++j)
+        for (int64_t q = 0; q < 4; ++q) {
+          if (ownQueries())
+            globalKey.push_back(q >= 2 ? globalKey[j * 4 + q - 2]
+                                       : isGlobal(streamRow(kt, j, q)));
+          else
+            globalKey.push_back(j > 0   ? globalKey[q]
+                                : q % 2 ? globalKey[q - 1]
+                                        : isGlobal(ownRow(q / 2)));
+        }
       for (int64_t j = 0; j < scoreTiles(); ++j)
         for (int64_t q = 0; q < 4; ++q) {
           Value d = add(offset, j * kMmaCols + q % 2 - 8 * (q / 2));
@@ -405,6 +440,24 @@ void FlashKernelBuilder::maskScores(Value kt, MutableArrayRef<Value> s,
           Value masked = outside.front();
           for (Value other : ArrayRef<Value>(outside).drop_front())
             masked = b.create<arith::OrIOp>(loc, masked, other);
+          if (!band.globals.empty()) {
+            // A global column is attended from outside the band too (only
+            // by the queries at or after it when causal: d <= 0 for a
+            // streamed key, d >= 0 for an own one).
+            Value attended = globalKey[j * 4 + q];
+            if (band.globalsCausal)
+              attended = b.create<arith::AndIOp>(
+                  loc, attended,
+                  b.create<arith::CmpIOp>(loc,
+                                          ownQueries()
+                                              ? arith::CmpIPredicate::sle
+                                              : arith::CmpIPredicate::sge,
+                                          d, index(0)));
+            masked = b.create<arith::AndIOp>(
+                loc, masked,
+                b.create<arith::XOrIOp>(
+                    loc, attended, b.create<arith::ConstantIntOp>(loc, 1, 1)));
+          }
           Value &score = scores[j * 4 + q];
           score = b.create<arith::SelectOp>(loc, masked, minusInf(), score);
         }
@@ -649,7 +702,98 @@ std::pair<Value, Value> FlashKernelBuilder::streamedTiles() {
     endTile =
         b.create<arith::MinUIOp>(loc, div(end, tileRows), index(streamTiles));
   }
+  if (ownQueries() || band.globals.empty())
+    return {firstTile, endTile};
+  // Keys: every query attends a global column (from the column on when
+  // causal, which the band's first tile already is).
+  Value holdsGlobal;
+  for (int64_t position : band.globals) {
+    Value inBlock = b.create<arith::AndIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, firstOwn,
+                                index(position)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt,
+                                add(firstOwn, kBlockRows), index(position)));
+    holdsGlobal = holdsGlobal
+                      ? b.create<arith::OrIOp>(loc, holdsGlobal, inBlock)
+                      : inBlock;
+  }
+  endTile =
+      b.create<arith::SelectOp>(loc, holdsGlobal, index(streamTiles), endTile);
+  if (!band.globalsCausal)
+    firstTile =
+        b.create<arith::SelectOp>(loc, holdsGlobal, index(0), firstTile);
   return {firstTile, endTile};
+}
+
+Value FlashKernelBuilder::isGlobal(Value key) {
+  Value global;
+  for (int64_t position : band.globals) {
+    Value at = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, key,
+                                       index(position));
+    global = global ? b.create<arith::OrIOp>(loc, global, at) : at;
+  }
+  return global;
+}
+
+FlashKernelBuilder::Visits FlashKernelBuilder::visits() {
+  Visits visits;
+  std::tie(visits.first, visits.end) = streamedTiles();
+  visits.lower = visits.first;
+  visits.upper = visits.end;
+  if (!ownQueries() || band.globals.empty())
+    return visits;
+  // The key tiles of the global columns, each with its first global
+  // position: a block visits one outside [first, end) when one of its rows
+  // attends that position (any row, or, when causal, its last).
+  SmallVector<std::pair<int64_t, int64_t>> tiles;
+  for (int64_t position : band.globals)
+    if (tiles.empty() || tiles.back().first != position / tileRows)
+      tiles.push_back({position / tileRows, position});
+  Value count = index(0);
+  for (auto [tile, position] : tiles) {
+    Value outside = b.create<arith::OrIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, index(tile),
+                                visits.first),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, index(tile),
+                                visits.end));
+    if (band.globalsCausal)
+      outside = b.create<arith::AndIOp>(
+          loc, outside,
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
+                                  index(position),
+                                  add(firstOwn, kBlockRows - 1)));
+    visits.extraTiles.push_back({tile, outside});
+    count = add(count, oneIf(outside));
+  }
+  visits.lower = index(0);
+  visits.upper =
+      add(count, b.create<arith::SubIOp>(loc, visits.end, visits.first));
+  return visits;
+}
+
+Value FlashKernelBuilder::tileAt(const Visits &visits, Value counter) {
+  if (visits.extraTiles.empty())
+    return counter;
+  // The counter's extra tile when it is below their count, else the
+  // band's tile `counter - count`.
+  Value before = index(0), tile;
+  for (auto [extra, visited] : visits.extraTiles) {
+    Value here = b.create<arith::AndIOp>(
+        loc, visited,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, counter,
+                                before));
+    tile =
+        tile ? b.create<arith::SelectOp>(loc, here, index(extra), tile)
+             : b.create<arith::SelectOp>(loc, here, index(extra), visits.first);
+    before = add(before, oneIf(visited));
+  }
+  Value bandTile =
+      add(visits.first, b.create<arith::SubIOp>(loc, counter, before));
+  Value inBand =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, counter, before);
+  return b.create<arith::SelectOp>(loc, inBand, bandTile, tile);
 }
 
 void FlashKernelBuilder::build() {
@@ -687,7 +831,7 @@ void FlashKernelBuilder::build() {
   halfChunk = rem(div(lane, 8), 2);
   quarterChunk = div(lane, 16);
 
-  auto [firstTile, endTile] = streamedTiles();
+  Visits tiles = visits();
 
   // The own operands through the staging tile into registers, the first's
   // copies in one group with the first streamed tile's.
@@ -700,7 +844,7 @@ void FlashKernelBuilder::build() {
       b.create<gpu::BarrierOp>(loc);
     copyRows(operand, firstOwn, kBlockRows, staging, {}, tokens);
     if (i == 0)
-      copyStreamTile(firstTile, tokens);
+      copyStreamTile(tileAt(tiles, tiles.lower), rem(tiles.lower, 2), tokens);
     group = b.create<nvgpu::DeviceAsyncCreateGroupOp>(loc, tokenType(), tokens);
     b.create<nvgpu::DeviceAsyncWaitOp>(loc, group, b.getI32IntegerAttr(0));
     b.create<gpu::BarrierOp>(loc);
@@ -740,25 +884,26 @@ void FlashKernelBuilder::build() {
     break;
   }
   init.push_back(group);
-  auto loop = b.create<scf::ForOp>(loc, firstTile, endTile, one, init);
+  auto loop = b.create<scf::ForOp>(loc, tiles.lower, tiles.upper, one, init);
   {
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
+    Value counter = loop.getInductionVar();
+    Value kt = tileAt(tiles, counter);
     SmallVector<Value> carried(loop.getRegionIterArgs());
     b.create<nvgpu::DeviceAsyncWaitOp>(loc, carried.back(),
                                        b.getI32IntegerAttr(0));
     b.create<gpu::BarrierOp>(loc);
-    Value nextTile = add(kt, 1);
-    Value more = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                         nextTile, endTile);
+    Value next = add(counter, 1);
+    Value more = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, next,
+                                         tiles.upper);
     auto ifOp = b.create<scf::IfOp>(loc, TypeRange{tokenType()}, more,
                                     /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard ifGuard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       SmallVector<Value> tokens;
-      copyStreamTile(nextTile, tokens);
+      copyStreamTile(tileAt(tiles, next), rem(next, 2), tokens);
       b.create<scf::YieldOp>(loc, b.create<nvgpu::DeviceAsyncCreateGroupOp>(
                                        loc, tokenType(), tokens)
                                       .getResult());
@@ -767,7 +912,7 @@ void FlashKernelBuilder::build() {
                                        loc, tokenType(), ValueRange{})
                                       .getResult());
     }
-    Value stage = rem(kt, 2);
+    Value stage = rem(counter, 2);
     MutableArrayRef<Value> state = MutableArrayRef<Value>(carried).drop_back();
     switch (kind) {
     case FlashKind::Forward:
@@ -786,84 +931,6 @@ void FlashKernelBuilder::build() {
   finish(loop.getResults().drop_back());
 }
 
-/// A read-only buffer of the tensor `x`.
-Value bufferOf(OpBuilder &b, Location loc, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  return b.create<bufferization::ToMemrefOp>(
-      loc, MemRefType::get(type.getShape(), type.getElementType()), x,
-      /*read_only=*/true);
-}
-
-/// A buffer of `shape` for a kernel to write, float32 unless `element`.
-Value outputBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                   Type element = {}) {
-  return b.create<memref::AllocOp>(
-      loc, MemRefType::get(shape, element ? element : b.getF32Type()));
-}
-
-/// `x` (bf16) widened to float32 by an element-wise op of identity maps,
-/// which tfc-precision rounds back to `x` itself.
-Value widenToF32(OpBuilder &b, Location loc, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  return elementwise(
-      b, loc, type.getShape(), b.getF32Type(), ValueRange{x},
-      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[0]);
-      });
-}
-
-/// The bf16 rounding of `x`, built right after the op that computes `x`
-/// when that op is in the block of `b`'s point: each operand's rounding
-/// then follows its own producer (Primer's convolution of the query, of
-/// the key, of the value), with which the GPU pipeline fuses it, rather
-/// than all three following the last producer.
-Value roundAfterProducer(OpBuilder &b, Location loc, Value x) {
-  OpBuilder::InsertionGuard guard(b);
-  if (Operation *producer = x.getDefiningOp())
-    if (producer->getBlock() == b.getInsertionBlock())
-      b.setInsertionPointAfter(producer);
-  return roundToBF16(b, loc, x);
-}
-
-/// The tensor of a buffer that a kernel wrote.
-Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
-  return b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                             /*writable=*/true);
-}
-
-/// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
-/// (`[B, S, D]`, float32) and `out` (the same, bf16, widened in the sum)
-/// viewed as `[B, S, H, Dh]`.
-Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
-                Value out) {
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
-  SmallVector<int64_t> split = {shape[0], shape[1], heads, shape[2] / heads};
-  Value init =
-      filledTensor(b, loc, {shape[0], heads, shape[1]}, b.getF32Type(), 0.0);
-  // Loops (b, h, s, e), in the order of the result's dimensions: its
-  // threads are those of its zero fill, which tfc-gpu-merge-launches then
-  // merges into it.
-  MLIRContext *ctx = b.getContext();
-  AffineExpr bd = getAffineDimExpr(0, ctx), hd = getAffineDimExpr(1, ctx),
-             s = getAffineDimExpr(2, ctx), e = getAffineDimExpr(3, ctx);
-  AffineMap rows = AffineMap::get(4, 0, {bd, s, hd, e}, ctx);
-  auto parallel = utils::IteratorType::parallel;
-  auto sum = b.create<linalg::GenericOp>(
-      loc, init.getType(),
-      ValueRange{reshape(b, loc, grad, split), reshape(b, loc, out, split)},
-      ValueRange{init},
-      SmallVector<AffineMap>{rows, rows, AffineMap::get(4, 0, {bd, hd, s}, ctx)},
-      SmallVector<utils::IteratorType>{parallel, parallel, parallel,
-                                       utils::IteratorType::reduction},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value o = nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[1]);
-        Value product = nb.create<arith::MulFOp>(nloc, args[0], o);
-        nb.create<linalg::YieldOp>(
-            nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[2], product)});
-      });
-  return sum.getResult(0);
-}
-
 } // namespace
 
 namespace mlir::tfc {
@@ -872,7 +939,9 @@ bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
                          Value mask) {
   auto longformer = dyn_cast<LongformerAttr>(kind);
   if (!isa<SoftmaxAttr>(kind) &&
-      (!longformer || !longformer.getGlobalTokens().empty()))
+      (!longformer ||
+       static_cast<int64_t>(longformer.getGlobalPositions().size()) >
+           kMaxFlashGlobals))
     return false;
   auto qType = dyn_cast<RankedTensorType>(query.getType());
   auto kType = dyn_cast<RankedTensorType>(key.getType());
@@ -900,64 +969,14 @@ bool flashAttentionGradientTakes(int64_t heads, Value query) {
   return cast<ShapedType>(query.getType()).getDimSize(2) / heads <= 64;
 }
 
-FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
-                                                 Attribute kind, int64_t heads,
-                                                 Value query, Value key,
-                                                 Value value, Value mask) {
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
-  FlashAttentionForward result;
-  result.query = roundAfterProducer(b, loc, query);
-  result.key = roundAfterProducer(b, loc, key);
-  result.value = roundAfterProducer(b, loc, value);
-  FlashKernelBuilder kernel(b, loc, FlashKind::Forward, bandOf(kind), heads,
-                            shape,
-                            cast<ShapedType>(key.getType()).getDimSize(1));
-  kernel.q16 = bufferOf(b, loc, result.query);
-  kernel.k16 = bufferOf(b, loc, result.key);
-  kernel.v16 = bufferOf(b, loc, result.value);
-  if (mask)
-    kernel.mask = bufferOf(b, loc, mask);
-  kernel.out = outputBuffer(b, loc, shape, b.getBF16Type());
-  kernel.lseOut = outputBuffer(b, loc, {shape[0], heads, shape[1]});
+void buildFlashKernel(OpBuilder &b, Location loc, FlashKind kernelKind,
+                      Attribute kind, int64_t heads,
+                      ArrayRef<int64_t> queryShape, int64_t keys,
+                      const FlashKernelBuffers &buffers) {
+  FlashKernelBuilder kernel(b, loc, kernelKind, bandOf(kind), heads, queryShape,
+                            keys);
+  static_cast<FlashKernelBuffers &>(kernel) = buffers;
   kernel.build();
-  result.out16 = tensorOf(b, loc, kernel.out);
-  result.out = widenToF32(b, loc, result.out16);
-  result.lse = tensorOf(b, loc, kernel.lseOut);
-  return result;
-}
-
-SmallVector<Value>
-buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
-                            int64_t heads, const FlashAttentionForward &forward,
-                            Value grad, Value mask) {
-  ArrayRef<int64_t> qShape =
-      cast<RankedTensorType>(forward.query.getType()).getShape();
-  ArrayRef<int64_t> kShape =
-      cast<RankedTensorType>(forward.key.getType()).getShape();
-  Value delta = rowDeltas(b, loc, heads, grad, forward.out16);
-  Value grad16 = roundToBF16(b, loc, grad);
-  SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
-                                outputBuffer(b, loc, kShape),
-                                outputBuffer(b, loc, kShape)};
-  FlashBand band = bandOf(kind);
-  for (FlashKind kernelKind : {FlashKind::QueryGrad, FlashKind::KeyValueGrad}) {
-    FlashKernelBuilder kernel(b, loc, kernelKind, band, heads, qShape,
-                              kShape[1]);
-    kernel.q16 = bufferOf(b, loc, forward.query);
-    kernel.k16 = bufferOf(b, loc, forward.key);
-    kernel.v16 = bufferOf(b, loc, forward.value);
-    kernel.grad16 = bufferOf(b, loc, grad16);
-    kernel.lse = bufferOf(b, loc, forward.lse);
-    kernel.delta = bufferOf(b, loc, delta);
-    if (mask)
-      kernel.mask = bufferOf(b, loc, mask);
-    kernel.dq = outputs[0];
-    kernel.dk = outputs[1];
-    kernel.dv = outputs[2];
-    kernel.build();
-  }
-  return {tensorOf(b, loc, outputs[0]), tensorOf(b, loc, outputs[1]),
-          tensorOf(b, loc, outputs[2])};
 }
 
 } // namespace mlir::tfc

@@ -61,14 +61,21 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     log-sum-exp, so that dQ needs no atomics and every sum has one order.
     Heads of 128 channels keep the row loops for the gradient, which then
     read the forward's log-sum-exp and the same bf16 operands, widened.
-    With `flash-forward` a `#tfc.longformer` attention without global
-    tokens (equal lengths) runs as the same kernels, its sliding window a
-    band of key-minus-query offsets (`dilation` apart): each block visits
-    only the streamed tiles that meet the band, and masks the scores of
-    those that meet its edges (all of them under a dilation); its
-    gradient runs as the two gradient kernels after such a forward, and
-    is otherwise left, as every other Longformer attention, to
-    tfc-blocked-attention.
+    With `flash-forward` a `#tfc.longformer` attention with at most 8
+    global tokens (equal lengths) runs as the same kernels, its sliding
+    window a band of key-minus-query offsets (`dilation` apart): each
+    block visits only the streamed tiles that meet the band, and masks the
+    scores of those that meet its edges (all of them under a dilation);
+    the scores of its global columns are kept where the band drops them,
+    a query block also visiting the tiles of the global columns that its
+    rows attend and a key block that holds one every query tile that
+    attends it. Its global rows are one-row attentions through the global
+    projections that replace the kernel's rows (longformerGlobalRows, as
+    tfc-lower-to-linalg builds them); their output gradient is zeroed
+    before the gradient kernels, and the global projections' gradients
+    are those of the one-row attentions. Its gradient runs as the two
+    gradient kernels after such a forward, and is otherwise left, as
+    every other Longformer attention, to tfc-blocked-attention.
     The kernels use shared memory, barriers and warp-wide instructions,
     so `--gpu-emulate` cannot run them; only a GPU run checks their
     results.

@@ -45,6 +45,7 @@
 
 #include "codegen/gpu/Passes.h"
 #include "codegen/gpu/Utils.h"
+#include "passes/AttentionBuilders.h"
 #include "passes/Passes.h"
 #include "passes/Utils.h"
 
@@ -412,6 +413,43 @@ bool sameAttention(AttentionOp attention, AttentionGradOp grad) {
          attention.getMask() == grad.getMask();
 }
 
+/// The global token positions of a Longformer attention of `kind`; none
+/// for another kind.
+SmallVector<int64_t> globalPositions(Attribute kind) {
+  auto longformer = dyn_cast<LongformerAttr>(kind);
+  return longformer ? longformer.getGlobalPositions() : SmallVector<int64_t>();
+}
+
+/// The output of a Longformer attention with global tokens from its local
+/// rows' output `local [B, S, D]` (a FlashAttention kernel's): each global
+/// row replaced by its one-row attention through the global projections,
+/// as tfc-lower-to-linalg does.
+Value withGlobalRows(OpBuilder &b, Location loc, AttentionOp op, Value local) {
+  auto kind = cast<LongformerAttr>(op.getKind());
+  int64_t heads = op.getHeads();
+  Value rows = attention::longformerGlobalRows(
+      b, loc, attention::splitHeads(b, loc, local, heads), op.getGlobalQuery(),
+      op.getGlobalKey(), op.getGlobalValue(), op.getMask(), heads,
+      kind.getGlobalPositions(), kind.getCausal());
+  return attention::mergeHeads(b, loc, rows);
+}
+
+/// `grad [B, S, D]` with zeros at the rows `globals`, whose output the
+/// forward replaced: the output gradient of the local rows.
+Value withoutGlobalRows(OpBuilder &b, Location loc, Value grad,
+                        ArrayRef<int64_t> globals) {
+  ArrayRef<int64_t> shape = shapeOf(grad);
+  Type element = elementOf(grad);
+  return elementwise(
+      b, loc, shape, element,
+      ValueRange{grad, attention::positionFlags(b, loc, globals, shape[1])},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::SelectOp>(
+            nloc, args[1], floatConstant(nb, nloc, element, 0.0), args[0]);
+      },
+      {b.getMultiDimIdentityMap(3), attention::loopDims(b, 3, {1})});
+}
+
 struct TfcRowAttentionPass
     : public tfc::impl::TfcRowAttentionBase<TfcRowAttentionPass> {
   using TfcRowAttentionBase::TfcRowAttentionBase;
@@ -479,6 +517,15 @@ struct TfcRowAttentionPass
           forward = buildFlashAttentionForward(
               b, op->getLoc(), kind, attention.getHeads(), attention.getQuery(),
               attention.getKey(), attention.getValue(), attention.getMask());
+          if (!globalPositions(kind).empty()) {
+            // The kernel's output is the local rows'; the gradient reads
+            // it (D) and its log-sum-exp.
+            attention.getResult().replaceAllUsesWith(
+                withGlobalRows(b, op->getLoc(), attention, forward.out));
+            lowered[op] = forward;
+            op->erase();
+            continue;
+          }
         } else {
           RowAttentionBuilder rows(b, op->getLoc(), cast<SoftmaxAttr>(kind),
                                    attention.getHeads(), attention.getQuery(),
@@ -493,11 +540,28 @@ struct TfcRowAttentionPass
         auto grad = cast<AttentionGradOp>(op);
         FlashAttentionForward forward = lowered.lookup(forwardOf.lookup(op));
         SmallVector<Value> grads;
+        SmallVector<int64_t> globals = globalPositions(grad.getKind());
         if (forward.query &&
             flashAttentionGradientTakes(grad.getHeads(), grad.getQuery())) {
+          Value localGrad = grad.getGrad();
+          if (!globals.empty())
+            localGrad = withoutGlobalRows(b, op->getLoc(), localGrad, globals);
           grads = buildFlashAttentionGradient(b, op->getLoc(), grad.getKind(),
                                               grad.getHeads(), forward,
-                                              grad.getGrad(), grad.getMask());
+                                              localGrad, grad.getMask());
+          if (!globals.empty()) {
+            auto longformer = cast<LongformerAttr>(grad.getKind());
+            SmallVector<Value> globalGrads =
+                attention::longformerGlobalRowGrads(
+                    b, op->getLoc(), grad.getGlobalQuery(), grad.getGlobalKey(),
+                    grad.getGlobalValue(), grad.getMask(),
+                    attention::splitHeads(b, op->getLoc(), grad.getGrad(),
+                                          grad.getHeads()),
+                    grad.getHeads(), globals, longformer.getCausal());
+            for (auto [old, computed] :
+                 llvm::zip_equal(grad.getGlobalGrads(), globalGrads))
+              old.replaceAllUsesWith(computed);
+          }
         } else {
           // After a FlashAttention forward, the row loops read the same
           // bf16 operands as it did, so that their probabilities are those

@@ -235,10 +235,16 @@ inline constexpr StringLiteral kFlashAttentionTileAttr =
 /// (storePair's, read by tfc-gpu-flash-roundings).
 inline constexpr StringLiteral kFlashRowStoreAttr = "tfc.flash_row_store";
 
+/// The most global tokens of a Longformer that the FlashAttention kernels
+/// take (each global column is a comparison in every masked score).
+inline constexpr int64_t kMaxFlashGlobals = 8;
+
 /// Whether the FlashAttention forward kernel takes an attention of `kind`
 /// and `heads` heads over these float32 tensors: `#tfc.softmax`, or a
-/// `#tfc.longformer` without global tokens (its sliding window, dilation
-/// included, masks the tiles it meets); static `[B, Sq, D]` queries and
+/// `#tfc.longformer` with at most kMaxFlashGlobals global tokens (its
+/// sliding window, dilation included, masks the tiles it meets; the tiles
+/// of its global columns are visited too, and its global rows computed
+/// apart by the caller); static `[B, Sq, D]` queries and
 /// `[B, Sk, D]` keys, a head dimension of 16, 32, 64 or 128, Sq and Sk
 /// multiples of 64, equal when causal or a window; a float32 key mask
 /// `[B, Sk]` or none.
@@ -250,6 +256,29 @@ bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
 /// 64 channels (the key blocks' kernel holds dK, dV, K and V in
 /// registers).
 bool flashAttentionGradientTakes(int64_t heads, Value query);
+
+/// The three FlashAttention kernels: the forward, the query gradient (one
+/// block per query block), the key and value gradient (one per key block).
+enum class FlashKind { Forward, QueryGrad, KeyValueGrad };
+
+/// The buffers of a FlashAttention kernel: bf16 Q, K, V and dO, the
+/// float32 key mask (or null), the forward's log-sum-exp and `D =
+/// rowsum(dO O)` (`[B, H, Sq]`); the outputs it writes (the forward's O in
+/// bf16 and log-sum-exp, the gradients in float32). A kernel uses those of
+/// its kind.
+struct FlashKernelBuffers {
+  Value q16, k16, v16, grad16, mask, lse, delta;
+  Value out, lseOut, dq, dk, dv;
+};
+
+/// The FlashAttention kernel `kernel` of an attention of `kind` that
+/// flashAttentionTakes (`heads` heads, queries of `queryShape` `[B, Sq,
+/// D]`, `keys` keys) on `buffers`, a `gpu.launch` at `b`'s point
+/// (FlashAttention.cpp).
+void buildFlashKernel(OpBuilder &b, Location loc, FlashKind kernel,
+                      Attribute kind, int64_t heads,
+                      ArrayRef<int64_t> queryShape, int64_t keys,
+                      const FlashKernelBuffers &buffers);
 
 /// The tensors of an attention's forward that its gradient reads: the
 /// output, each row's log-sum-exp, and (after a FlashAttention kernel)
@@ -266,7 +295,7 @@ struct FlashAttentionForward {
 /// out-projection reads; widened to float32 by an element-wise op that
 /// tfc-precision rounds back to the kernel's output), each row's
 /// log-sum-exp `[B, H, Sq]` (float32), and the bf16 roundings of the
-/// operands that it reads (FlashAttention.cpp).
+/// operands that it reads (FlashAttentionTensors.cpp).
 FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  Attribute kind, int64_t heads,
                                                  Value query, Value key,

@@ -123,10 +123,11 @@ cl::opt<GpuAttention> gpuAttention(
                    "query and key blocks, a kernel per block operation"),
         clEnumValN(GpuAttention::Flash, "flash",
                    "with --precision=bf16: each softmax or Longformer "
-                   "(without global tokens) attention that fits (head "
-                   "dimension 16 to 128, lengths that 64 divides) one "
-                   "FlashAttention kernel on the tensor cores, its gradient "
-                   "two (up to 64 channels), the rest as with rows")),
+                   "(up to 8 global tokens, whose rows are computed apart) "
+                   "attention that fits (head dimension 16 to 128, lengths "
+                   "that 64 divides) one FlashAttention kernel on the "
+                   "tensor cores, its gradient two (up to 64 channels), the "
+                   "rest as with rows")),
     cl::init(GpuAttention::Rows), cl::cat(compileCategory));
 
 cl::opt<std::string>

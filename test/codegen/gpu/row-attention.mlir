@@ -447,7 +447,7 @@ func.func @flash_longformer(%q: tensor<1x256x64xf32>, %k: tensor<1x256x64xf32>,
 // A non-causal window of 8 steps, 2 apart (offsets -8..8, even): every
 // visited tile is masked, with no branch, each score also by its offset's
 // remainder by 2; padding keys by the mask. Without flash-forward, and
-// with global tokens, a Longformer attention is left to
+// with more than 8 global tokens, a Longformer attention is left to
 // tfc-blocked-attention.
 
 // CHECK-LABEL: func.func @flash_longformer_dilated
@@ -465,7 +465,7 @@ func.func @flash_longformer(%q: tensor<1x256x64xf32>, %k: tensor<1x256x64xf32>,
 // FLASH: arith.select
 // FLASH: arith.cmpf une
 // FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
-// FLASH: tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0]>
+// FLASH: tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0, 1, 2, 3, 4, 5, 6, 7, 8]>
 // FLASH: return
 func.func @flash_longformer_dilated(%q: tensor<2x128x128xf32>, %k: tensor<2x128x128xf32>,
                                     %v: tensor<2x128x128xf32>, %m: tensor<2x128xf32>)
@@ -473,8 +473,57 @@ func.func @flash_longformer_dilated(%q: tensor<2x128x128xf32>, %k: tensor<2x128x
   %a = tfc.attention #tfc.longformer<window = 8, dilation = 2, global = []> heads 2 %q, %k, %v
       mask(%m : tensor<2x128xf32>)
       : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32> -> tensor<2x128x128xf32>
-  %b = tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0]> heads 2 %q, %k, %v
+  %b = tfc.attention #tfc.longformer<window = 8, dilation = 2, global = [0, 1, 2, 3, 4, 5, 6, 7, 8]> heads 2 %q, %k, %v
       mask(%m : tensor<2x128xf32>) global(%q, %k, %v : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32>)
       : tensor<2x128x128xf32>, tensor<2x128x128xf32>, tensor<2x128x128xf32> -> tensor<2x128x128xf32>
   return %a, %b : tensor<2x128x128xf32>, tensor<2x128x128xf32>
+}
+
+// -----
+
+// A causal window of 32 with global tokens 0 and 70 (key tiles 0 and 1 of
+// 64): each query block visits, before its band's tiles, those of the
+// global columns outside them that its rows attend (70 only from the
+// block of rows 64..127 on), by a counter from 0 that selects its tile;
+// a masked score is kept where its key is global and at or before its
+// query. The global rows are replaced by their one-row attentions through
+// the global projections (row 0, then row 70). The gradient zeroes the
+// output gradient's global rows before D and the kernels; each key block
+// that holds a global column streams every query tile from its own on
+// (the end tile 4, the last); the global projections' gradients are those
+// of the one-row attentions.
+
+// FLASH-LABEL: func.func @flash_longformer_global
+// FLASH: gpu.launch
+// FLASH: arith.cmpi ule, %c70{{.*}}, %{{.*}} : index
+// FLASH: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1{{.*}} iter_args(
+// FLASH: arith.cmpi eq, %{{.*}}, %c70{{.*}} : index
+// FLASH: arith.cmpi sle, %{{.*}}, %c0{{.*}} : index
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 1, 1, 64]
+// FLASH: tensor.insert_slice %{{.*}} into %{{.*}}[0, 70, 0, 0] [1, 1, 1, 64]
+// FLASH: %[[LOCAL:.*]] = linalg.generic {{.*}} ins(%arg3, %{{.*}} : tensor<1x256x64xf32>, tensor<256xi1>)
+// FLASH: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// FLASH: tensor.collapse_shape %[[LOCAL]]
+// FLASH: gpu.launch
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: gpu.launch
+// FLASH: arith.cmpi ule, %{{.*}}, %c70{{.*}} : index
+// FLASH: arith.select %{{.*}}, %c4{{.*}}, %{{.*}} : index
+// FLASH: arith.cmpi sge, %{{.*}}, %c0{{.*}} : index
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH-NOT: tfc.attention
+// FLASH: return
+func.func @flash_longformer_global(%q: tensor<1x256x64xf32>, %k: tensor<1x256x64xf32>,
+                                   %v: tensor<1x256x64xf32>, %g: tensor<1x256x64xf32>)
+    -> (tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>,
+        tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>) {
+  %a = tfc.attention #tfc.longformer<window = 32, dilation = 1, global = [0, 70], causal> heads 1 %q, %k, %v
+      global(%k, %v, %q : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>)
+      : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32> -> tensor<1x256x64xf32>
+  %dq, %dk, %dv, %dgq, %dgk, %dgv = tfc.attention_grad #tfc.longformer<window = 32, dilation = 1, global = [0, 70], causal> heads 1 %q, %k, %v
+      global(%k, %v, %q : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>)
+      grad %g : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
+      -> tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
+  return %a, %dq, %dk, %dv, %dgq, %dgk, %dgv : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
 }

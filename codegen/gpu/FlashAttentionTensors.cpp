@@ -1,0 +1,173 @@
+//===- FlashAttentionTensors.cpp - The tensors around FlashAttention ------===//
+//
+// Part of tfc, a compiler for efficient transformers.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// What a FlashAttention forward or gradient is on tensors around its
+/// kernels (FlashAttention.cpp): the bf16 roundings of the operands, each
+/// built right after its producer; the kernels' buffers, read through
+/// `bufferization.to_memref` (read-only) and returned as tensors by
+/// `bufferization.to_tensor` (restrict, writable), so that bufferization
+/// places them like any other tensor; the forward's bf16 output widened
+/// for float32 readers; the gradient's `D = rowsum(dO O)`.
+///
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Utils.h"
+#include "passes/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// A read-only buffer of the tensor `x`.
+Value bufferOf(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return b.create<bufferization::ToMemrefOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()), x,
+      /*read_only=*/true);
+}
+
+/// A buffer of `shape` for a kernel to write, float32 unless `element`.
+Value outputBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type element = {}) {
+  return b.create<memref::AllocOp>(
+      loc, MemRefType::get(shape, element ? element : b.getF32Type()));
+}
+
+/// `x` (bf16) widened to float32 by an element-wise op of identity maps,
+/// which tfc-precision rounds back to `x` itself.
+Value widenToF32(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return elementwise(
+      b, loc, type.getShape(), b.getF32Type(), ValueRange{x},
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        return nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[0]);
+      });
+}
+
+/// The bf16 rounding of `x`, built right after the op that computes `x`
+/// when that op is in the block of `b`'s point: each operand's rounding
+/// then follows its own producer (Primer's convolution of the query, of
+/// the key, of the value), with which the GPU pipeline fuses it, rather
+/// than all three following the last producer.
+Value roundAfterProducer(OpBuilder &b, Location loc, Value x) {
+  OpBuilder::InsertionGuard guard(b);
+  if (Operation *producer = x.getDefiningOp())
+    if (producer->getBlock() == b.getInsertionBlock())
+      b.setInsertionPointAfter(producer);
+  return roundToBF16(b, loc, x);
+}
+
+/// The tensor of a buffer that a kernel wrote.
+Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
+  return b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                             /*writable=*/true);
+}
+
+/// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
+/// (`[B, S, D]`, float32) and `out` (the same, bf16, widened in the sum)
+/// viewed as `[B, S, H, Dh]`.
+Value rowDeltas(OpBuilder &b, Location loc, int64_t heads, Value grad,
+                Value out) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(out.getType()).getShape();
+  SmallVector<int64_t> split = {shape[0], shape[1], heads, shape[2] / heads};
+  Value init =
+      filledTensor(b, loc, {shape[0], heads, shape[1]}, b.getF32Type(), 0.0);
+  // Loops (b, h, s, e), in the order of the result's dimensions: its
+  // threads are those of its zero fill, which tfc-gpu-merge-launches then
+  // merges into it.
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bd = getAffineDimExpr(0, ctx), hd = getAffineDimExpr(1, ctx),
+             s = getAffineDimExpr(2, ctx), e = getAffineDimExpr(3, ctx);
+  AffineMap rows = AffineMap::get(4, 0, {bd, s, hd, e}, ctx);
+  auto parallel = utils::IteratorType::parallel;
+  auto sum = b.create<linalg::GenericOp>(
+      loc, init.getType(),
+      ValueRange{reshape(b, loc, grad, split), reshape(b, loc, out, split)},
+      ValueRange{init},
+      SmallVector<AffineMap>{rows, rows,
+                             AffineMap::get(4, 0, {bd, hd, s}, ctx)},
+      SmallVector<utils::IteratorType>{parallel, parallel, parallel,
+                                       utils::IteratorType::reduction},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value o = nb.create<arith::ExtFOp>(nloc, nb.getF32Type(), args[1]);
+        Value product = nb.create<arith::MulFOp>(nloc, args[0], o);
+        nb.create<linalg::YieldOp>(
+            nloc, ValueRange{nb.create<arith::AddFOp>(nloc, args[2], product)});
+      });
+  return sum.getResult(0);
+}
+
+} // namespace
+
+namespace mlir::tfc {
+
+FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
+                                                 Attribute kind, int64_t heads,
+                                                 Value query, Value key,
+                                                 Value value, Value mask) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
+  FlashAttentionForward result;
+  result.query = roundAfterProducer(b, loc, query);
+  result.key = roundAfterProducer(b, loc, key);
+  result.value = roundAfterProducer(b, loc, value);
+  FlashKernelBuffers kernel;
+  kernel.q16 = bufferOf(b, loc, result.query);
+  kernel.k16 = bufferOf(b, loc, result.key);
+  kernel.v16 = bufferOf(b, loc, result.value);
+  if (mask)
+    kernel.mask = bufferOf(b, loc, mask);
+  kernel.out = outputBuffer(b, loc, shape, b.getBF16Type());
+  kernel.lseOut = outputBuffer(b, loc, {shape[0], heads, shape[1]});
+  buildFlashKernel(b, loc, FlashKind::Forward, kind, heads, shape,
+                   cast<ShapedType>(key.getType()).getDimSize(1), kernel);
+  result.out16 = tensorOf(b, loc, kernel.out);
+  result.out = widenToF32(b, loc, result.out16);
+  result.lse = tensorOf(b, loc, kernel.lseOut);
+  return result;
+}
+
+SmallVector<Value>
+buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
+                            int64_t heads, const FlashAttentionForward &forward,
+                            Value grad, Value mask) {
+  ArrayRef<int64_t> qShape =
+      cast<RankedTensorType>(forward.query.getType()).getShape();
+  ArrayRef<int64_t> kShape =
+      cast<RankedTensorType>(forward.key.getType()).getShape();
+  Value delta = rowDeltas(b, loc, heads, grad, forward.out16);
+  Value grad16 = roundToBF16(b, loc, grad);
+  SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
+                                outputBuffer(b, loc, kShape),
+                                outputBuffer(b, loc, kShape)};
+  for (FlashKind kernelKind : {FlashKind::QueryGrad, FlashKind::KeyValueGrad}) {
+    FlashKernelBuffers kernel;
+    kernel.q16 = bufferOf(b, loc, forward.query);
+    kernel.k16 = bufferOf(b, loc, forward.key);
+    kernel.v16 = bufferOf(b, loc, forward.value);
+    kernel.grad16 = bufferOf(b, loc, grad16);
+    kernel.lse = bufferOf(b, loc, forward.lse);
+    kernel.delta = bufferOf(b, loc, delta);
+    if (mask)
+      kernel.mask = bufferOf(b, loc, mask);
+    kernel.dq = outputs[0];
+    kernel.dk = outputs[1];
+    kernel.dv = outputs[2];
+    buildFlashKernel(b, loc, kernelKind, kind, heads, qShape, kShape[1],
+                     kernel);
+  }
+  return {tensorOf(b, loc, outputs[0]), tensorOf(b, loc, outputs[1]),
+          tensorOf(b, loc, outputs[2])};
+}
+
+} // namespace mlir::tfc
