@@ -70,10 +70,12 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     a query block also visiting the tiles of the global columns that its
     rows attend and a key block that holds one every query tile that
     attends it. Its global rows are one-row attentions through the global
-    projections that replace the kernel's rows (longformerGlobalRows, as
-    tfc-lower-to-linalg builds them); their output gradient is zeroed
+    projections that replace the kernel's rows: non-causal, row loops
+    like softmax attention's over the global query's rows at the global
+    positions (gathered, then scattered back); causal, longformerGlobalRows
+    as tfc-lower-to-linalg builds them. Their output gradient is zeroed
     before the gradient kernels, and the global projections' gradients
-    are those of the one-row attentions. Its gradient runs as the two
+    are those of the global rows. Its gradient runs as the two
     gradient kernels after such a forward, and is otherwise left, as
     every other Longformer attention, to tfc-blocked-attention.
     The kernels use shared memory, barriers and warp-wide instructions,

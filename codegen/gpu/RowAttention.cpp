@@ -420,18 +420,98 @@ SmallVector<int64_t> globalPositions(Attribute kind) {
   return longformer ? longformer.getGlobalPositions() : SmallVector<int64_t>();
 }
 
+/// `into [B, T, D]` with its rows `to[i]` replaced by the rows `from[i]`
+/// of `x [B, S, D]`.
+Value copyRows(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> from,
+               Value into, ArrayRef<int64_t> to) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(shape[0]), b.getIndexAttr(1), b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto at = [&](int64_t row) {
+    return SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(row),
+                                     b.getIndexAttr(0)};
+  };
+  for (auto [source, target] : llvm::zip_equal(from, to))
+    into = b.create<tensor::InsertSliceOp>(
+        loc,
+        b.create<tensor::ExtractSliceOp>(loc, x, at(source), sizes, strides),
+        into, at(target), sizes, strides);
+  return into;
+}
+
+/// The rows `positions` of `x [B, S, D]`, as `[B, G, D]`.
+Value gatherRows(OpBuilder &b, Location loc, Value x,
+                 ArrayRef<int64_t> positions) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t count = positions.size();
+  Value rows = emptyTensor(b, loc, {shape[0], count, shape[2]}, elementOf(x));
+  return copyRows(b, loc, x, positions, rows,
+                  llvm::to_vector(llvm::seq<int64_t>(0, count)));
+}
+
+/// `into [B, S, D]` with its rows `positions` replaced by those of
+/// `rows [B, G, D]`, in order.
+Value scatterRows(OpBuilder &b, Location loc, Value rows, Value into,
+                  ArrayRef<int64_t> positions) {
+  return copyRows(b, loc, rows,
+                  llvm::to_vector(llvm::seq<int64_t>(0, positions.size())),
+                  into, positions);
+}
+
+/// The row loops of the global rows of a non-causal Longformer attention
+/// like `op`: a softmax attention of the global query's rows at the global
+/// positions over every key of the global key and value, in `element`.
+template <typename AttentionLikeOp>
+RowAttentionBuilder globalRowLoops(OpBuilder &b, Location loc,
+                                   AttentionLikeOp op, Type element = {}) {
+  auto kind = cast<LongformerAttr>(op.getKind());
+  return RowAttentionBuilder(
+      b, loc, SoftmaxAttr::get(b.getContext(), /*causal=*/false), op.getHeads(),
+      gatherRows(b, loc, op.getGlobalQuery(), kind.getGlobalPositions()),
+      op.getGlobalKey(), op.getGlobalValue(), op.getMask(), element);
+}
+
 /// The output of a Longformer attention with global tokens from its local
 /// rows' output `local [B, S, D]` (a FlashAttention kernel's): each global
-/// row replaced by its one-row attention through the global projections,
-/// as tfc-lower-to-linalg does.
+/// row replaced by its one-row attention through the global projections.
+/// Non-causal, the global rows are row loops (one thread per global row
+/// and head, over every key); causal, each is a one-row attention up to
+/// itself, as tfc-lower-to-linalg builds it.
 Value withGlobalRows(OpBuilder &b, Location loc, AttentionOp op, Value local) {
   auto kind = cast<LongformerAttr>(op.getKind());
   int64_t heads = op.getHeads();
+  if (!kind.getCausal())
+    return scatterRows(b, loc, globalRowLoops(b, loc, op).forward(false).first,
+                       local, kind.getGlobalPositions());
   Value rows = attention::longformerGlobalRows(
       b, loc, attention::splitHeads(b, loc, local, heads), op.getGlobalQuery(),
       op.getGlobalKey(), op.getGlobalValue(), op.getMask(), heads,
       kind.getGlobalPositions(), kind.getCausal());
   return attention::mergeHeads(b, loc, rows);
+}
+
+/// The gradients of the global query, key and value of a Longformer
+/// attention gradient `grad` with global tokens: those of the global rows
+/// of withGlobalRows, for the output gradient's global rows.
+SmallVector<Value> globalRowGrads(OpBuilder &b, Location loc,
+                                  AttentionGradOp grad) {
+  auto kind = cast<LongformerAttr>(grad.getKind());
+  SmallVector<int64_t> globals = kind.getGlobalPositions();
+  if (kind.getCausal())
+    return attention::longformerGlobalRowGrads(
+        b, loc, grad.getGlobalQuery(), grad.getGlobalKey(),
+        grad.getGlobalValue(), grad.getMask(),
+        attention::splitHeads(b, loc, grad.getGrad(), grad.getHeads()),
+        grad.getHeads(), globals, /*causal=*/true);
+  SmallVector<Value> grads =
+      globalRowLoops(b, loc, grad, elementOf(grad.getGrad()))
+          .gradient(gatherRows(b, loc, grad.getGrad(), globals));
+  Value query = grad.getGlobalQuery();
+  grads[0] = scatterRows(
+      b, loc, grads[0],
+      filledTensor(b, loc, shapeOf(query), elementOf(query), 0.0), globals);
+  return grads;
 }
 
 /// `grad [B, S, D]` with zeros at the rows `globals`, whose output the
@@ -549,19 +629,11 @@ struct TfcRowAttentionPass
           grads = buildFlashAttentionGradient(b, op->getLoc(), grad.getKind(),
                                               grad.getHeads(), forward,
                                               localGrad, grad.getMask());
-          if (!globals.empty()) {
-            auto longformer = cast<LongformerAttr>(grad.getKind());
-            SmallVector<Value> globalGrads =
-                attention::longformerGlobalRowGrads(
-                    b, op->getLoc(), grad.getGlobalQuery(), grad.getGlobalKey(),
-                    grad.getGlobalValue(), grad.getMask(),
-                    attention::splitHeads(b, op->getLoc(), grad.getGrad(),
-                                          grad.getHeads()),
-                    grad.getHeads(), globals, longformer.getCausal());
+          if (!globals.empty())
             for (auto [old, computed] :
-                 llvm::zip_equal(grad.getGlobalGrads(), globalGrads))
+                 llvm::zip_equal(grad.getGlobalGrads(),
+                                 globalRowGrads(b, op->getLoc(), grad)))
               old.replaceAllUsesWith(computed);
-          }
         } else {
           // After a FlashAttention forward, the row loops read the same
           // bf16 operands as it did, so that their probabilities are those

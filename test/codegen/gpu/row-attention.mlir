@@ -527,3 +527,46 @@ func.func @flash_longformer_global(%q: tensor<1x256x64xf32>, %k: tensor<1x256x64
       -> tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
   return %a, %dq, %dk, %dv, %dgq, %dgk, %dgv : tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>, tensor<1x256x64xf32>
 }
+
+// -----
+
+// Non-causal, the global rows are row loops: the global query's row 0
+// gathered as [1, 1, 64], one thread per (batch, head, global row) over
+// every key of the global key and value, its row written over the
+// kernel's row 0; in the gradient the output gradient's row 0 is gathered
+// too, the query rows' and key rows' loops give the global projections'
+// gradients, the global query's scattered into zeros at row 0.
+
+// FLASH-LABEL: func.func @flash_longformer_global_rows
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: %[[GQ:.*]] = tensor.extract_slice %arg1[0, 0, 0] [1, 1, 64] [1, 1, 1] : tensor<1x128x64xf32> to tensor<1x1x64xf32>
+// FLASH: %[[ROWS:.*]] = tensor.insert_slice %[[GQ]] into %{{.*}}[0, 0, 0] [1, 1, 64] [1, 1, 1] : tensor<1x1x64xf32> into tensor<1x1x64xf32>
+// FLASH: %[[OUT:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x1x64xf32>)
+// FLASH: vector.transfer_read %[[ROWS]]
+// FLASH: scf.for
+// FLASH: vector.transfer_read %arg2
+// FLASH: vector.transfer_read %arg0
+// FLASH: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][0, 0, 0] [1, 1, 64] [1, 1, 1]
+// FLASH: %[[A:.*]] = tensor.insert_slice %[[ROW]] into %{{.*}}[0, 0, 0] [1, 1, 64] [1, 1, 1] : tensor<1x1x64xf32> into tensor<1x128x64xf32>
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: } {tfc.flash_attention_tile = array<i64: 64, 64, 64>}
+// FLASH: tensor.extract_slice %arg1[0, 0, 0] [1, 1, 64]
+// FLASH: tensor.extract_slice %arg3[0, 0, 0] [1, 1, 64]
+// FLASH: %[[QROWS:.*]]:3 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 1)
+// FLASH: %[[KROWS:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 128)
+// FLASH: %[[DGQ:.*]] = tensor.extract_slice %[[QROWS]]#0[0, 0, 0] [1, 1, 64]
+// FLASH: %[[DGQS:.*]] = tensor.insert_slice %[[DGQ]] into %{{.*}}[0, 0, 0] [1, 1, 64] [1, 1, 1] : tensor<1x1x64xf32> into tensor<1x128x64xf32>
+// FLASH: return %[[A]], %{{.*}}, %{{.*}}, %{{.*}}, %[[DGQS]], %[[KROWS]]#0, %[[KROWS]]#1
+func.func @flash_longformer_global_rows(%q: tensor<1x128x64xf32>, %k: tensor<1x128x64xf32>,
+                                        %v: tensor<1x128x64xf32>, %g: tensor<1x128x64xf32>)
+    -> (tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>,
+        tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>) {
+  %a = tfc.attention #tfc.longformer<window = 16, dilation = 1, global = [0]> heads 1 %q, %k, %v
+      global(%k, %v, %q : tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>)
+      : tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32> -> tensor<1x128x64xf32>
+  %dq, %dk, %dv, %dgq, %dgk, %dgv = tfc.attention_grad #tfc.longformer<window = 16, dilation = 1, global = [0]> heads 1 %q, %k, %v
+      global(%k, %v, %q : tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>)
+      grad %g : tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>
+      -> tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>
+  return %a, %dq, %dk, %dv, %dgq, %dgk, %dgv : tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>, tensor<1x128x64xf32>
+}
