@@ -300,7 +300,10 @@ Value scaledFeatures(OpBuilder &b, Location loc, Value features);
 ///   projection[b, s, h, m] = W_m . x'.
 ///
 /// With `transposed`, `scaled` is `[Dh, M]` (the transpose of
-/// scaledFeatures).
+/// scaledFeatures). Outside a parallel loop (batch-wide ops) it is one
+/// matrix product of the rows `[B S H, Dh]`, which the GPU's tensor cores
+/// take; inside one (a (batch, head) pair's thread) a contraction over the
+/// head-split shape.
 Value featureProjection(OpBuilder &b, Location loc, Value x, Value scaled,
                         bool transposed = false);
 

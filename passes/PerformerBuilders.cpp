@@ -55,15 +55,39 @@ Value attention::scaledFeatures(OpBuilder &b, Location loc, Value features) {
       });
 }
 
+/// Whether ops built at `b`'s point run inside a parallel loop's iteration
+/// (tfc-performer-heads' loop over (batch, head) pairs), on its thread;
+/// elsewhere they are batch-wide (the GPU's kernels).
+static bool insideParallelLoop(OpBuilder &b) {
+  Operation *parent = b.getInsertionBlock()->getParentOp();
+  return isa<scf::ForallOp>(parent) || parent->getParentOfType<scf::ForallOp>();
+}
+
 Value attention::featureProjection(OpBuilder &b, Location loc, Value x,
                                    Value scaled, bool transposed) {
   ArrayRef<int64_t> xShape = shapeOf(x);
   int64_t count = shapeOf(scaled)[transposed ? 1 : 0];
   SmallVector<int64_t> shape = {xShape[0], xShape[1], xShape[2], count};
+  Type element = elementOf(x);
+  if (!insideParallelLoop(b)) {
+    // Batch-wide, one matrix product `[B S H, Dh] x [Dh, M]`, a shape the
+    // GPU's tensor cores take (with the rows a multiple of 64); loops
+    // (r, m, e), e reduced.
+    SmallVector<ReassociationIndices> rows = {{0, 1, 2}, {3}};
+    Value flat = b.create<tensor::CollapseShapeOp>(loc, x, rows);
+    Value product = accumulateProducts(
+        b, loc, ValueRange{flat, scaled},
+        filledTensor(b, loc, {shape[0] * shape[1] * shape[2], count}, element,
+                     0.0),
+        {loopDims(b, 3, {0, 2}),
+         transposed ? loopDims(b, 3, {2, 1}) : loopDims(b, 3, {1, 2})},
+        loopDims(b, 3, {0, 1}));
+    return b.create<tensor::ExpandShapeOp>(
+        loc, RankedTensorType::get(shape, element), product, rows);
+  }
   // Loops (b, s, h, m, e); e is reduced.
   return accumulateProducts(
-      b, loc, ValueRange{x, scaled},
-      filledTensor(b, loc, shape, elementOf(x), 0.0),
+      b, loc, ValueRange{x, scaled}, filledTensor(b, loc, shape, element, 0.0),
       {loopDims(b, 5, {0, 1, 2, 4}),
        transposed ? loopDims(b, 5, {4, 3}) : loopDims(b, 5, {3, 4})},
       loopDims(b, 5, {0, 1, 2, 3}));
@@ -421,8 +445,7 @@ static Value scanChunksByElements(OpBuilder &b, Location loc, Value x,
 /// as a thread of its own, through all the chunks.
 static Value scanChunks(OpBuilder &b, Location loc, Value x, bool reverse,
                         double init, Value decay, ScanCombine combine) {
-  Operation *parent = b.getInsertionBlock()->getParentOp();
-  if (!isa<scf::ForallOp>(parent) && !parent->getParentOfType<scf::ForallOp>())
+  if (!insideParallelLoop(b))
     return scanChunksByElements(b, loc, x, reverse, init, decay, combine);
   ArrayRef<int64_t> shape = shapeOf(x);
   Type element = elementOf(x);
