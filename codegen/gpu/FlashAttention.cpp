@@ -283,6 +283,8 @@ private:
   /// tiles from it on); for a block of keys that holds a global column,
   /// every query tile that attends it.
   std::pair<Value, Value> streamedTiles();
+  /// Whether `test` holds for some global column's position.
+  Value anyGlobal(function_ref<Value(int64_t)> test);
   /// Whether key `key` is a global column.
   Value isGlobal(Value key);
   /// 1 when `flag`, else 0 (an index).
@@ -706,18 +708,14 @@ std::pair<Value, Value> FlashKernelBuilder::streamedTiles() {
     return {firstTile, endTile};
   // Keys: every query attends a global column (from the column on when
   // causal, which the band's first tile already is).
-  Value holdsGlobal;
-  for (int64_t position : band.globals) {
-    Value inBlock = b.create<arith::AndIOp>(
+  Value holdsGlobal = anyGlobal([&](int64_t position) -> Value {
+    return b.create<arith::AndIOp>(
         loc,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, firstOwn,
                                 index(position)),
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt,
                                 add(firstOwn, kBlockRows), index(position)));
-    holdsGlobal = holdsGlobal
-                      ? b.create<arith::OrIOp>(loc, holdsGlobal, inBlock)
-                      : inBlock;
-  }
+  });
   endTile =
       b.create<arith::SelectOp>(loc, holdsGlobal, index(streamTiles), endTile);
   if (!band.globalsCausal)
@@ -726,14 +724,20 @@ std::pair<Value, Value> FlashKernelBuilder::streamedTiles() {
   return {firstTile, endTile};
 }
 
-Value FlashKernelBuilder::isGlobal(Value key) {
-  Value global;
+Value FlashKernelBuilder::anyGlobal(function_ref<Value(int64_t)> test) {
+  Value any;
   for (int64_t position : band.globals) {
-    Value at = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, key,
-                                       index(position));
-    global = global ? b.create<arith::OrIOp>(loc, global, at) : at;
+    Value holds = test(position);
+    any = any ? b.create<arith::OrIOp>(loc, any, holds) : holds;
   }
-  return global;
+  return any;
+}
+
+Value FlashKernelBuilder::isGlobal(Value key) {
+  return anyGlobal([&](int64_t position) -> Value {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, key,
+                                   index(position));
+  });
 }
 
 FlashKernelBuilder::Visits FlashKernelBuilder::visits() {

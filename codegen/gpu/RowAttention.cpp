@@ -487,7 +487,7 @@ Value withGlobalRows(OpBuilder &b, Location loc, AttentionOp op, Value local) {
   Value rows = attention::longformerGlobalRows(
       b, loc, attention::splitHeads(b, loc, local, heads), op.getGlobalQuery(),
       op.getGlobalKey(), op.getGlobalValue(), op.getMask(), heads,
-      kind.getGlobalPositions(), kind.getCausal());
+      kind.getGlobalPositions(), /*causal=*/true);
   return attention::mergeHeads(b, loc, rows);
 }
 
@@ -590,6 +590,7 @@ struct TfcRowAttentionPass
       if (auto attention = dyn_cast<AttentionOp>(op)) {
         Attribute kind = attention.getKind();
         FlashAttentionForward forward;
+        Value result;
         if (flashForward &&
             flashAttentionTakes(kind, attention.getHeads(),
                                 attention.getQuery(), attention.getKey(),
@@ -597,15 +598,12 @@ struct TfcRowAttentionPass
           forward = buildFlashAttentionForward(
               b, op->getLoc(), kind, attention.getHeads(), attention.getQuery(),
               attention.getKey(), attention.getValue(), attention.getMask());
-          if (!globalPositions(kind).empty()) {
-            // The kernel's output is the local rows'; the gradient reads
-            // it (D) and its log-sum-exp.
-            attention.getResult().replaceAllUsesWith(
-                withGlobalRows(b, op->getLoc(), attention, forward.out));
-            lowered[op] = forward;
-            op->erase();
-            continue;
-          }
+          // With global tokens the kernel's output is the local rows',
+          // which the gradient reads (D) with its log-sum-exp.
+          result =
+              globalPositions(kind).empty()
+                  ? forward.out
+                  : withGlobalRows(b, op->getLoc(), attention, forward.out);
         } else {
           RowAttentionBuilder rows(b, op->getLoc(), cast<SoftmaxAttr>(kind),
                                    attention.getHeads(), attention.getQuery(),
@@ -613,8 +611,9 @@ struct TfcRowAttentionPass
                                    attention.getMask());
           std::tie(forward.out, forward.lse) =
               rows.forward(paired.contains(op));
+          result = forward.out;
         }
-        attention.getResult().replaceAllUsesWith(forward.out);
+        attention.getResult().replaceAllUsesWith(result);
         lowered[op] = forward;
       } else {
         auto grad = cast<AttentionGradOp>(op);
