@@ -38,6 +38,7 @@ extern const int64_t tfc_gpu_image_size;
 extern const int32_t tfc_gpu_image_format;
 extern const char tfc_gpu_kernel_names[];
 extern const int32_t tfc_gpu_kernel_count;
+extern const int32_t tfc_gpu_kernel_shared_bytes[];
 extern const int32_t tfc_gpu_arch;
 }
 
@@ -55,6 +56,9 @@ using CUevent = struct CUevent_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, and the dynamic shared
+/// memory a kernel may use without it.
+constexpr int kFuncMaxDynamicShared = 8, kDefaultSharedBytes = 48 * 1024;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 /// CU_STREAM_CAPTURE_MODE_RELAXED.
 constexpr int kCaptureRelaxed = 2;
@@ -70,6 +74,7 @@ struct Driver {
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*funcSetAttribute)(CUfunction, int, int);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);
@@ -260,6 +265,7 @@ void initialize() {
   resolve(library, driver.ctxSetCurrent, "cuCtxSetCurrent");
   resolve(library, driver.moduleLoadDataEx, "cuModuleLoadDataEx");
   resolve(library, driver.moduleGetFunction, "cuModuleGetFunction");
+  resolve(library, driver.funcSetAttribute, "cuFuncSetAttribute");
   resolve(library, driver.launchKernel, "cuLaunchKernel");
   resolve(library, driver.memAlloc, "cuMemAlloc_v2");
   resolve(library, driver.memGetInfo, "cuMemGetInfo_v2");
@@ -309,6 +315,10 @@ void initialize() {
     CUfunction fn;
     check(driver.moduleGetFunction(&fn, module, kernelName),
           "cuModuleGetFunction");
+    if (tfc_gpu_kernel_shared_bytes[i] > kDefaultSharedBytes)
+      check(driver.funcSetAttribute(fn, kFuncMaxDynamicShared,
+                                    tfc_gpu_kernel_shared_bytes[i]),
+            "cuFuncSetAttribute (dynamic shared memory)");
     kernels.push_back(fn);
     kernelNames.push_back(kernelName);
     kernelName += std::strlen(kernelName) + 1;
@@ -343,7 +353,8 @@ void issue(int32_t kernel, const int64_t *d, const int64_t *args, size_t count,
   if (profileStart)
     check(driver.eventRecord(profileStart, nullptr), "cuEventRecord");
   check(driver.launchKernel(kernels.at(kernel), d[0], d[1], d[2], d[3], d[4],
-                            d[5], 0, stream, params.data(), nullptr),
+                            d[5], tfc_gpu_kernel_shared_bytes[kernel], stream,
+                            params.data(), nullptr),
         "cuLaunchKernel");
   if (profileStart) {
     check(driver.eventRecord(profileEnd, nullptr), "cuEventRecord");

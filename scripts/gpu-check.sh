@@ -36,7 +36,8 @@
 #      d_model 64 trains 20 steps on the GPU to the CPU bf16 build's test
 #      loss, and evaluates the CPU's float32-trained weights to the CPU
 #      float32 build's loss, each within 1e-2 relative (run_bf16 says
-#      why);
+#      why); on an sm_90 device, the same for the --gpu-arch=sm_90a build
+#      (its contractions on Hopper's warpgroup mma);
 #   5. the trainings of 2 and 3 again with TFC_GPU_GRAPH=1 (the launches
 #      between two copies replayed as one CUDA graph from their second
 #      time on): the checkpoints are the same, bit for bit;
@@ -143,6 +144,8 @@ build_bf16() {
       -e 's/^dropout = 0.1/dropout = 0.0/' -e 's/^batch = 4/batch = 2/' \
       "$root/test/e2e/Inputs/tiny_lm.toml" > "$t/lm.toml"
   "$tfc" compile "$t/lm.toml" --target=cuda --precision=bf16 -o "$t/gpu"
+  "$tfc" compile "$t/lm.toml" --target=cuda --precision=bf16 --gpu-arch=sm_90a \
+    -o "$t/gpu90a"
   "$tfc" compile "$t/lm.toml" --precision=bf16 -o "$t/cpu"
   "$tfc" compile "$t/lm.toml" -o "$t/cpu32"
   (cd "$t" && rm -rf c c32 &&
@@ -275,6 +278,22 @@ run_bf16() {
     echo "tiny_lm64 bf16: metrics.jsonl records the precision: ok"
   else
     echo "tiny_lm64 bf16: no precision event in metrics.jsonl: FAILED"; failed=1
+  fi
+  # The same on Hopper's warpgroup mma (--gpu-arch=sm_90a), on an sm_90
+  # device only (its cubin runs nowhere else).
+  if [[ -x gpu90a ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader |
+       grep -q '^9\.0'; then
+    rm -rf g90a
+    check_loss g90a.log c.log 1e-2 \
+      "tiny_lm64 bf16 sm_90a (wgmma): 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
+      "tiny_lm64 bf16 sm_90a (wgmma): 20 GPU steps: FAILED (%s against %s)" \
+      ./gpu90a train --out g90a --steps 20 --data tiny.txt || failed=1
+    check_loss ge90a.log ce32.log 1e-2 \
+      "tiny_lm64 bf16 sm_90a (wgmma): the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
+      "tiny_lm64 bf16 sm_90a (wgmma): evaluation on the GPU: FAILED (%s against %s)" \
+      ./gpu90a eval --weights c32/last.safetensors --data tiny.txt || failed=1
+  else
+    echo "tiny_lm64 bf16 sm_90a (wgmma): skipped (not an sm_90 device)"
   fi
   return $failed
 }

@@ -18,10 +18,19 @@
 #   DIR/check   scripts/gpu-check.sh build: every check of the GPU build
 #               (float64 families, the tiny LM, bf16, FlashAttention);
 #   DIR/rows    bench/gpu build, config B in bf16, attention by rows (the
-#               default), for $GPU_SESSION_FAMILIES at $GPU_SESSION_SEQS;
-#   DIR/flash   the same with --gpu-attention=flash, for
+#               default), for $GPU_SESSION_FAMILIES at $GPU_SESSION_SEQS
+#               (built only when the rows step is asked for: the archive
+#               must stay under 64 MiB);
+#   DIR/flash   bench/gpu build with --gpu-attention=flash, for
 #               $GPU_SESSION_FLASH_FAMILIES (those and Longformer, whose
 #               window runs as FlashAttention kernels only there);
+#   DIR/gemm, DIR/gemm90a, DIR/gemm90a-b132  bench/gpu-gemm build: the
+#               contraction kernels alone at config B's shapes and 4096^3,
+#               on mma.sync (sm_90) and on Hopper's warpgroup mma (sm_90a),
+#               the latter also with tiles chosen for one block per
+#               multiprocessor (min-blocks=132: larger tiles);
+#   DIR/hopper  DIR/flash's models built with --gpu-arch=sm_90a (their
+#               contractions on the warpgroup mma);
 #   DIR/peer    bench/tfc_torch.py and test/interop's Longformer check,
 #               whose --flex mode checks the FlexAttention form that
 #               bench/gpu's compiled PyTorch side runs against the dense
@@ -38,15 +47,20 @@
 # bench rewrites its table after every case, so a cut keeps what ran),
 # writing each one's output under OUT: nvidia-smi's description of the
 # device (device.txt); gpu-check.sh run (check.log); the FlexAttention
-# peer's check (peer.log); bench/gpu run on
+# peer's check (peer.log); bench/gpu-gemm run on gemm, gemm90a and
+# gemm90a-b132, each kernel checked against float32 products and timed
+# against cuBLAS (gemm.md, gemm90a.md, gemm90a-b132.md); bench/gpu run on
 # flash with TFC_GPU_GRAPH=0 and 1 and the PyTorch sides
-# $GPU_SESSION_TORCH (flash.md); bench/gpu-attention run against
+# $GPU_SESSION_TORCH (flash.md); bench/gpu run on hopper, graphs too,
+# tfc's side only (hopper.md; flash.md has PyTorch's of the same run);
+# bench/gpu-attention run against
 # PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on
 # long, tfc's side only (long.md); bench/gpu run on rows, graphs too,
 # tfc's side only (rows.md). A failed step is reported
 # and the next runs. $GPU_SESSION_STEPS (default
-# check,peer,flash,attention,long,rows)
-# picks the steps, for a call that has less time.
+# check,peer,gemm,flash,hopper,attention,long; rows too when asked for)
+# picks the steps, for a call that has less time, and, given to build,
+# what is built.
 #
 #===------------------------------------------------------------------------===#
 
@@ -57,7 +71,7 @@ families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
 flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
 torch_modes=${GPU_SESSION_TORCH:-bf16-compile}
-steps=${GPU_SESSION_STEPS:-check,peer,flash,attention,long,rows}
+steps=${GPU_SESSION_STEPS:-check,peer,gemm,flash,hopper,attention,long}
 # wants STEP: whether `run` runs STEP.
 wants() { [[ ,$steps, == *,$1,* ]]; }
 
@@ -67,11 +81,22 @@ case $mode in
     set -e
     rm -rf "$dir" && mkdir -p "$dir"
     "$root/scripts/gpu-check.sh" build "$dir/check"
-    python3 "$root/bench/gpu" build "$dir/rows" --seqs "$seqs" \
-      --families "$families" --tfc-flag=--precision=bf16
+    if wants rows; then
+      python3 "$root/bench/gpu" build "$dir/rows" --seqs "$seqs" \
+        --families "$families" --tfc-flag=--precision=bf16
+    fi
     python3 "$root/bench/gpu" build "$dir/flash" --seqs "$seqs" \
       --families "$flash_families" --tfc-flag=--precision=bf16 \
       --tfc-flag=--gpu-attention=flash
+    python3 "$root/bench/gpu-gemm" build "$dir/gemm"
+    python3 "$root/bench/gpu-gemm" build "$dir/gemm90a" --arch sm_90a
+    python3 "$root/bench/gpu-gemm" build "$dir/gemm90a-b132" --arch sm_90a \
+      --options min-blocks=132
+    if wants hopper; then
+      python3 "$root/bench/gpu" build "$dir/hopper" --seqs "$seqs" \
+        --families "$flash_families" --tfc-flag=--precision=bf16 \
+        --tfc-flag=--gpu-attention=flash --tfc-flag=--gpu-arch=sm_90a
+    fi
     mkdir -p "$dir/peer/bench" "$dir/peer/test/interop/Inputs"
     cp "$root/bench/tfc_torch.py" "$dir/peer/bench/"
     cp "$root/test/interop/Inputs/check_longformer_chunks.py" "$dir/peer/test/interop/Inputs/"
@@ -81,8 +106,9 @@ case $mode in
     python3 "$root/bench/gpu-attention" build "$dir/attention"
     # Within the carry limit (64 MiB): one copy of each corpus (tar keeps
     # hard links as links), and no CPU executable whose runs are done.
-    for corpus in "$dir"/flash/*.txt "$dir"/long/*.txt; do
-      [[ -f $dir/rows/$(basename "$corpus") ]] && ln -f "$dir/rows/$(basename "$corpus")" "$corpus"
+    for corpus in "$dir"/rows/*.txt "$dir"/long/*.txt "$dir"/hopper/*.txt; do
+      [[ -f $corpus && -f $dir/flash/$(basename "$corpus") ]] &&
+        ln -f "$dir/flash/$(basename "$corpus")" "$corpus"
     done
     rm -f "$dir"/check/flash/*.cpu32
     tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
@@ -107,10 +133,21 @@ case $mode in
         > "$out/peer.log" 2>&1 && echo "FlexAttention peer: ok" ||
         echo "FlexAttention peer: FAILED (see peer.log)"
     fi
+    if wants gemm; then
+      for g in gemm gemm90a gemm90a-b132; do
+        python3 "$dir/$g/gpu-gemm" run "$dir/$g" --out "$out/$g.md" > "$out/$g.log" 2>&1 ||
+          echo "bench $g: FAILED (see $g.log)"
+      done
+    fi
     if wants flash; then
       python3 "$dir/flash/gpu" run "$dir/flash" --tfc-graph --torch-modes "$torch_modes" \
         --steps 5 --out "$out/flash.md" > "$out/flash.log" 2>&1 ||
         echo "bench flash: FAILED (see flash.log)"
+    fi
+    if wants hopper; then
+      python3 "$dir/hopper/gpu" run "$dir/hopper" --tfc-graph --no-torch \
+        --steps 5 --out "$out/hopper.md" > "$out/hopper.log" 2>&1 ||
+        echo "bench hopper: FAILED (see hopper.log)"
     fi
     if wants attention; then
       python3 "$dir/attention/gpu-attention" run "$dir/attention" \
@@ -127,7 +164,8 @@ case $mode in
         --steps 5 --out "$out/rows.md" > "$out/rows.log" 2>&1 ||
         echo "bench rows: FAILED (see rows.log)"
     fi
-    cat "$out/flash.md" "$out/attention.md" "$out/long.md" "$out/rows.md" 2>/dev/null
+    cat "$out/gemm.md" "$out/gemm90a.md" "$out/gemm90a-b132.md" "$out/flash.md" "$out/hopper.md" \
+      "$out/attention.md" "$out/long.md" "$out/rows.md" 2>/dev/null
     rm -rf "$work"
     ;;
   *) echo "usage: $0 build DIR | run ARCHIVE OUT" >&2; exit 1 ;;

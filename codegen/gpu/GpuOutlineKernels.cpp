@@ -146,9 +146,10 @@ struct OutlineKernels
 
     for (gpu::LaunchOp launch : launches) {
       // Constants (which canonicalization hoists out of the launches) go
-      // back in: immediates in the kernel, not arguments.
+      // back in: immediates in the kernel, not arguments; so do the
+      // undefined structs that the warpgroup mma's accumulators start as.
       if (failed(sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
-            return isa<arith::ConstantOp>(op);
+            return isa<arith::ConstantOp, LLVM::UndefOp>(op);
           })))
         return signalPassFailure();
       SmallVector<Value> operands;
@@ -178,7 +179,8 @@ struct OutlineKernels
       OpBuilder lb(launch);
       lb.create<gpu::LaunchFuncOp>(
           launch.getLoc(), kernel, launch.getGridSizeOperandValues(),
-          launch.getBlockSizeOperandValues(), Value(), operands);
+          launch.getBlockSizeOperandValues(),
+          launch.getDynamicSharedMemorySize(), operands);
       launch.erase();
     }
 

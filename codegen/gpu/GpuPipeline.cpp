@@ -87,7 +87,10 @@ attachTargetOptions(const ::tfc::GpuTargetOptions &options,
 /// The mapping of loops to kernels that both the GPU and its emulation
 /// run; the emulation, which runs a kernel's threads one after another,
 /// does without shared memory and barriers.
-static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
+/// `arch` chooses the tensor-core contractions' instruction: Hopper's
+/// warpgroup mma on sm_90a, `mma.sync` elsewhere.
+static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated,
+                                       StringRef arch = "") {
   // Pads (Primer's convolutions): one kernel each, not a fill and a copy.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGatherPads());
   ::tfc::buildLinalgToBuffersPipeline(pm);
@@ -106,9 +109,12 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated) {
   // gradients) run as many threads' partial sums, not one thread or block.
   // Contractions of bf16 operands: tensor-core kernels, before any is
   // split or tiled for the SIMT cores.
-  if (!emulated)
+  if (!emulated) {
+    mlir::tfc::TfcGpuTensorCoreContractionsOptions tensorCores;
+    tensorCores.warpgroupMma = arch == "sm_90a";
     pm.addNestedPass<func::FuncOp>(
-        mlir::tfc::createTfcGpuTensorCoreContractions());
+        mlir::tfc::createTfcGpuTensorCoreContractions(tensorCores));
+  }
   // Ops over the same rows (LayerNorm, its gradient, a cross-entropy): one
   // kernel, a warp per row (a thread per row when emulated).
   mlir::tfc::TfcGpuRowKernelsOptions rowKernels;
@@ -156,7 +162,7 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
                                       const GpuTargetOptions &options) {
-  buildKernelMappingPipeline(pm, /*emulated=*/false);
+  buildKernelMappingPipeline(pm, /*emulated=*/false, options.arch);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   buildKernelsToNVVMPipeline(pm, options);
@@ -216,10 +222,14 @@ struct KernelsToNVVMOptions : public PassPipelineOptions<KernelsToNVVMOptions> {
 
 void ::tfc::registerGpuCodegenPipelines() {
   mlir::tfc::registerTfcGpuPasses();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<KernelsToNVVMOptions>(
       "tfc-linalg-to-nvvm",
-      "linalg on tensors to kernels in the NVVM dialect (sm_90, no toolkit)",
-      [](OpPassManager &pm) { ::tfc::buildLinalgToNVVMPipeline(pm, {}); });
+      "linalg on tensors to kernels in the NVVM dialect (no toolkit)",
+      [](OpPassManager &pm, const KernelsToNVVMOptions &options) {
+        ::tfc::GpuTargetOptions target;
+        target.arch = options.chip;
+        ::tfc::buildLinalgToNVVMPipeline(pm, target);
+      });
   PassPipelineRegistration<KernelsToNVVMOptions>(
       "tfc-gpu-kernels-to-nvvm",
       "gpu.launch ops on buffers to kernels in the NVVM dialect (no "

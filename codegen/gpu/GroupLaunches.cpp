@@ -18,6 +18,7 @@
 #include "codegen/gpu/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -94,11 +95,15 @@ std::optional<LaunchEffects> effectsOf(gpu::LaunchOp launch) {
     }
     auto memoryEffects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!memoryEffects) {
-      // Synchronisation and intrinsics on registers (the mma) write no
-      // memory; other ops without declared effects are not followed.
+      // Synchronisation and intrinsics on registers (the mma, the
+      // warpgroup mma, which reads shared memory) write no memory; other
+      // ops without declared effects are not followed.
       if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
           !isa<LLVM::CallIntrinsicOp, gpu::BarrierOp,
-               nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(op))
+               nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp,
+               NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaMmaAsyncOp,
+               NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
+               NVVM::FenceProxyOp>(op))
         unknown = true;
       return;
     }
@@ -153,12 +158,33 @@ std::optional<int64_t> extentOf(gpu::LaunchOp launch, bool block) {
   return getConstantIntValue(dims.x);
 }
 
+/// The constant dynamic shared memory of `launch`, 0 for none; none when
+/// it is not a constant.
+std::optional<int64_t> dynamicSharedBytes(gpu::LaunchOp launch) {
+  Value size = launch.getDynamicSharedMemorySize();
+  return size ? getConstantIntValue(size) : std::optional<int64_t>(0);
+}
+
 /// Whether `launch` can be grouped at all: a 1-D grid and block of
 /// constant extents, one block in its body, no private attributions or
-/// async dependencies, effects that effectsOf can trace.
+/// async dependencies, effects that effectsOf can trace; with dynamic
+/// shared memory (the warpgroup mma's tiles), a constant amount of it and
+/// no workgroup attributions.
 bool isGroupable(gpu::LaunchOp launch) {
+  std::optional<int64_t> dynamicBytes = dynamicSharedBytes(launch);
   return extentOf(launch, false) && extentOf(launch, true) &&
-         isPlainLaunch(launch) && launch.getPrivateAttributions().empty();
+         launch.getBody().hasOneBlock() &&
+         launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
+         launch.getPrivateAttributions().empty() && dynamicBytes &&
+         (*dynamicBytes == 0 || launch.getWorkgroupAttributions().empty());
+}
+
+/// The group that `launch` (isGroupable) may join: its block size, negated
+/// when it has dynamic shared memory, so that such launches group only
+/// with each other.
+int64_t groupKey(gpu::LaunchOp launch) {
+  int64_t threads = *extentOf(launch, true);
+  return *dynamicSharedBytes(launch) ? -threads : threads;
 }
 
 struct GroupLaunches
@@ -235,8 +261,7 @@ struct GroupLaunches
         closeAll();
         continue;
       }
-      int64_t threads =
-          isGroupable(launch) ? *extentOf(launch, true) : int64_t(0);
+      int64_t threads = isGroupable(launch) ? groupKey(launch) : int64_t(0);
       // The other groups step over it, or close before it.
       for (int64_t other : openSizes()) {
         if (other == threads)
@@ -299,9 +324,16 @@ struct GroupLaunches
       total += *extentOf(launch, false);
     }
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    // The most dynamic shared memory of a member, which every block gets.
+    int64_t dynamicBytes = 0;
+    for (gpu::LaunchOp launch : members)
+      dynamicBytes = std::max(dynamicBytes, *dynamicSharedBytes(launch));
+    Value dynamicSize;
+    if (dynamicBytes)
+      dynamicSize = b.create<arith::ConstantIntOp>(loc, dynamicBytes, 32);
     auto grouped = b.create<gpu::LaunchOp>(
         loc, b.create<arith::ConstantIndexOp>(loc, total), one, one,
-        last.getBlockSizeOperandValues().x, one, one);
+        last.getBlockSizeOperandValues().x, one, one, dynamicSize);
     // What the members' attributes say of them (a FlashAttention or
     // tensor-core tile), the first member's where several say it.
     for (gpu::LaunchOp launch : members)

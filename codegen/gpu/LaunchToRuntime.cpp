@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::tfc {
@@ -134,6 +135,23 @@ struct LaunchToRuntime
     std::vector<std::string> ordered(count);
     for (auto &entry : kernelIndex)
       ordered[entry.second] = entry.first().str();
+    // Each kernel's dynamic shared memory (a constant of its launches).
+    SmallVector<int32_t> sharedBytes(count, 0);
+    WalkResult shared = module.walk([&](gpu::LaunchFuncOp launch) {
+      Value size = launch.getDynamicSharedMemorySize();
+      if (!size)
+        return WalkResult::advance();
+      APInt bytes;
+      if (!matchPattern(size, m_ConstantInt(&bytes))) {
+        launch.emitOpError("expected a constant dynamic shared memory size");
+        return WalkResult::interrupt();
+      }
+      sharedBytes[kernelIndex.lookup(launch.getKernelName().getValue())] =
+          bytes.getSExtValue();
+      return WalkResult::advance();
+    });
+    if (shared.wasInterrupted())
+      return signalPassFailure();
     for (const std::string &name : ordered)
       names += name + '\0';
 
@@ -152,6 +170,11 @@ struct LaunchToRuntime
                          b.getStringAttr(names));
     createConstantGlobal(b, loc, "tfc_gpu_kernel_count", b.getI32Type(),
                          b.getI32IntegerAttr(count));
+    createConstantGlobal(
+        b, loc, "tfc_gpu_kernel_shared_bytes",
+        LLVM::LLVMArrayType::get(b.getI32Type(), count),
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({count}, b.getI32Type()), sharedBytes));
     // The architecture, sm_<n> as n, which the device must reach.
     int32_t arch = 0;
     if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))

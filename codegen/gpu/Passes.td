@@ -489,6 +489,37 @@ def TfcGpuTensorCoreContractions
     reading part p through the map (m, n) -> (p, m, n) of that one buffer.
     Weight gradients, whose k is the batch's tokens, are the case.
 
+    With `warpgroup-mma` (the pipeline sets it for `--gpu-arch=sm_90a`),
+    a contraction whose k is a multiple of 64 runs on Hopper's warpgroup
+    mma instead, in the same blocks of 128 threads (one warpgroup) and the
+    same tiles, accumulator layout and stores (the epilogue and consumers
+    above included):
+
+    - the k loop steps by 64; its stages (at most `stages`, as many as fit
+      in 200 KiB) are in dynamic shared memory (`gpu.dynamic_shared_memory`,
+      1024 bytes more than they take, viewed from its first 1024-byte
+      boundary as one `memref<N x bf16>`): all stages of the row operand's
+      tile, then all of the column operand's, each in the 128-byte swizzle
+      (rows of 64 bf16, the 16-byte chunk c of row r at c XOR r mod 8);
+      a K-major operand (k innermost) is a row per m (n), an M- or N-major
+      one a row per k of 64 m (n), in atoms of 64 by the tile's k;
+    - each k step waits for its tile's `cp.async` copies, makes them
+      visible to the async proxy (`nvvm.fence.proxy` async.shared) and to
+      every thread (a barrier), issues `nvvm.wgmma.mma_async` m64nBNk16
+      (bf16 operands, float32 accumulators, an LLVM struct of BN / 2 per
+      thread) for each 64 rows of the block and each 16 of k, as one
+      group, waits for the step before (`wgmma.wait_group 1`) and, after a
+      barrier, copies the tile `stages - 1` steps ahead into the stage
+      that step used; after the loop, `wgmma.wait_group 0`;
+    - each operand is described by a 64-bit matrix descriptor: its shared
+      address, 1024 bytes between groups of 8 rows (the stride byte
+      offset), 16 (K-major, unused) or one atom (M- or N-major) between
+      groups of 64 of its rows (the leading byte offset), the 128-byte
+      swizzle; a K-major operand is A "row" (B "col"), the other
+      transposed;
+    - the launch gets `dynamic_shared_memory_size`, states
+      `tfc.warpgroup_mma`, and its tile as `[BM, BN, 64, stages]`.
+
     The products are summed in another order than on the CPU and with
     bf16 operands; `--gpu-emulate` cannot run this kernel (it uses
     shared memory, barriers and warp-wide instructions) and does not run
@@ -500,6 +531,10 @@ def TfcGpuTensorCoreContractions
            "do not fit in 48 KiB)">,
     Option<"splitK", "split-k", "bool", /*default=*/"true",
            "Split contractions with too few blocks along k">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
+           "Hopper (sm_90a): contractions whose k is a multiple of 64 run "
+           "on the warpgroup mma (wgmma) from 128-byte swizzled tiles in "
+           "dynamic shared memory">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
            "The blocks that a tile must give to be chosen, and below which "
            "k is split (264: two per multiprocessor of an H100 or H200)">
@@ -512,6 +547,7 @@ def TfcGpuTensorCoreContractions
                            "mlir::nvgpu::NVGPUDialect",
                            "mlir::vector::VectorDialect",
                            "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect"];
@@ -675,8 +711,11 @@ def TfcGpuGroupLaunches
       stepped over next to each other;
 
     - their grids and blocks are 1-D and of constant extents, their
-      blocks of the same size, and none has private attributions, async
-      dependencies or dynamic shared memory;
+      blocks of the same size, and none has private attributions or async
+      dependencies; launches with dynamic shared memory (a constant
+      amount, and no workgroup attributions: the warpgroup mma kernels)
+      group only with each other, the grouped launch taking the most
+      that a member takes;
     - none writes what another reads or writes: a kernel reads every
       buffer it takes from the host and writes one when an op in it
       writes the buffer (or a view of it) or takes its address (the
@@ -794,7 +833,11 @@ def TfcGpuLaunchToRuntime : Pass<"tfc-gpu-launch-to-runtime", "mlir::ModuleOp"> 
     `tfc_gpu_image_format`: 0 PTX, 1 fatbin or cubin, and `tfc_gpu_arch`,
     the `n` of `sm_<n>`), the kernel names
     become `tfc_gpu_kernel_names` (NUL-separated) and
-    `tfc_gpu_kernel_count`. Each `gpu.launch_func` becomes a call of
+    `tfc_gpu_kernel_count`, and each kernel's dynamic shared memory (a
+    constant of its launches, 0 for none) `tfc_gpu_kernel_shared_bytes`
+    (int32 per kernel), which the runtime allows the kernel above 48 KiB
+    and passes to every launch of it. Each `gpu.launch_func` becomes a
+    call of
 
       void tfc_gpu_launch(int32_t kernel, int64_t gx, int64_t gy, int64_t gz,
                           int64_t bx, int64_t by, int64_t bz,

@@ -51,6 +51,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -79,6 +80,12 @@ constexpr int64_t kMmaRows = 16, kMmaCols = 8;
 constexpr int64_t kCopyElements = kBf16PerChunk;
 /// The static shared memory of a block.
 constexpr int64_t kSharedBytes = 48 * 1024;
+/// The k step of the warpgroup kernel's loop (a 128-byte swizzled row of
+/// bf16), of one wgmma, and the most dynamic shared memory of its block.
+constexpr int64_t kWarpgroupDepth = 64, kWarpgroupMmaDepth = 16,
+                  kWarpgroupSharedBytes = 200 * 1024;
+/// The rows of one wgmma (a warpgroup's 4 warps, 16 each).
+constexpr int64_t kWarpgroupRows = 64;
 /// The shortest k of one part of a split contraction, and the most parts.
 constexpr int64_t kMinSplitDepth = 256, kMaxSplits = 64;
 
@@ -91,6 +98,10 @@ struct TensorCorePlan {
   /// Whether the row (column) operand's innermost dimension is k.
   bool rowKInner, colKInner;
   int64_t blockRows, blockCols;
+  /// Whether the kernel runs on Hopper's warpgroup mma (wgmma) rather than
+  /// `mma.sync`, and its k step.
+  bool warpgroup = false;
+  int64_t depth = kDepth;
   /// The stages of shared memory.
   int64_t stages;
   /// The fill of zeros the accumulators replace, if any.
@@ -116,6 +127,8 @@ struct TensorCorePlan {
   int64_t blocks() const {
     return extents[m] / blockRows * (extents[n] / blockCols) * batchCount();
   }
+  /// The bytes of one stage of shared memory.
+  int64_t stageBytes() const { return (blockRows + blockCols) * depth * 2; }
 };
 
 /// Whether `map` reads dimensions `a` and `b`, one of them innermost.
@@ -132,9 +145,10 @@ bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
 /// input likewise with n and k, the other dimensions batch dimensions read
 /// by the output; a body `acc + a * b`; m and n multiples of 64 and k of
 /// 32. At most `maxStages` stages of shared memory, as many as fit; the
-/// largest tile that gives `enoughBlocks` blocks.
+/// largest tile that gives `enoughBlocks` blocks. On the warpgroup mma
+/// when `warpgroup` and k is a multiple of 64.
 std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
-                                      int64_t enoughBlocks) {
+                                      int64_t enoughBlocks, bool warpgroup) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumDpsInputs() != 2)
     return std::nullopt;
@@ -183,8 +197,11 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
     plan.blockCols = bn;
     break;
   }
-  int64_t stageBytes = (plan.blockRows + plan.blockCols) * kDepth * 2;
-  plan.stages = std::min(maxStages, kSharedBytes / stageBytes);
+  plan.warpgroup = warpgroup && plan.extents[plan.k] % kWarpgroupDepth == 0;
+  plan.depth = plan.warpgroup ? kWarpgroupDepth : kDepth;
+  plan.stages = std::min(
+      maxStages, (plan.warpgroup ? kWarpgroupSharedBytes : kSharedBytes) /
+                     plan.stageBytes());
   // A fill of zeros just before, into the same buffer.
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
     FloatAttr value;
@@ -215,16 +232,28 @@ private:
   linalg::LinalgOp op;
   const TensorCorePlan &plan;
   gpu::LaunchOp launch;
-  Value tid, lane, firstRow, firstCol, warpRow, warpCol;
+  Value tid, lane, warp, firstRow, firstCol, warpRow, warpCol;
   /// Per loop dimension, the block's index (batch dimensions only).
   SmallVector<Value> dims;
   Value rowTiles, colTiles; ///< the shared tiles, [stage][..][..]
+  /// The warpgroup kernel's shared tiles: all stages of the row operand,
+  /// then all of the column operand, as bf16 elements from a 1024-byte
+  /// aligned address, and that address (i64).
+  Value sharedTiles, sharedAddress;
 
   int64_t warpRows() const { return plan.blockRows / kWarpsAcross; }
   int64_t warpCols() const { return plan.blockCols / kWarpsAcross; }
-  int64_t mmaRows() const { return warpRows() / kMmaRows; }
-  int64_t mmaCols() const { return warpCols() / kMmaCols; }
-  int64_t kTiles() const { return plan.extents[plan.k] / kDepth; }
+  /// The mma tiles of a thread's accumulators: 16 x 8 tiles of a warp's
+  /// outputs, or, on the warpgroup mma, a wgmma of 64 rows per 64 rows of
+  /// the block, each BN / 8 tiles of 8 columns.
+  int64_t mmaRows() const {
+    return plan.warpgroup ? plan.blockRows / kWarpgroupRows
+                          : warpRows() / kMmaRows;
+  }
+  int64_t mmaCols() const {
+    return plan.warpgroup ? plan.blockCols / kMmaCols : warpCols() / kMmaCols;
+  }
+  int64_t kTiles() const { return plan.extents[plan.k] / plan.depth; }
 
   Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
 
@@ -256,6 +285,23 @@ private:
   Value copyTilesIfAny(Value kt);
   /// The mma of the k tile in `stage` on `accs` (as the loop carries them).
   void multiply(Value stage, SmallVector<Value> &accs);
+  /// The warpgroup kernel's shared tiles, in dynamic shared memory.
+  void addWarpgroupTiles();
+  /// The element of the warpgroup kernel's shared tiles where the copy of
+  /// the 16 bytes at `chunk` of the row (`rows`) or column operand's tile
+  /// in `stage` goes: `across` along its rows and `along` along k when its
+  /// k is innermost, else the other way round.
+  Value warpgroupTileElement(bool rows, Value stage, Value across, Value chunk);
+  /// The shared address (i64) of the row or column operand's tile in
+  /// `stage`, `bytes` into it.
+  Value warpgroupTileAddress(bool rows, Value stage, int64_t bytes);
+  /// The wgmma of the k tile in `stage` on `accs`, one accumulator struct
+  /// per 64 rows of the block, as one group.
+  void multiplyWarpgroup(Value stage, SmallVector<Value> &accs);
+  /// The k loop of the warpgroup kernel from `init` (the accumulators,
+  /// then the copies' group in flight); the accumulators after it, each
+  /// as its own value.
+  SmallVector<Value> warpgroupLoop(ArrayRef<Value> init);
   /// The values of two adjacent elements of the buffers (by root) that
   /// the kernel writes, as it stores them.
   using StoredPairs = llvm::SmallDenseMap<Value, SmallVector<Value, 2>>;
@@ -287,16 +333,28 @@ void KernelBuilder::build() {
     for (Value operand : consumer->getOperands())
       moveDefinitionBefore(operand, op);
   Value one = index(1);
+  // The warpgroup kernel's tiles: dynamic shared memory, 1024 bytes more
+  // than they take, from which they start at a 1024-byte boundary.
+  Value sharedBytes;
+  if (plan.warpgroup)
+    sharedBytes = b.create<arith::ConstantIntOp>(
+        loc, plan.stages * plan.stageBytes() + kSwizzleGroupBytes, 32);
   launch = b.create<gpu::LaunchOp>(loc, index(plan.blocks()), one, one,
-                                   index(kBlockThreads), one, one);
+                                   index(kBlockThreads), one, one, sharedBytes);
   launch->setAttr("tfc.tensor_core_tile",
-                  b.getDenseI64ArrayAttr(
-                      {plan.blockRows, plan.blockCols, kDepth, plan.stages}));
+                  b.getDenseI64ArrayAttr({plan.blockRows, plan.blockCols,
+                                          plan.depth, plan.stages}));
+  if (plan.warpgroup)
+    launch->setAttr("tfc.warpgroup_mma", b.getUnitAttr());
   b.setInsertionPointToEnd(&launch.getBody().front());
   b.create<gpu::TerminatorOp>(loc);
   b.setInsertionPointToStart(&launch.getBody().front());
-  rowTiles = addTile(plan.blockRows, plan.rowKInner);
-  colTiles = addTile(plan.blockCols, plan.colKInner);
+  if (plan.warpgroup) {
+    addWarpgroupTiles();
+  } else {
+    rowTiles = addTile(plan.blockRows, plan.rowKInner);
+    colTiles = addTile(plan.blockCols, plan.colKInner);
+  }
 
   // The block's tile: column tiles fastest (the blocks that run together
   // share their rows of the row operand), then row tiles, then batch.
@@ -314,7 +372,7 @@ void KernelBuilder::build() {
   }
   tid = launch.getThreadIds().x;
   lane = rem(tid, kWarp);
-  Value warp = div(tid, kWarp);
+  warp = div(tid, kWarp);
   warpRow = div(warp, kWarpsAcross);
   warpCol = rem(warp, kWarpsAcross);
 
@@ -343,8 +401,11 @@ void KernelBuilder::build() {
   for (int64_t t = 0; t + 1 < plan.stages; ++t)
     group = copyTilesIfAny(index(t));
   init.push_back(group);
-  auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles()), one, init);
-  {
+  SmallVector<Value> accs;
+  if (plan.warpgroup) {
+    accs = warpgroupLoop(init);
+  } else {
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles()), one, init);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
@@ -352,15 +413,15 @@ void KernelBuilder::build() {
                                        b.getI32IntegerAttr(plan.stages - 2));
     b.create<gpu::BarrierOp>(loc);
     Value next = copyTilesIfAny(add(kt, plan.stages - 1));
-    SmallVector<Value> accs(loop.getRegionIterArgs().drop_back());
-    multiply(rem(kt, plan.stages), accs);
-    accs.push_back(next);
-    b.create<scf::YieldOp>(loc, accs);
+    SmallVector<Value> carried(loop.getRegionIterArgs().drop_back());
+    multiply(rem(kt, plan.stages), carried);
+    carried.push_back(next);
+    b.create<scf::YieldOp>(loc, carried);
+    llvm::append_range(accs, loop.getResults().drop_back());
   }
   // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
   // as one vector of 2 (rounded to bf16 when the output's down-cast is
   // folded in), the epilogue's and the consumers' results likewise.
-  ValueRange accs = loop.getResults().drop_back();
   linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
   Value target = downCast ? downCast.getDpsInits()[0] : output;
   Value outputRoot = rootBuffer(output);
@@ -503,12 +564,16 @@ void KernelBuilder::storeResult(Value init, ArrayRef<Value> values,
 std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,
                                                            int64_t q) {
   // Accumulator q of a thread: row lane / 4 (+ 8 for q >= 2), column
-  // 2 (lane % 4) (+ 1 for odd q) of the 16 x 8 tile.
-  Value row =
-      add(add(firstRow, mul(warpRow, warpRows())), i * kMmaRows + (q / 2) * 8);
+  // 2 (lane % 4) (+ 1 for odd q) of the 16 x 8 tile: a warp's 16 rows of
+  // the wgmma of rows i, or its tile (i, j).
+  Value row = plan.warpgroup ? add(add(firstRow, mul(warp, kMmaRows)),
+                                   i * kWarpgroupRows + (q / 2) * 8)
+                             : add(add(firstRow, mul(warpRow, warpRows())),
+                                   i * kMmaRows + (q / 2) * 8);
   row = add(row, div(lane, 4));
   Value col =
-      add(add(firstCol, mul(warpCol, warpCols())), j * kMmaCols + q % 2);
+      add(plan.warpgroup ? firstCol : add(firstCol, mul(warpCol, warpCols())),
+          j * kMmaCols + q % 2);
   col = add(col, mul(rem(lane, 4), 2));
   return {row, col};
 }
@@ -530,13 +595,14 @@ Value KernelBuilder::copyTilesIfAny(Value kt) {
 
 Value KernelBuilder::copyTiles(Value kt, Value stage) {
   SmallVector<Value> tokens;
-  Value k0 = mul(kt, kDepth);
+  int64_t depth = plan.depth;
+  Value k0 = mul(kt, depth);
   auto copy = [&](unsigned input, bool kInner, int64_t extent, Value first,
                   Value tile, bool rows) {
     AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
-    int64_t inner = kInner ? kDepth : extent;
+    int64_t inner = kInner ? depth : extent;
     int64_t chunksPerRow = inner / kCopyElements;
-    int64_t chunks = extent * kDepth / kCopyElements;
+    int64_t chunks = extent * depth / kCopyElements;
     for (int64_t r = 0; r < chunks / kBlockThreads; ++r) {
       Value c = add(tid, r * kBlockThreads);
       Value across = div(c, chunksPerRow);
@@ -548,10 +614,14 @@ Value KernelBuilder::copyTiles(Value kt, Value stage) {
       Value kv = add(k0, kk);
       SmallVector<Value> src = indices(map, rows ? position : Value(),
                                        rows ? Value() : position, kv);
+      SmallVector<Value> dst =
+          plan.warpgroup ? SmallVector<Value>{warpgroupTileElement(
+                               rows, stage, across, chunk)}
+                         : SmallVector<Value>{
+                               stage, across,
+                               swizzledColumn(b, loc, across, chunk, inner)};
       tokens.push_back(b.create<nvgpu::DeviceAsyncCopyOp>(
-          loc, tokenType(), tile,
-          ValueRange{stage, across,
-                     swizzledColumn(b, loc, across, chunk, inner)},
+          loc, tokenType(), plan.warpgroup ? sharedTiles : tile, dst,
           op.getDpsInputs()[input], src, b.getIndexAttr(kCopyElements),
           /*srcElements=*/Value(), b.getUnitAttr()));
     }
@@ -610,6 +680,132 @@ void KernelBuilder::multiply(Value stage, SmallVector<Value> &accs) {
                 MutableArrayRef<Value>(accs).slice((i * mmaCols() + j) * 4, 4));
       }
   }
+}
+
+void KernelBuilder::addWarpgroupTiles() {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value raw = b.create<gpu::DynamicSharedMemoryOp>(
+      loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                           MemRefLayoutAttrInterface(), workgroup));
+  // From the first 1024-byte boundary: (1024 - p % 1024) % 1024 bytes on.
+  Value start = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, raw);
+  Value shift = rem(b.create<arith::SubIOp>(loc, index(kSwizzleGroupBytes),
+                                            rem(start, kSwizzleGroupBytes)),
+                    kSwizzleGroupBytes);
+  int64_t elements = plan.stages * plan.stageBytes() / 2;
+  sharedTiles = b.create<memref::ViewOp>(
+      loc,
+      MemRefType::get({elements}, b.getBF16Type(), MemRefLayoutAttrInterface(),
+                      workgroup),
+      raw, shift, ValueRange{});
+  sharedAddress =
+      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), add(start, shift));
+}
+
+Value KernelBuilder::warpgroupTileElement(bool rows, Value stage, Value across,
+                                          Value chunk) {
+  bool kInner = rows ? plan.rowKInner : plan.colKInner;
+  int64_t extent = rows ? plan.blockRows : plan.blockCols;
+  int64_t tileBytes = extent * plan.depth * 2;
+  // K-major: a 128-byte row per row of the operand. M- or N-major: a row
+  // per k of 64 of the operand's rows, in atoms of 64 rows by the tile's
+  // k, one after another.
+  int64_t rowChunks = kSwizzleBytes / 16;
+  Value offset =
+      kInner ? add(mul(across, kSwizzleBytes), mul(chunk, 16))
+             : add(add(mul(div(chunk, rowChunks), plan.depth * kSwizzleBytes),
+                       mul(across, kSwizzleBytes)),
+                   mul(rem(chunk, rowChunks), 16));
+  Value first = rows ? mul(stage, tileBytes)
+                     : add(mul(stage, tileBytes),
+                           plan.stages * plan.blockRows * plan.depth * 2);
+  return div(add(first, swizzle128(b, loc, offset)), 2);
+}
+
+Value KernelBuilder::warpgroupTileAddress(bool rows, Value stage,
+                                          int64_t bytes) {
+  int64_t extent = rows ? plan.blockRows : plan.blockCols;
+  Value first = mul(stage, extent * plan.depth * 2);
+  if (!rows)
+    first = add(first, plan.stages * plan.blockRows * plan.depth * 2);
+  Value offset =
+      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), add(first, bytes));
+  return b.create<arith::AddIOp>(loc, sharedAddress, offset);
+}
+
+void KernelBuilder::multiplyWarpgroup(Value stage, SmallVector<Value> &accs) {
+  // K-major: the next 8 rows 1024 bytes on, each k step 32 bytes along the
+  // row. M- or N-major: the next 8 k 1024 bytes on, the next 64 rows an
+  // atom on, each k step 16 rows (2048 bytes) down.
+  int64_t atomBytes = plan.depth * kSwizzleBytes;
+  auto descriptor = [&](bool rows, bool kInner, int64_t bytes) {
+    return warpgroupDescriptor(b, loc, warpgroupTileAddress(rows, stage, bytes),
+                               kInner ? 16 : atomBytes, kSwizzleGroupBytes);
+  };
+  b.create<NVVM::WgmmaFenceAlignedOp>(loc);
+  for (int64_t ks = 0; ks < plan.depth; ks += kWarpgroupMmaDepth) {
+    int64_t step = plan.colKInner ? ks * 2 : ks * kSwizzleBytes;
+    Value descB = descriptor(/*rows=*/false, plan.colKInner, step);
+    for (int64_t i = 0; i < mmaRows(); ++i) {
+      int64_t rowStep = plan.rowKInner ? ks * 2 : ks * kSwizzleBytes;
+      int64_t rowBlock =
+          i * (plan.rowKInner ? kWarpgroupRows * kSwizzleBytes : atomBytes);
+      Value descA =
+          descriptor(/*rows=*/true, plan.rowKInner, rowBlock + rowStep);
+      accs[i] = warpgroupMmaBf16(b, loc, accs[i], descA, descB, plan.blockCols,
+                                 plan.rowKInner, plan.colKInner);
+    }
+  }
+  b.create<NVVM::WgmmaGroupSyncAlignedOp>(loc);
+}
+
+SmallVector<Value> KernelBuilder::warpgroupLoop(ArrayRef<Value> init) {
+  // One struct per 64 rows of accumulators (init holds them in the
+  // order of accumulatorPosition: wgmma i, tile j, register q).
+  Type accType = warpgroupAccumulatorType(b.getContext(), plan.blockCols);
+  int64_t fields = plan.blockCols / 2;
+  SmallVector<Value> structs;
+  for (int64_t i = 0; i < mmaRows(); ++i) {
+    Value acc = b.create<LLVM::UndefOp>(loc, accType);
+    for (int64_t f = 0; f < fields; ++f)
+      acc = b.create<LLVM::InsertValueOp>(loc, acc, init[i * fields + f], f);
+    structs.push_back(acc);
+  }
+  structs.push_back(init.back());
+  // At step kt: wait for tile kt's copies (at most stages - 2 groups
+  // still pending), make them visible to the wgmma (the async proxy) and
+  // to every thread; issue the wgmma of tile kt as one group; wait for
+  // that of tile kt - 1 (the one before, at most, in flight), and, after
+  // a barrier (every warp has waited for it), copy tile kt + stages - 1
+  // into the stage that tile kt - 1 used.
+  auto loop =
+      b.create<scf::ForOp>(loc, index(0), index(kTiles()), index(1), structs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    b.create<nvgpu::DeviceAsyncWaitOp>(loc, loop.getRegionIterArgs().back(),
+                                       b.getI32IntegerAttr(plan.stages - 2));
+    b.create<NVVM::FenceProxyOp>(
+        loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    b.create<gpu::BarrierOp>(loc);
+    SmallVector<Value> accs(loop.getRegionIterArgs().drop_back());
+    multiplyWarpgroup(rem(kt, plan.stages), accs);
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(loc, b.getI32IntegerAttr(1));
+    b.create<gpu::BarrierOp>(loc);
+    accs.push_back(copyTilesIfAny(add(kt, plan.stages - 1)));
+    b.create<scf::YieldOp>(loc, accs);
+  }
+  b.create<NVVM::WgmmaWaitGroupSyncOp>(loc, b.getI32IntegerAttr(0));
+  SmallVector<Value> accs;
+  for (Value acc : loop.getResults().drop_back())
+    for (int64_t f = 0; f < fields; ++f)
+      accs.push_back(b.create<LLVM::ExtractValueOp>(loc, acc, f));
+  return accs;
 }
 
 /// Splits `op` (with `plan`) along k into `splits` contractions into a
@@ -724,13 +920,13 @@ struct TensorCoreContractions
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
       if (std::optional<TensorCorePlan> plan =
-              planFor(op, maxStages, minBlocks))
+              planFor(op, maxStages, minBlocks, warpgroupMma))
         work.push_back({op, *plan});
     });
     for (auto &[op, plan] : work) {
       if (int64_t splits = splitsFor(plan, minBlocks); splits > 1 && splitK) {
         op = splitAlongK(op, plan, splits);
-        plan = *planFor(op, maxStages, minBlocks);
+        plan = *planFor(op, maxStages, minBlocks, warpgroupMma);
         ++splitOps;
       }
       KernelBuilder(op, plan).build();

@@ -228,6 +228,38 @@ LLVM::StoreOp storePair(OpBuilder &b, Location loc, Value pair, Value buffer,
 LLVM::StoreOp storeAtByteOffset(OpBuilder &b, Location loc, Value value,
                                 Value buffer, Value offset, int64_t alignment);
 
+/// Hopper's warpgroup mma (`wgmma.mma_async`, sm_90a) reads both operands
+/// from shared tiles in the 128-byte swizzle: rows of 128 bytes (64 bf16)
+/// whose 16-byte chunks are permuted within each 1024-byte group of 8 rows
+/// by an XOR with the row's place in the group (WarpgroupMma.cpp).
+inline constexpr int64_t kSwizzleBytes = 128, kSwizzleGroupBytes = 1024;
+
+/// The byte where the 16-byte chunk at `offset` bytes (a multiple of 16)
+/// from a 1024-byte aligned tile is kept in the 128-byte swizzle: the
+/// chunk's place in its 128-byte row XOR the row's place in its group of 8.
+Value swizzle128(OpBuilder &b, Location loc, Value offset);
+
+/// The shared-memory matrix descriptor (i64) of a wgmma operand whose
+/// first element is at the shared address `address` (i64), in the 128-byte
+/// swizzle, with `leadingBytes` and `strideBytes` between its core
+/// matrices: bits 0-13 the address, 16-29 the leading and 32-45 the stride
+/// byte offset, each in 16-byte units, and 1 in bits 62-63 (128-byte
+/// swizzle; the tile is 1024-byte aligned, so the base offset is 0).
+Value warpgroupDescriptor(OpBuilder &b, Location loc, Value address,
+                          int64_t leadingBytes, int64_t strideBytes);
+
+/// The accumulators of one warpgroup mma of 64 x `n` float32 outputs: a
+/// struct of n / 2 float32 per thread.
+Type warpgroupAccumulatorType(MLIRContext *ctx, int64_t n);
+
+/// One `wgmma.mma_async.m64n<n>k16` with bf16 operands and float32
+/// accumulators `acc` (warpgroupAccumulatorType), the operands described
+/// by `descA` and `descB`: A is K-major (its rows' k contiguous) when
+/// `aKMajor`, else M-major; B likewise. Returns the new accumulators (in
+/// flight until a `wgmma.wait_group` that covers its group).
+Value warpgroupMmaBf16(OpBuilder &b, Location loc, Value acc, Value descA,
+                       Value descB, int64_t n, bool aKMajor, bool bKMajor);
+
 /// The attribute of a FlashAttention kernel's launch (its tile shape).
 inline constexpr StringLiteral kFlashAttentionTileAttr =
     "tfc.flash_attention_tile";

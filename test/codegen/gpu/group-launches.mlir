@@ -285,3 +285,52 @@ func.func @alternating_blocks(%x: memref<8xf32>, %a: memref<8xf32>, %b: memref<8
   }
   return
 }
+
+// -----
+
+// Kernels with dynamic shared memory (the warpgroup mma's tiles) group
+// with each other, the group taking the most that a member takes, but
+// not with a kernel of the same block size without it, which the group
+// steps over (the group is built at its last member).
+// CHECK-LABEL: func.func @dynamic_shared
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, {{.*}}) threads({{.*}}) in ({{.*}}) {
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: %[[LARGE:.*]] = arith.constant 99328 : i32
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c3, {{.*}}) threads({{.*}}) in ({{.*}}) dynamic_shared_memory_size %[[LARGE]] {
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: } else {
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: } {tfc.grouped_launches = 2 : i64}
+// CHECK-NOT: gpu.launch
+func.func @dynamic_shared(%x: memref<8xf32>, %q: memref<8xf32>, %k: memref<8xf32>, %v: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %small = arith.constant 66560 : i32
+  %large = arith.constant 99328 : i32
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1)
+             dynamic_shared_memory_size %small {
+    %s = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %q[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %v[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1)
+             dynamic_shared_memory_size %large {
+    %s = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %e = memref.load %x[%t] : memref<8xf32>
+    memref.store %e, %k[%t] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}

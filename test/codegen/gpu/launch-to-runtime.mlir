@@ -19,6 +19,7 @@
 // CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_image_format(0 : i32)
 // CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_kernel_names("tfc_k0\00")
 // CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_kernel_count(1 : i32)
+// CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_kernel_shared_bytes(dense<0> : tensor<1xi32>) {{.*}}: !llvm.array<1 x i32>
 // CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_arch(80 : i32)
 // CHECK-DAG: func.func private @tfc_gpu_launch(i32, i64, i64, i64, i64, i64, i64, i64, i32)
 // CHECK-NOT: gpu.binary
@@ -79,4 +80,39 @@ module attributes {gpu.container_module} {
   }
   // expected-error @below {{calls CUDA's libdevice (__nv_exp) but no libdevice was linked}}
   gpu.binary @tfc_kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = ".extern .func  (.param .b64 func_retval0) __nv_exp(.param .b64 p);\00">]
+}
+
+// -----
+
+// Each kernel's dynamic shared memory (a warpgroup mma kernel's tiles),
+// by kernel number, for the runtime to allow and pass at every launch.
+// CHECK-LABEL: func.func @dynamic_shared
+// CHECK: call @tfc_gpu_launch
+// CHECK: call @tfc_gpu_launch
+// CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_kernel_shared_bytes(dense<[0, 99328]> : tensor<2xi32>) {{.*}}: !llvm.array<2 x i32>
+// CHECK-DAG: llvm.mlir.global external constant @tfc_gpu_arch(90 : i32)
+module attributes {gpu.container_module} {
+  func.func @dynamic_shared(%a: memref<64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %bytes = arith.constant 99328 : i32
+    gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %bytes args(%a : memref<64xf32>)
+    gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) args(%a : memref<64xf32>)
+    return
+  }
+  gpu.binary @tfc_kernels [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "//ptx\00">]
+}
+
+// -----
+
+// A dynamic shared memory size that is not a constant.
+module attributes {gpu.container_module} {
+  func.func @unknown_shared(%a: memref<64xf32>, %bytes: i32) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    // expected-error @below {{expected a constant dynamic shared memory size}}
+    gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %bytes args(%a : memref<64xf32>)
+    return
+  }
+  gpu.binary @tfc_kernels [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "//ptx\00">]
 }

@@ -1,5 +1,6 @@
 // RUN: tfc-opt %s -split-input-file --tfc-gpu-tensor-core-contractions | FileCheck %s
 // RUN: tfc-opt %s -split-input-file --tfc-gpu-tensor-core-contractions="stages=2 split-k=0" | FileCheck %s --check-prefix=TWO
+// RUN: tfc-opt %s -split-input-file --tfc-gpu-tensor-core-contractions=warpgroup-mma=1 | FileCheck %s --check-prefix=WG
 
 // A projection X W^T, [4096, 256] x [768, 256]^T, after a fill of zeros:
 // 128 x 128 tiles would give 192 blocks, fewer than 264, so 128 x 64
@@ -47,6 +48,41 @@
 // CHECK: gpu.terminator
 // CHECK-NEXT: } {tfc.tensor_core_tile = array<i64: 128, 64, 32, 4>}
 // CHECK-NOT: linalg.generic
+// On Hopper's warpgroup mma (k = 256, a multiple of 64): the same 128 x
+// 64 tiles, k steps of 64 through 4 stages of 128-byte swizzled tiles,
+// (128 + 64) x 64 bf16 each, in 96 KiB of dynamic shared memory plus
+// 1024 bytes from which they start at a 1024-byte boundary (a 1-D view
+// of all the stages). Each k step waits for its tile's copies, fences
+// them for the async proxy and meets a barrier, then issues 2 x 4 wgmma
+// (two 64-row halves, 4 k steps of 16; both operands K-major: A "row",
+// B "col") as one group, waits for the step before (wait_group 1) and,
+// after a barrier, copies 3 tiles ahead into the stage that step used
+// (8 copies of the 128 x 64 tile per thread, 4 of the 64 x 64 one). The
+// accumulators start as two structs of 32 zeros and are stored after a
+// wait_group 0 like the mma.sync kernel's, 32 stores of 2 per thread.
+// WG-LABEL: func.func @projection
+// WG: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c384, %{{.*}} = %c1, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c99328_i32 {
+// WG: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// WG: %[[TILES:.*]] = memref.view %[[RAW]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<49152xbf16, #gpu.address_space<workgroup>>
+// WG-COUNT-8: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[TILES]][%{{.*}}], 8 {bypassL1}
+// WG-COUNT-4: nvgpu.device_async_copy %arg1[%{{.*}}, %{{.*}}], %[[TILES]][%{{.*}}], 8 {bypassL1}
+// WG: llvm.mlir.undef : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+// WG: scf.for %{{.*}} = %{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(
+// WG-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// WG-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WG-NEXT: gpu.barrier
+// WG: nvvm.wgmma.fence.aligned
+// WG-COUNT-8: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WG-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// WG-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// WG-NEXT: gpu.barrier
+// WG: scf.if
+// WG-COUNT-12: nvgpu.device_async_copy
+// WG: scf.yield
+// WG: nvvm.wgmma.wait.group.sync.aligned 0
+// WG-COUNT-32: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// WG-NOT: llvm.store
+// WG: } {tfc.tensor_core_tile = array<i64: 128, 64, 64, 4>, tfc.warpgroup_mma}
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -101,6 +137,14 @@ func.func @projection(%x: memref<4096x256xbf16>, %w: memref<768x256xbf16>, %y: m
 //
 // Two stages, without the split: 8 blocks that each load their 32
 // accumulators (a warp's 32 x 32 outputs) from the output.
+// On the warpgroup mma, each part (k = 256) in 64 x 64 tiles: both
+// operands M- or N-major, so both wgmma operands are transposed (A "col",
+// B "row").
+// WG-LABEL: func.func @weight_gradient
+// WG: gpu.launch {{.*}} in (%{{.*}} = %c16, {{.*}} dynamic_shared_memory_size %c66560_i32
+// WG: scf.for
+// WG-COUNT-4: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// WG: } {tfc.tensor_core_tile = array<i64: 64, 64, 64, 4>, tfc.warpgroup_mma}
 // TWO-LABEL: func.func @weight_gradient
 // TWO-NOT: memref.expand_shape
 // TWO: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c8, {{.*}} workgroup(%{{.*}} : memref<2x32x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x64xbf16, #gpu.address_space<workgroup>>)

@@ -18,12 +18,15 @@
 #include <dlfcn.h>
 #include <string>
 
-// The symbols of a compiled model's kernels: three kernels of no code.
+// The symbols of a compiled model's kernels: three kernels of no code, the
+// second with 64 KiB of dynamic shared memory (above the 48 KiB a kernel
+// may use without asking).
 extern "C" const char tfc_gpu_image[] = "";
 extern "C" const int64_t tfc_gpu_image_size = 0;
 extern "C" const int32_t tfc_gpu_image_format = 0;
 extern "C" const char tfc_gpu_kernel_names[] = "k0\0k1\0k2";
 extern "C" const int32_t tfc_gpu_kernel_count = 3;
+extern "C" const int32_t tfc_gpu_kernel_shared_bytes[] = {0, 65536, 0};
 extern "C" const int32_t tfc_gpu_arch = 80;
 
 extern "C" {
@@ -65,7 +68,8 @@ int captures() {
 TEST(CudaGraphTest, RepeatedLaunchesReplayAsOneGraph) {
   int64_t host[4] = {1, 2, 3, 4};
   void *device = tfc_gpu_to_device(0, host, sizeof(host));
-  EXPECT_EQ(newLog(), "to-device ");
+  // Loading the kernels allows k1 its shared memory.
+  EXPECT_EQ(newLog(), "k1.shared=65536 to-device ");
   auto step = [&](int64_t value) {
     launch(0, device, value);
     launch(1, device, value + 1);
@@ -75,17 +79,17 @@ TEST(CudaGraphTest, RepeatedLaunchesReplayAsOneGraph) {
 
   // The first time: each launch on its own, before the copy back.
   step(10);
-  EXPECT_EQ(newLog(), "k0(10) k1(11) k2(12) to-host ");
+  EXPECT_EQ(newLog(), "k0(10) k1(11)/65536 k2(12) to-host ");
   EXPECT_EQ(captures(), 0);
   // The second time: captured once, launched as one graph.
   step(10);
-  EXPECT_EQ(newLog(), "[ k0(10) k1(11) k2(12) ] to-host ");
+  EXPECT_EQ(newLog(), "[ k0(10) k1(11)/65536 k2(12) ] to-host ");
   EXPECT_EQ(captures(), 1);
   // From then on the same graph, not captured again.
   step(10);
   step(10);
-  EXPECT_EQ(newLog(), "[ k0(10) k1(11) k2(12) ] to-host "
-                      "[ k0(10) k1(11) k2(12) ] to-host ");
+  EXPECT_EQ(newLog(), "[ k0(10) k1(11)/65536 k2(12) ] to-host "
+                      "[ k0(10) k1(11)/65536 k2(12) ] to-host ");
   EXPECT_EQ(captures(), 1);
   // An argument that differs is another sequence: its first time runs
   // launch by launch, and a copy to the device waits for what came before.
@@ -94,10 +98,10 @@ TEST(CudaGraphTest, RepeatedLaunchesReplayAsOneGraph) {
   tfc_gpu_to_device(0, host, sizeof(host));
   launch(1, device, 31);
   tfc_gpu_to_host(host, device, sizeof(host));
-  EXPECT_EQ(newLog(), "k0(20) k1(21) k2(22) to-host k0(30) to-device "
-                      "k1(31) to-host ");
+  EXPECT_EQ(newLog(), "k0(20) k1(21)/65536 k2(22) to-host k0(30) to-device "
+                      "k1(31)/65536 to-host ");
   step(20);
-  EXPECT_EQ(newLog(), "[ k0(20) k1(21) k2(22) ] to-host ");
+  EXPECT_EQ(newLog(), "[ k0(20) k1(21)/65536 k2(22) ] to-host ");
   EXPECT_EQ(captures(), 2);
 }
 

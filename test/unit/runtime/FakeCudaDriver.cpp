@@ -45,9 +45,15 @@ struct Summary {
   }
 } summary;
 
-std::string describe(void *function, void **params) {
-  return "k" + std::to_string(reinterpret_cast<intptr_t>(function) - 1) + "(" +
-         std::to_string(*static_cast<int64_t *>(params[1])) + ")";
+std::string kernelName(void *function) {
+  return "k" + std::to_string(reinterpret_cast<intptr_t>(function) - 1);
+}
+
+/// `k<n>(<second argument>)`, then `/<bytes>` of dynamic shared memory.
+std::string describe(void *function, void **params, unsigned sharedBytes) {
+  return kernelName(function) + "(" +
+         std::to_string(*static_cast<int64_t *>(params[1])) + ")" +
+         (sharedBytes ? "/" + std::to_string(sharedBytes) : "");
 }
 } // namespace
 
@@ -90,13 +96,19 @@ int cuModuleGetFunction(void **function, void *, const char *name) {
   *function = reinterpret_cast<void *>(std::atoi(name + 1) + 1);
   return 0;
 }
-/// Logs `k<n>(<second argument>)`, with `@` when on a stream of its own.
+/// Logs `k<n>.shared=<bytes>` for the dynamic shared memory allowed.
+int cuFuncSetAttribute(void *function, int attribute, int value) {
+  if (attribute == 8)
+    log += kernelName(function) + ".shared=" + std::to_string(value) + " ";
+  return 0;
+}
+/// Logs the launch (describe), with `@` when on a stream of its own.
 int cuLaunchKernel(void *function, unsigned, unsigned, unsigned, unsigned,
-                   unsigned, unsigned, unsigned, void *stream, void **params,
-                   void **) {
+                   unsigned, unsigned, unsigned sharedBytes, void *stream,
+                   void **params, void **) {
   // A compiled model's kernels may take one argument: not described.
   static const bool model = std::getenv("TFC_FAKE_CUDA_SUMMARY");
-  std::string line = model ? "" : describe(function, params);
+  std::string line = model ? "" : describe(function, params, sharedBytes);
   if (capturing) {
     capture.push_back(line);
   } else {
