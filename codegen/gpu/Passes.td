@@ -495,8 +495,9 @@ def TfcGpuTensorCoreContractions
     same tiles, accumulator layout and stores (the epilogue and consumers
     above included):
 
-    - the k loop steps by 64; its stages (at most `stages`, as many as fit
-      in 200 KiB) are in dynamic shared memory (`gpu.dynamic_shared_memory`,
+    - the k loop steps by 64; its stages (at most `stages` and the k
+      steps, as many as fit in 111 KiB, so that two blocks share a
+      multiprocessor; two at least) are in dynamic shared memory (`gpu.dynamic_shared_memory`,
       1024 bytes more than they take, viewed from its first 1024-byte
       boundary as one `memref<N x bf16>`): all stages of the row operand's
       tile, then all of the column operand's, each in the 128-byte swizzle

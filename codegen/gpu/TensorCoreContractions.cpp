@@ -81,9 +81,12 @@ constexpr int64_t kCopyElements = kBf16PerChunk;
 /// The static shared memory of a block.
 constexpr int64_t kSharedBytes = 48 * 1024;
 /// The k step of the warpgroup kernel's loop (a 128-byte swizzled row of
-/// bf16), of one wgmma, and the most dynamic shared memory of its block.
+/// bf16), of one wgmma, and the most shared memory of its stages: two
+/// blocks fit in a multiprocessor of an H100 or H200 (228 KiB, 1 KiB of it
+/// reserved per block; 1 KiB more for the stages' alignment), so that one
+/// block's stores overlap the other's k loop.
 constexpr int64_t kWarpgroupDepth = 64, kWarpgroupMmaDepth = 16,
-                  kWarpgroupSharedBytes = 200 * 1024;
+                  kWarpgroupSharedBytes = 111 * 1024;
 /// The rows of one wgmma (a warpgroup's 4 warps, 16 each).
 constexpr int64_t kWarpgroupRows = 64;
 /// The shortest k of one part of a split contraction, and the most parts.
@@ -202,6 +205,10 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
   plan.stages = std::min(
       maxStages, (plan.warpgroup ? kWarpgroupSharedBytes : kSharedBytes) /
                      plan.stageBytes());
+  // No more stages than k steps, two at least.
+  if (plan.warpgroup)
+    plan.stages = std::max<int64_t>(
+        2, std::min(plan.stages, plan.extents[plan.k] / plan.depth));
   // A fill of zeros just before, into the same buffer.
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
     FloatAttr value;
