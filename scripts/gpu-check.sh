@@ -36,8 +36,11 @@
 #      d_model 64 trains 20 steps on the GPU to the CPU bf16 build's test
 #      loss, and evaluates the CPU's float32-trained weights to the CPU
 #      float32 build's loss, each within 1e-2 relative (run_bf16 says
-#      why); on an sm_90 device, the same for the --gpu-arch=sm_90a build
-#      (its contractions on Hopper's warpgroup mma);
+#      why); tiny_performer64, a causal Performer in bf16 whose chunk
+#      products run on the tensor cores, trains 20 steps to the CPU bf16
+#      build's test loss (1e-2 relative); on an sm_90 device, the same
+#      for the --gpu-arch=sm_90a builds (their contractions on Hopper's
+#      warpgroup mma);
 #   5. the trainings of 2 and 3 again with TFC_GPU_GRAPH=1 (the launches
 #      between two copies replayed as one CUDA graph from their second
 #      time on): the checkpoints are the same, bit for bit;
@@ -148,11 +151,22 @@ build_bf16() {
     -o "$t/gpu90a"
   "$tfc" compile "$t/lm.toml" --precision=bf16 -o "$t/cpu"
   "$tfc" compile "$t/lm.toml" -o "$t/cpu32"
+  # A causal Performer whose chunk products (64 positions, 64 features,
+  # heads of 32 channels) run on the tensor cores.
+  sed -e 's/^name = "tiny_lm64"/name = "tiny_performer64"/' -e 's/^heads = 4/heads = 2/' \
+      -e 's/^seq_len = 64/seq_len = 128/' -e 's/^batch = 2/batch = 1/' \
+      -e 's/^kind = "softmax"/kind = "performer"\nfeatures = 64/' \
+      "$t/lm.toml" > "$t/performer.toml"
+  "$tfc" compile "$t/performer.toml" --target=cuda --precision=bf16 -o "$t/pgpu"
+  "$tfc" compile "$t/performer.toml" --target=cuda --precision=bf16 --gpu-arch=sm_90a \
+    -o "$t/pgpu90a"
+  "$tfc" compile "$t/performer.toml" --precision=bf16 -o "$t/pcpu"
   (cd "$t" && rm -rf c c32 &&
    ./cpu train --out c --steps 20 --data tiny.txt > c.log &&
    ./cpu32 train --out c32 --steps 20 --data tiny.txt > c32.log &&
-   ./cpu32 eval --weights c32/last.safetensors --data tiny.txt > ce32.log)
-  echo "built tiny_lm64 (bf16)"
+   ./cpu32 eval --weights c32/last.safetensors --data tiny.txt > ce32.log &&
+   rm -rf pc && ./pcpu train --out pc --steps 20 --data tiny.txt > pc.log)
+  echo "built tiny_lm64 and tiny_performer64 (bf16)"
 }
 
 # The data file of FlashAttention check NAME; the split that an LM's
@@ -279,10 +293,20 @@ run_bf16() {
   else
     echo "tiny_lm64 bf16: no precision event in metrics.jsonl: FAILED"; failed=1
   fi
+  rm -rf pg
+  check_loss pg.log pc.log 1e-2 \
+    "tiny_performer64 bf16: 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
+    "tiny_performer64 bf16: 20 GPU steps: FAILED (%s against %s)" \
+    ./pgpu train --out pg --steps 20 --data tiny.txt || failed=1
   # The same on Hopper's warpgroup mma (--gpu-arch=sm_90a), on an sm_90
   # device only (its cubin runs nowhere else).
   if [[ -x gpu90a ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader |
        grep -q '^9\.0'; then
+    rm -rf pg90a
+    check_loss pg90a.log pc.log 1e-2 \
+      "tiny_performer64 bf16 sm_90a (wgmma): 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
+      "tiny_performer64 bf16 sm_90a (wgmma): 20 GPU steps: FAILED (%s against %s)" \
+      ./pgpu90a train --out pg90a --steps 20 --data tiny.txt || failed=1
     rm -rf g90a
     check_loss g90a.log c.log 1e-2 \
       "tiny_lm64 bf16 sm_90a (wgmma): 20 GPU steps, test loss %s (CPU bf16 %s): ok" \

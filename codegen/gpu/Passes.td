@@ -410,18 +410,22 @@ def TfcGpuTensorCoreContractions
   let description = [{
     A linalg op on buffers at the top level of a function, with two static
     bf16 inputs and a static float32 output (identity layouts), one
-    reduction dimension k, projected-permutation maps, an output whose two
-    innermost dimensions are m then n (the others batch dimensions), a row
-    input whose two innermost dimensions are m and k in either order and a
-    column input likewise with n and k, a body `acc + a * b` (inputs
-    widened by `arith.extf` or not), m and n multiples of 64 and k of 32,
-    becomes a `gpu.launch` of blocks of 128 threads (4 warps, 2 x 2) on the
-    tensor cores:
+    reduction dimension k, projected-permutation maps, an output whose
+    innermost dimension is n, a column input that reads n and k with one of
+    them innermost, a row input likewise with m and k and not n, where m is
+    the output's second innermost dimension or, when the column input reads
+    that one, the one other output dimension that it does not read (a
+    Performer chunk's positions, a head between them and the channels);
+    the others are batch dimensions; a body
+    `acc + a * b` (inputs widened by `arith.extf` or not), m a multiple of
+    64, n of 64 or 32 and k of 32, becomes a `gpu.launch` of blocks of 128
+    threads (4 warps, 2 x 2) on the tensor cores:
 
     - a block computes BM x BN outputs, the largest of 128 x 128, 128 x
       64 and 64 x 128 that m and n divide and that gives at least
       `min-blocks` blocks (264 by default: two per multiprocessor of an
-      H100 or H200), else 64 x 64; as many stages of shared memory as fit
+      H100 or H200), else 64 x 64; for an n that 64 does not divide, 128 x
+      32 or else 64 x 32; as many stages of shared memory as fit
       in 48 KiB, at most `stages`; the launch states its plan as
       `tfc.tensor_core_tile = [BM, BN, 32, stages]`;
     - a warp computes (BM / 2) x (BN / 2) of them as 16 x 8 tiles of

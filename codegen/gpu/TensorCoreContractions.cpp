@@ -143,13 +143,17 @@ bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
 /// The plan of `op`, or nullopt when it is no contraction this pass maps:
 /// a linalg op on static bf16 inputs (two) and a float32 output, all with
 /// the identity layout, one reduction dimension k, projected-permutation
-/// maps, an output whose two innermost dimensions are m then n, a row
-/// input that reads m and k, one of them innermost, and not n, a column
-/// input likewise with n and k, the other dimensions batch dimensions read
-/// by the output; a body `acc + a * b`; m and n multiples of 64 and k of
-/// 32. At most `maxStages` stages of shared memory, as many as fit; the
-/// largest tile that gives `enoughBlocks` blocks. On the warpgroup mma
-/// when `warpgroup` and k is a multiple of 64.
+/// maps, an output whose innermost dimension is n, a column input that
+/// reads n and k, one of them innermost, a row input likewise with m and
+/// k and not n, where m is the output's second innermost dimension, or,
+/// when the column input reads that one, the one other dimension of the
+/// output that it does not read (such as a Performer chunk's positions,
+/// with a head between them and n); the rest are batch dimensions; a body
+/// `acc + a * b`; m
+/// a multiple of 64, n of 64 or 32, k of 32. At most `maxStages` stages
+/// of shared memory, as many as fit; the largest tile that gives
+/// `enoughBlocks` blocks. On the warpgroup mma when `warpgroup`, k is a
+/// multiple of 64 and the column tile is 64 wide or k-innermost.
 std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
                                       int64_t enoughBlocks, bool warpgroup) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
@@ -169,14 +173,33 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap outMap = maps[2];
   unsigned parallel = op.getNumLoops() - 1;
+  if (parallel < 2)
+    return std::nullopt;
   TensorCorePlan plan;
   plan.k = *k;
-  plan.m = outMap.getDimPosition(parallel - 2);
   plan.n = outMap.getDimPosition(parallel - 1);
-  for (unsigned r = 0; r + 2 < parallel; ++r)
-    plan.batch.push_back(outMap.getDimPosition(r));
-  plan.rowInput = usesDim(maps[0], plan.m) ? 0 : 1;
-  plan.colInput = 1 - plan.rowInput;
+  plan.colInput = usesDim(maps[0], plan.n) ? 0 : 1;
+  plan.rowInput = 1 - plan.colInput;
+  // m: the output's second innermost dimension, or, when the column input
+  // reads that one, the one other that it does not read.
+  std::optional<unsigned> m;
+  unsigned second = outMap.getDimPosition(parallel - 2);
+  if (!usesDim(maps[plan.colInput], second))
+    m = second;
+  for (unsigned r = 0; r + 1 < parallel && m != second; ++r) {
+    unsigned d = outMap.getDimPosition(r);
+    if (usesDim(maps[plan.colInput], d))
+      continue;
+    if (m)
+      return std::nullopt;
+    m = d;
+  }
+  if (!m)
+    return std::nullopt;
+  plan.m = *m;
+  for (unsigned r = 0; r + 1 < parallel; ++r)
+    if (outMap.getDimPosition(r) != plan.m)
+      plan.batch.push_back(outMap.getDimPosition(r));
   AffineMap rowMap = maps[plan.rowInput], colMap = maps[plan.colInput];
   if (!readsWithInnermost(rowMap, plan.m, plan.k) || usesDim(rowMap, plan.n) ||
       !readsWithInnermost(colMap, plan.n, plan.k) || usesDim(colMap, plan.m))
@@ -187,20 +210,26 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
     return std::nullopt;
   plan.extents = op.getStaticLoopRanges();
   int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
-  if (rows % 64 || cols % 64 || plan.extents[plan.k] % kDepth)
+  if (rows % 64 || cols % 32 || plan.extents[plan.k] % kDepth)
     return std::nullopt;
-  // The largest tile that still gives enough blocks, else the smallest.
-  plan.blockRows = plan.blockCols = 64;
-  for (auto [bm, bn] :
-       {std::pair<int64_t, int64_t>{128, 128}, {128, 64}, {64, 128}}) {
-    if (rows % bm || cols % bn ||
+  // The largest tile that still gives enough blocks, else the smallest;
+  // 32 columns wide when n is not a multiple of 64 (a head of 32).
+  plan.blockRows = 64;
+  plan.blockCols = cols % 64 ? 32 : 64;
+  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{128, 128},
+                        {128, 64},
+                        {64, 128},
+                        {128, 32}}) {
+    if (rows % bm || cols % bn || (bn == 32) != (cols % 64 != 0) ||
         rows / bm * (cols / bn) * plan.batchCount() < enoughBlocks)
       continue;
     plan.blockRows = bm;
     plan.blockCols = bn;
     break;
   }
-  plan.warpgroup = warpgroup && plan.extents[plan.k] % kWarpgroupDepth == 0;
+  // The warpgroup kernel's N-major tiles are atoms of 64 columns.
+  plan.warpgroup = warpgroup && plan.extents[plan.k] % kWarpgroupDepth == 0 &&
+                   (plan.blockCols % 64 == 0 || plan.colKInner);
   plan.depth = plan.warpgroup ? kWarpgroupDepth : kDepth;
   plan.stages = std::min(
       maxStages, (plan.warpgroup ? kWarpgroupSharedBytes : kSharedBytes) /
@@ -905,7 +934,8 @@ int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks) {
       plan.extents.size() != 3)
     return 1;
   int64_t depth = plan.extents[plan.k];
-  int64_t tiles = plan.extents[plan.m] / 64 * (plan.extents[plan.n] / 64);
+  int64_t tiles =
+      plan.extents[plan.m] / 64 * llvm::divideCeil(plan.extents[plan.n], 64);
   int64_t splits = 1;
   while (tiles * splits < enoughBlocks && splits < kMaxSplits &&
          depth % (2 * splits * kDepth) == 0 &&

@@ -581,6 +581,48 @@ func.func @refused_consumers(%x: memref<1024x256xbf16>, %w: memref<1024x256xbf16
 
 // -----
 
+// A causal Performer's chunk product Q' S, [64 positions, 128 features] x
+// [128 features, 32 channels] per (batch, head): the head lies between m
+// (the positions) and n (the channels) in the output, and n is 32, so the
+// tile is 64 x 32 (each warp 32 x 16 outputs); the batch and head index
+// every operand and the output where their maps put them. On the
+// warpgroup mma too this runs on mma.sync: its N-major tiles are atoms of
+// 64 columns.
+// CHECK-LABEL: func.func @head_between
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c8, {{.*}} workgroup(%[[A:.*]] : memref<4x64x32xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x32x32xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %arg0[%[[BATCH:.*]], %{{.*}}, %[[HEAD:.*]], %{{.*}}], %[[A]]
+// CHECK: nvgpu.device_async_copy %arg1[%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}], %[[B]]
+// CHECK: scf.for
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[A]]
+// CHECK: nvgpu.ldmatrix %[[B]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK: memref.extract_aligned_pointer_as_index %arg2
+// CHECK-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: } {tfc.tensor_core_tile = array<i64: 64, 32, 32, 4>}
+// WG-LABEL: func.func @head_between
+// WG-NOT: wgmma
+// WG: } {tfc.tensor_core_tile = array<i64: 64, 32, 32, 4>}
+#qf = affine_map<(b, c, h, e, f) -> (b, c, h, f)>
+#sf = affine_map<(b, c, h, e, f) -> (b, h, f, e)>
+#oe = affine_map<(b, c, h, e, f) -> (b, c, h, e)>
+func.func @head_between(%q: memref<2x64x4x128xbf16>, %state: memref<2x4x128x32xbf16>, %out: memref<2x64x4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x64x4x32xf32>)
+  linalg.generic {indexing_maps = [#qf, #sf, #oe], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %state : memref<2x64x4x128xbf16>, memref<2x4x128x32xbf16>) outs(%out : memref<2x64x4x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Attention-like scores with a batch dimension (batch, m, n, k): 4 x 4 x 2
 // tiles of 64 x 64, one block each; the block's batch index is its number
 // divided by the 8 tiles of one batch element. A batch dimension is never
