@@ -29,8 +29,9 @@
 #               on mma.sync (sm_90) and on Hopper's warpgroup mma (sm_90a),
 #               the latter also with tiles chosen for one block per
 #               multiprocessor (min-blocks=132: larger tiles);
-#   DIR/hopper  DIR/flash's models built with --gpu-arch=sm_90a (their
-#               contractions on the warpgroup mma);
+#   DIR/hopper  DIR/flash's models at $GPU_SESSION_HOPPER_SEQS (1024)
+#               built with --gpu-arch=sm_90a (their contractions on the
+#               warpgroup mma);
 #   DIR/peer    bench/tfc_torch.py and test/interop's Longformer check,
 #               whose --flex mode checks the FlexAttention form that
 #               bench/gpu's compiled PyTorch side runs against the dense
@@ -70,6 +71,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 families=${GPU_SESSION_FAMILIES:-vanilla,hourglass,primer_ez}
 flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
+hopper_seqs=${GPU_SESSION_HOPPER_SEQS:-1024}
 torch_modes=${GPU_SESSION_TORCH:-bf16-compile}
 steps=${GPU_SESSION_STEPS:-check,peer,gemm,flash,hopper,attention,long}
 # wants STEP: whether `run` runs STEP.
@@ -93,7 +95,7 @@ case $mode in
     python3 "$root/bench/gpu-gemm" build "$dir/gemm90a-b132" --arch sm_90a \
       --options min-blocks=132
     if wants hopper; then
-      python3 "$root/bench/gpu" build "$dir/hopper" --seqs "$seqs" \
+      python3 "$root/bench/gpu" build "$dir/hopper" --seqs "$hopper_seqs" \
         --families "$flash_families" --tfc-flag=--precision=bf16 \
         --tfc-flag=--gpu-attention=flash --tfc-flag=--gpu-arch=sm_90a
     fi

@@ -328,6 +328,9 @@ private:
   /// in `stage` goes: `across` along its rows and `along` along k when its
   /// k is innermost, else the other way round.
   Value warpgroupTileElement(bool rows, Value stage, Value across, Value chunk);
+  /// The byte where the row or column operand's tile in `stage` starts in
+  /// the warpgroup kernel's shared tiles.
+  Value warpgroupTileStart(bool rows, Value stage);
   /// The shared address (i64) of the row or column operand's tile in
   /// `stage`, `bytes` into it.
   Value warpgroupTileAddress(bool rows, Value stage, int64_t bytes);
@@ -743,8 +746,6 @@ void KernelBuilder::addWarpgroupTiles() {
 Value KernelBuilder::warpgroupTileElement(bool rows, Value stage, Value across,
                                           Value chunk) {
   bool kInner = rows ? plan.rowKInner : plan.colKInner;
-  int64_t extent = rows ? plan.blockRows : plan.blockCols;
-  int64_t tileBytes = extent * plan.depth * 2;
   // K-major: a 128-byte row per row of the operand. M- or N-major: a row
   // per k of 64 of the operand's rows, in atoms of 64 rows by the tile's
   // k, one after another.
@@ -754,20 +755,22 @@ Value KernelBuilder::warpgroupTileElement(bool rows, Value stage, Value across,
              : add(add(mul(div(chunk, rowChunks), plan.depth * kSwizzleBytes),
                        mul(across, kSwizzleBytes)),
                    mul(rem(chunk, rowChunks), 16));
-  Value first = rows ? mul(stage, tileBytes)
-                     : add(mul(stage, tileBytes),
-                           plan.stages * plan.blockRows * plan.depth * 2);
-  return div(add(first, swizzle128(b, loc, offset)), 2);
+  return div(add(warpgroupTileStart(rows, stage), swizzle128(b, loc, offset)),
+             2);
+}
+
+Value KernelBuilder::warpgroupTileStart(bool rows, Value stage) {
+  // All stages of the row operand's tile, then all of the column operand's.
+  int64_t extent = rows ? plan.blockRows : plan.blockCols;
+  Value first = mul(stage, extent * plan.depth * 2);
+  return rows ? first
+              : add(first, plan.stages * plan.blockRows * plan.depth * 2);
 }
 
 Value KernelBuilder::warpgroupTileAddress(bool rows, Value stage,
                                           int64_t bytes) {
-  int64_t extent = rows ? plan.blockRows : plan.blockCols;
-  Value first = mul(stage, extent * plan.depth * 2);
-  if (!rows)
-    first = add(first, plan.stages * plan.blockRows * plan.depth * 2);
-  Value offset =
-      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), add(first, bytes));
+  Value offset = b.create<arith::IndexCastUIOp>(
+      loc, b.getI64Type(), add(warpgroupTileStart(rows, stage), bytes));
   return b.create<arith::AddIOp>(loc, sharedAddress, offset);
 }
 
