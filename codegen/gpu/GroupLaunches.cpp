@@ -173,8 +173,7 @@ std::optional<int64_t> dynamicSharedBytes(gpu::LaunchOp launch) {
 bool isGroupable(gpu::LaunchOp launch) {
   std::optional<int64_t> dynamicBytes = dynamicSharedBytes(launch);
   return extentOf(launch, false) && extentOf(launch, true) &&
-         launch.getBody().hasOneBlock() &&
-         launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
+         isPlainLaunch(launch, /*dynamicShared=*/true) &&
          launch.getPrivateAttributions().empty() && dynamicBytes &&
          (*dynamicBytes == 0 || launch.getWorkgroupAttributions().empty());
 }

@@ -119,39 +119,37 @@ struct LaunchToRuntime
     if (isPtx && (image.empty() || image.back() != '\0'))
       image.push_back('\0');
 
-    // The kernel names in the order of their numbers (tfc_k<n>).
-    llvm::StringMap<int32_t> kernelIndex;
+    // The kernel names in the order of their numbers (tfc_k<n>), and each
+    // kernel's dynamic shared memory (a constant of its launches).
+    llvm::StringMap<int32_t> kernelIndex, kernelShared;
     std::string names;
     int32_t count = 0;
-    module.walk([&](gpu::LaunchFuncOp launch) {
+    WalkResult walked = module.walk([&](gpu::LaunchFuncOp launch) {
       StringRef name = launch.getKernelName().getValue();
+      if (Value size = launch.getDynamicSharedMemorySize()) {
+        APInt bytes;
+        if (!matchPattern(size, m_ConstantInt(&bytes))) {
+          launch.emitOpError("expected a constant dynamic shared memory size");
+          return WalkResult::interrupt();
+        }
+        kernelShared[name] = bytes.getSExtValue();
+      }
       if (kernelIndex.count(name))
-        return;
+        return WalkResult::advance();
       int32_t index = 0;
       name.drop_front(kKernelPrefix.size()).getAsInteger(10, index);
       kernelIndex[name] = index;
       count = std::max(count, index + 1);
-    });
-    std::vector<std::string> ordered(count);
-    for (auto &entry : kernelIndex)
-      ordered[entry.second] = entry.first().str();
-    // Each kernel's dynamic shared memory (a constant of its launches).
-    SmallVector<int32_t> sharedBytes(count, 0);
-    WalkResult shared = module.walk([&](gpu::LaunchFuncOp launch) {
-      Value size = launch.getDynamicSharedMemorySize();
-      if (!size)
-        return WalkResult::advance();
-      APInt bytes;
-      if (!matchPattern(size, m_ConstantInt(&bytes))) {
-        launch.emitOpError("expected a constant dynamic shared memory size");
-        return WalkResult::interrupt();
-      }
-      sharedBytes[kernelIndex.lookup(launch.getKernelName().getValue())] =
-          bytes.getSExtValue();
       return WalkResult::advance();
     });
-    if (shared.wasInterrupted())
+    if (walked.wasInterrupted())
       return signalPassFailure();
+    std::vector<std::string> ordered(count);
+    SmallVector<int32_t> sharedBytes(count, 0);
+    for (auto &entry : kernelIndex) {
+      ordered[entry.second] = entry.first().str();
+      sharedBytes[entry.second] = kernelShared.lookup(entry.first());
+    }
     for (const std::string &name : ordered)
       names += name + '\0';
 

@@ -149,11 +149,10 @@ bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
 /// when the column input reads that one, the one other dimension of the
 /// output that it does not read (such as a Performer chunk's positions,
 /// with a head between them and n); the rest are batch dimensions; a body
-/// `acc + a * b`; m
-/// a multiple of 64, n of 64 or 32, k of 32. At most `maxStages` stages
-/// of shared memory, as many as fit; the largest tile that gives
-/// `enoughBlocks` blocks. On the warpgroup mma when `warpgroup`, k is a
-/// multiple of 64 and the column tile is 64 wide or k-innermost.
+/// `acc + a * b`; m a multiple of 64, n of 64 or 32, k of 32. At most
+/// `maxStages` stages of shared memory, as many as fit; the largest tile
+/// that gives `enoughBlocks` blocks. On the warpgroup mma when `warpgroup`, k
+/// is a multiple of 64 and the column tile is 64 wide or k-innermost.
 std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
                                       int64_t enoughBlocks, bool warpgroup) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
@@ -324,9 +323,9 @@ private:
   /// The warpgroup kernel's shared tiles, in dynamic shared memory.
   void addWarpgroupTiles();
   /// The element of the warpgroup kernel's shared tiles where the copy of
-  /// the 16 bytes at `chunk` of the row (`rows`) or column operand's tile
-  /// in `stage` goes: `across` along its rows and `along` along k when its
-  /// k is innermost, else the other way round.
+  /// 16-byte chunk `chunk` of line `across` of the row (`rows`) or column
+  /// operand's tile in `stage` goes (as copyTiles numbers them: a line is
+  /// one of its rows when its k is innermost, else one k).
   Value warpgroupTileElement(bool rows, Value stage, Value across, Value chunk);
   /// The byte where the row or column operand's tile in `stage` starts in
   /// the warpgroup kernel's shared tiles.
@@ -785,14 +784,17 @@ void KernelBuilder::multiplyWarpgroup(Value stage, SmallVector<Value> &accs) {
   };
   b.create<NVVM::WgmmaFenceAlignedOp>(loc);
   for (int64_t ks = 0; ks < plan.depth; ks += kWarpgroupMmaDepth) {
-    int64_t step = plan.colKInner ? ks * 2 : ks * kSwizzleBytes;
-    Value descB = descriptor(/*rows=*/false, plan.colKInner, step);
+    // The bytes of k step ks into an operand's tile.
+    auto stepBytes = [&](bool kInner) {
+      return kInner ? ks * 2 : ks * kSwizzleBytes;
+    };
+    Value descB =
+        descriptor(/*rows=*/false, plan.colKInner, stepBytes(plan.colKInner));
     for (int64_t i = 0; i < mmaRows(); ++i) {
-      int64_t rowStep = plan.rowKInner ? ks * 2 : ks * kSwizzleBytes;
       int64_t rowBlock =
           i * (plan.rowKInner ? kWarpgroupRows * kSwizzleBytes : atomBytes);
-      Value descA =
-          descriptor(/*rows=*/true, plan.rowKInner, rowBlock + rowStep);
+      Value descA = descriptor(/*rows=*/true, plan.rowKInner,
+                               rowBlock + stepBytes(plan.rowKInner));
       accs[i] = warpgroupMmaBf16(b, loc, accs[i], descA, descB, plan.blockCols,
                                  plan.rowKInner, plan.colKInner);
     }

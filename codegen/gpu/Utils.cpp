@@ -134,10 +134,10 @@ bool declaredWrites(MemoryEffectOpInterface op,
   return true;
 }
 
-bool isPlainLaunch(gpu::LaunchOp launch) {
+bool isPlainLaunch(gpu::LaunchOp launch, bool dynamicShared) {
   return launch.getBody().hasOneBlock() &&
          launch.getAsyncDependencies().empty() && !launch.getAsyncToken() &&
-         !launch.getDynamicSharedMemorySize();
+         (dynamicShared || !launch.getDynamicSharedMemorySize());
 }
 
 bool bufferEffects(Operation *op, SmallVectorImpl<Value> &reads,

@@ -131,8 +131,9 @@ bool declaredWrites(MemoryEffectOpInterface op,
                     SmallVectorImpl<Value> &targets);
 
 /// Whether `launch` is a plain kernel: one block of operations, no
-/// asynchronous dependencies or token, no dynamic shared memory.
-bool isPlainLaunch(gpu::LaunchOp launch);
+/// asynchronous dependencies or token, no dynamic shared memory unless
+/// `dynamicShared`.
+bool isPlainLaunch(gpu::LaunchOp launch, bool dynamicShared = false);
 
 /// The buffers (by root) that `op` reads and writes, appended to `reads`
 /// and `writes`; false when they are unknown. A linalg op reads its
