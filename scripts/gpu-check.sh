@@ -293,31 +293,19 @@ run_bf16() {
   else
     echo "tiny_lm64 bf16: no precision event in metrics.jsonl: FAILED"; failed=1
   fi
-  rm -rf pg
-  check_loss pg.log pc.log 1e-2 \
-    "tiny_performer64 bf16: 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
-    "tiny_performer64 bf16: 20 GPU steps: FAILED (%s against %s)" \
-    ./pgpu train --out pg --steps 20 --data tiny.txt || failed=1
+  bf16_steps ./pgpu pg pc.log "tiny_performer64 bf16" || failed=1
   # The same on Hopper's warpgroup mma (--gpu-arch=sm_90a), on an sm_90
   # device only (its cubin runs nowhere else).
   if [[ -x gpu90a ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader |
        grep -q '^9\.0'; then
-    rm -rf pg90a
-    check_loss pg90a.log pc.log 1e-2 \
-      "tiny_performer64 bf16 sm_90a (wgmma): 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
-      "tiny_performer64 bf16 sm_90a (wgmma): 20 GPU steps: FAILED (%s against %s)" \
-      ./pgpu90a train --out pg90a --steps 20 --data tiny.txt || failed=1
-    rm -rf g90a
-    check_loss g90a.log c.log 1e-2 \
-      "tiny_lm64 bf16 sm_90a (wgmma): 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
-      "tiny_lm64 bf16 sm_90a (wgmma): 20 GPU steps: FAILED (%s against %s)" \
-      ./gpu90a train --out g90a --steps 20 --data tiny.txt || failed=1
+    bf16_steps ./pgpu90a pg90a pc.log "tiny_performer64 bf16 sm_90a (wgmma)" || failed=1
+    bf16_steps ./gpu90a g90a c.log "tiny_lm64 bf16 sm_90a (wgmma)" || failed=1
     check_loss ge90a.log ce32.log 1e-2 \
       "tiny_lm64 bf16 sm_90a (wgmma): the GPU's evaluation of the CPU's float32 weights %s (CPU f32 %s): ok" \
       "tiny_lm64 bf16 sm_90a (wgmma): evaluation on the GPU: FAILED (%s against %s)" \
       ./gpu90a eval --weights c32/last.safetensors --data tiny.txt || failed=1
   else
-    echo "tiny_lm64 bf16 sm_90a (wgmma): skipped (not an sm_90 device)"
+    echo "tiny_lm64 and tiny_performer64 bf16 sm_90a (wgmma): skipped (not an sm_90 device)"
   fi
   return $failed
 }
@@ -396,6 +384,17 @@ gpu_steps() {
   rm -rf g
   check_loss g.log c.log "$1" "$2" "$3" \
     ./gpu train --out g --steps 20 --data tiny.txt
+}
+
+# bf16_steps EXE OUT REF NAME: EXE (a bf16 build) trains 20 steps from
+# scratch into OUT on tiny.txt; its test loss must be within 1e-2 of the
+# CPU bf16 build's in REF (check_loss, OUT.log).
+bf16_steps() {
+  rm -rf "$2"
+  check_loss "$2.log" "$3" 1e-2 \
+    "$4: 20 GPU steps, test loss %s (CPU bf16 %s): ok" \
+    "$4: 20 GPU steps: FAILED (%s against %s)" \
+    "$1" train --out "$2" --steps 20 --data tiny.txt
 }
 
 # gpu_eval WEIGHTS REF RTOL OK FAILED: ./gpu evaluates WEIGHTS on tiny.txt;
