@@ -85,12 +85,9 @@ attachTargetOptions(const ::tfc::GpuTargetOptions &options,
 }
 
 /// The mapping of loops to kernels that both the GPU and its emulation
-/// run; the emulation, which runs a kernel's threads one after another,
-/// does without shared memory and barriers.
-/// `arch` chooses the tensor-core contractions' instruction: Hopper's
-/// warpgroup mma on sm_90a, `mma.sync` elsewhere.
-static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated,
-                                       StringRef arch = "") {
+/// run, the same for both. `arch` chooses the tensor-core contractions'
+/// instruction: Hopper's warpgroup mma on sm_90a, `mma.sync` elsewhere.
+static void buildKernelMappingPipeline(OpPassManager &pm, StringRef arch) {
   // Pads (Primer's convolutions): one kernel each, not a fill and a copy.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGatherPads());
   ::tfc::buildLinalgToBuffersPipeline(pm);
@@ -109,21 +106,19 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated,
   // gradients) run as many threads' partial sums, not one thread or block.
   // Contractions of bf16 operands: tensor-core kernels, before any is
   // split or tiled for the SIMT cores.
-  if (!emulated) {
-    mlir::tfc::TfcGpuTensorCoreContractionsOptions tensorCores;
-    tensorCores.warpgroupMma = arch == "sm_90a";
-    pm.addNestedPass<func::FuncOp>(
-        mlir::tfc::createTfcGpuTensorCoreContractions(tensorCores));
-  }
+  mlir::tfc::TfcGpuTensorCoreContractionsOptions tensorCores;
+  tensorCores.warpgroupMma = arch == "sm_90a";
+  pm.addNestedPass<func::FuncOp>(
+      mlir::tfc::createTfcGpuTensorCoreContractions(tensorCores));
   // Ops over the same rows (LayerNorm, its gradient, a cross-entropy): one
-  // kernel, a warp per row (a thread per row when emulated).
+  // kernel, a warp per row.
   mlir::tfc::TfcGpuRowKernelsOptions rowKernels;
-  rowKernels.lanes = emulated ? 1 : 32;
+  rowKernels.lanes = 32;
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuRowKernels(rowKernels));
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuSplitReductions());
   // Contractions: a register tile of outputs per thread.
   mlir::tfc::TfcGpuTileContractionsOptions tiling;
-  tiling.sharedMemory = !emulated;
+  tiling.sharedMemory = true;
   pm.addNestedPass<func::FuncOp>(
       mlir::tfc::createTfcGpuTileContractions(tiling));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -150,8 +145,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm, bool emulated,
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGroupLaunches());
 }
 
-void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
-  buildKernelMappingPipeline(pm, /*emulated=*/true);
+void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm,
+                                             StringRef arch) {
+  buildKernelMappingPipeline(pm, arch);
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuEmulateLaunches());
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
@@ -162,7 +158,7 @@ void ::tfc::buildLinalgToEmulatedGpuPipeline(OpPassManager &pm) {
 
 void ::tfc::buildLinalgToNVVMPipeline(OpPassManager &pm,
                                       const GpuTargetOptions &options) {
-  buildKernelMappingPipeline(pm, /*emulated=*/false, options.arch);
+  buildKernelMappingPipeline(pm, options.arch);
   pm.addPass(mlir::tfc::createTfcStaticBuffers());
   pm.addPass(createCanonicalizerPass());
   buildKernelsToNVVMPipeline(pm, options);

@@ -65,10 +65,11 @@ void buildKernelsToNVVMPipeline(mlir::OpPassManager &pm,
                                 const GpuTargetOptions &options);
 
 /// linalg on tensors → LLVM dialect for the CPU, with the loops mapped to
-/// kernels as for the GPU and each kernel run by loops over its blocks and
-/// threads: a check of the mapping without a GPU
-/// (`tfc compile --target=cuda --gpu-emulate`).
-void buildLinalgToEmulatedGpuPipeline(mlir::OpPassManager &pm);
+/// the kernels of the GPU `arch` and each kernel run by loops over its
+/// blocks and threads (tfc-gpu-emulate-launches): a check of the kernels
+/// without a GPU (`tfc compile --target=cuda --gpu-emulate`).
+void buildLinalgToEmulatedGpuPipeline(mlir::OpPassManager &pm,
+                                      llvm::StringRef arch);
 
 /// Registers the GPU passes and `tfc-linalg-to-nvvm` (for tfc-opt).
 void registerGpuCodegenPipelines();

@@ -766,24 +766,46 @@ def TfcGpuEmulateLaunches
     : Pass<"tfc-gpu-emulate-launches", "mlir::func::FuncOp"> {
   let summary = "Runs each gpu.launch on the host, as loops over its blocks and threads";
   let description = [{
-    A check of the GPU mapping on a machine without a GPU
+    A check of the GPU kernels on a machine without a GPU
     (`tfc compile --target=cuda --gpu-emulate`): every `gpu.launch` becomes
-    an `scf.parallel` over its blocks holding an `scf.for` over its
-    threads, with the block and thread ids and sizes of the launch's body
-    replaced by those loops' indices and bounds (y and z are 0). The
-    kernels then run, in the same order, as CPU code that the CPU pipeline
-    compiles, so their results can be compared with the CPU target's.
-    Launches must use no shared memory or shuffles (the kernels of
-    tfc-gpu-map-kernels use none), and barriers only between the
-    operations of the body itself, no value of a thread living across
-    one (the constants excepted): the threads' loop is then repeated per
-    part, each part run by every thread before the next begins, which is
-    what the barrier asks (tfc-gpu-last-block-finals's kernels). The
-    device fences (`membar.gl`) are dropped: threads that run one after
-    another see each other's writes.
+    an `scf.for` over its blocks whose body runs the block's threads one
+    after another, part by part, with the block and thread ids and
+    sizes of the launch's body replaced by those loops' indices and bounds
+    (y and z are 0). The kernels then run, in the same order, as CPU code
+    that the CPU pipeline compiles, so their results can be compared with
+    the CPU target's.
+
+    A part is a run of operations between two points where the threads
+    meet: a barrier, or an instruction that a warp or warpgroup executes
+    together (`gpu.shuffle`, `nvgpu.ldmatrix`, `mma.sync.m16n8k16` on bf16
+    through `llvm.call_intrinsic`, `nvvm.wgmma.mma_async` on bf16). Each part
+    is a loop over the threads, run by every thread before the next
+    begins. A thread's value used in a later part is kept in a slot, a
+    stack array with one element per thread, unless it is free of memory
+    effects and computed again where it is used; what every thread
+    computes alike runs once per block. A loop or branch holding a meeting
+    point must have the same bounds or condition for every thread: it runs
+    once per block with its parts inside, the values it carries in slots
+    (or as the loop's own, when the same for every thread). A meeting
+    instruction is two loops over the threads: one puts the operands in
+    slots, the other computes each thread's results from its warp's
+    operands, by the PTX ISA's fragment and shared-memory layouts
+    (EmulatedInstructions.cpp). Shared memory, static and dynamic, is a
+    stack buffer of each block.
+
+    `cp.async` copies complete at once (loads and stores, zeros past the
+    source's elements): their groups and waits go, and so do the
+    warpgroup mma's fences and waits and the device fences (`membar.gl`);
+    NVVM's `ex2` and `lg2` become math's. Any other NVVM or NVGPU
+    operation is an error. What an emulation cannot check is timing: a
+    race that a missing barrier or wait leaves on a GPU.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def TfcGpuOutlineKernels : Pass<"tfc-gpu-outline-kernels", "mlir::ModuleOp"> {

@@ -69,8 +69,7 @@ void mmaBf16(OpBuilder &b, Location loc, ArrayRef<Value> a,
   llvm::append_range(args, bFrag);
   llvm::append_range(args, acc);
   Value d = b.create<LLVM::CallIntrinsicOp>(
-                 loc, result,
-                 b.getStringAttr("llvm.nvvm.mma.m16n8k16.row.col.bf16"), args)
+                 loc, result, b.getStringAttr(kMmaBf16Intrinsic), args)
                 .getResult(0);
   for (int64_t q = 0; q < 4; ++q)
     acc[q] = b.create<LLVM::ExtractValueOp>(loc, d, q);

@@ -204,6 +204,11 @@ SmallVector<Value> loadMatrixX4(OpBuilder &b, Location loc, Value tile,
                                 ValueRange leading, Value row, Value chunk,
                                 int64_t inner, bool transpose);
 
+/// The intrinsic of `mma.sync.m16n8k16.row.col` with bf16 operands and
+/// float32 accumulators.
+inline constexpr llvm::StringLiteral kMmaBf16Intrinsic =
+    "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+
 /// One `mma.sync.m16n8k16` with bf16 operands and float32 accumulators:
 /// `acc` (4 values) plus the product of the A fragment `a` (4 registers)
 /// and the B fragment `bFrag` (2), through `llvm.call_intrinsic` (nvgpu

@@ -584,15 +584,10 @@ bool applyModelOptions(::tfc::spec::Spec &spec) {
                     "not --f64 (the gradient check's float64 build)\n";
     return false;
   }
-  // The FlashAttention kernel multiplies bf16 operands on tensor cores,
-  // and the emulation runs no kernel with shared memory or warp shuffles.
-  if (gpuAttention == GpuAttention::Flash && (!bf16 || gpuEmulate)) {
+  // The FlashAttention kernel multiplies bf16 operands on tensor cores.
+  if (gpuAttention == GpuAttention::Flash && !bf16) {
     llvm::errs() << "tfc: error: --gpu-attention=flash: expected "
-                 << (gpuEmulate ? "a GPU build, not --gpu-emulate (it cannot "
-                                  "run tensor-core kernels)"
-                                : "--precision=bf16 (its kernel multiplies "
-                                  "bf16 operands)")
-                 << "\n";
+                    "--precision=bf16 (its kernel multiplies bf16 operands)\n";
     return false;
   }
   if (attentionBlock.getNumOccurrences() && attentionBlock < 1) {
@@ -774,7 +769,7 @@ LogicalResult runPipelines(MLIRContext &ctx, ModuleOp module,
     pm.addPass(createCanonicalizerPass());
     ::tfc::buildTfcToLinalgPipeline(pm, pipeline);
     if (stage != Stage::Linalg && gpuEmulate)
-      ::tfc::buildLinalgToEmulatedGpuPipeline(pm);
+      ::tfc::buildLinalgToEmulatedGpuPipeline(pm, job.gpu.arch);
     else if (stage != Stage::Linalg && !job.cuda)
       ::tfc::buildLinalgToLLVMPipeline(pm, pipeline);
     else if (stage != Stage::Linalg)
