@@ -291,9 +291,8 @@ def TfcGpuRowKernels : Pass<"tfc-gpu-row-kernels", "mlir::func::FuncOp"> {
     1), so that each lane holds the row's result; the first lane stores a
     value per row, and the chain's later ops take it from the register.
     Sums are thus added in another order than on the CPU (by lane, then
-    across lanes). With `lanes=1` (the `--gpu-emulate` pipeline) there are
-    no shuffles and a thread runs a row, so the emulation checks the
-    chains themselves. Shuffled values are 32-bit.
+    across lanes). With `lanes=1` there are no shuffles and a thread runs
+    a row. Shuffled values are 32-bit.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"32",
@@ -386,10 +385,9 @@ def TfcGpuTileContractions
     the operand's innermost dimension (so an operand whose innermost
     dimension is k, such as a weight used transposed, is read coalesced
     too), waits at a barrier, and each thread applies the body for the 16
-    k of the step in order, then waits again. `--gpu-emulate`, which runs
-    a kernel's threads one after another and cannot honour barriers,
-    compiles the same contractions without it: the same sums, term for
-    term.
+    k of the step in order, then waits again. Without `shared-memory`,
+    each thread reads its operands from global memory: the same sums, term
+    for term.
   }];
   let options = [
     Option<"sharedMemory", "shared-memory", "bool", /*default=*/"true",
