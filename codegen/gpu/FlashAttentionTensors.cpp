@@ -69,9 +69,25 @@ Value roundAfterProducer(OpBuilder &b, Location loc, Value x) {
 }
 
 /// The tensor of a buffer that a kernel wrote.
-Value tensorOf(OpBuilder &b, Location loc, Value buffer) {
+Value tensorOf(OpBuilder &b, Location loc, Value buffer, bool writable = true) {
   return b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                             /*writable=*/true);
+                                             writable);
+}
+
+/// A buffer of its own that holds the tensor `x` (bf16) from here on, for
+/// the forward kernel and the gradient's. Read through
+/// `bufferization.to_memref`, a forward's operand was overwritten in place
+/// by the next layer's rounding while its gradient still had to read it
+/// (One-Shot Bufferize gave both roundings one buffer). `x` becomes the
+/// buffer's tensor, which no op writes into.
+Value ownBuffer(OpBuilder &b, Location loc, Value &x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value buffer = outputBuffer(b, loc, type.getShape(), type.getElementType());
+  b.create<bufferization::MaterializeInDestinationOp>(loc, /*result=*/Type(), x,
+                                                      buffer, /*restrict=*/true,
+                                                      /*writable=*/true);
+  x = tensorOf(b, loc, buffer, /*writable=*/false);
+  return buffer;
 }
 
 /// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
@@ -122,9 +138,9 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
   result.key = roundAfterProducer(b, loc, key);
   result.value = roundAfterProducer(b, loc, value);
   FlashKernelBuffers kernel;
-  kernel.q16 = bufferOf(b, loc, result.query);
-  kernel.k16 = bufferOf(b, loc, result.key);
-  kernel.v16 = bufferOf(b, loc, result.value);
+  kernel.q16 = ownBuffer(b, loc, result.query);
+  kernel.k16 = ownBuffer(b, loc, result.key);
+  kernel.v16 = ownBuffer(b, loc, result.value);
   if (mask)
     kernel.mask = bufferOf(b, loc, mask);
   kernel.out = outputBuffer(b, loc, shape, b.getBF16Type());

@@ -199,7 +199,8 @@ func.func @flash_rounds_after_producers(%x: tensor<1x64x64xf32>, %a: f32,
 // -----
 
 // With flash-forward, a causal forward of 2 heads of 64 channels over 128
-// positions is one FlashAttention kernel: Q, K and V rounded to bf16, a
+// positions is one FlashAttention kernel: Q, K and V rounded to bf16 into
+// buffers of their own (read by the gradient's kernels too), a
 // block of 128 threads per (query block of 64, batch, head), 2 x 2 x 2
 // blocks; a 64 x 64 Q tile and two stages of 64-key K and V tiles in
 // shared memory, each filled by 4 cp.async copies of 16 bytes per thread;
@@ -228,7 +229,10 @@ func.func @flash_rounds_after_producers(%x: tensor<1x64x64xf32>, %a: f32,
 // FLASH: arith.truncf %{{.*}} : f32 to bf16
 // FLASH: linalg.generic {{.*}} ins(%arg1 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
 // FLASH: linalg.generic {{.*}} ins(%arg2 : tensor<2x128x128xf32>) outs(%{{.*}} : tensor<2x128x128xbf16>)
-// FLASH: %[[QB:.*]] = bufferization.to_memref %[[Q16]] read_only : memref<2x128x128xbf16>
+// FLASH: %[[QB:.*]] = memref.alloc() : memref<2x128x128xbf16>
+// FLASH-NEXT: bufferization.materialize_in_destination %[[Q16]] in restrict writable %[[QB]]
+// FLASH-NEXT: %[[Q16T:.*]] = bufferization.to_tensor %[[QB]] restrict : memref<2x128x128xbf16>
+// FLASH-COUNT-2: bufferization.materialize_in_destination %{{.*}} in restrict writable
 // FLASH: %[[OUT:.*]] = memref.alloc() : memref<2x128x128xbf16>
 // FLASH: %[[LSE:.*]] = memref.alloc() : memref<2x2x128xf32>
 // FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[QT:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[KT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %[[VT:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
@@ -275,7 +279,7 @@ func.func @flash_rounds_after_producers(%x: tensor<1x64x64xf32>, %a: f32,
 // FLASH: %[[DQ:.*]] = memref.alloc() : memref<2x128x128xf32>
 // FLASH: %[[DK:.*]] = memref.alloc() : memref<2x128x128xf32>
 // FLASH: %[[DV:.*]] = memref.alloc() : memref<2x128x128xf32>
-// FLASH: bufferization.to_memref %[[Q16]] read_only
+// FLASH: bufferization.to_memref %[[Q16T]] read_only
 // FLASH: bufferization.to_memref %[[DO16]] read_only
 // FLASH: %[[LB:.*]] = bufferization.to_memref %[[L]] read_only
 // FLASH: %[[DB:.*]] = bufferization.to_memref %[[D]] read_only
@@ -349,7 +353,8 @@ func.func @flash_padded_cross(%q: tensor<1x64x128xf32>, %k: tensor<1x128x128xf32
 // forward kernel's log-sum-exp and the same bf16 operands, widened.
 
 // FLASH-LABEL: func.func @flash_forward_rows_grad
-// FLASH: %[[Q16:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x64x128xf32>) outs(%{{.*}} : tensor<1x64x128xbf16>)
+// FLASH: linalg.generic {{.*}} ins(%arg0 : tensor<1x64x128xf32>) outs(%{{.*}} : tensor<1x64x128xbf16>)
+// FLASH: %[[Q16:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<1x64x128xbf16>
 // FLASH: gpu.launch
 // FLASH: } {tfc.flash_attention_tile = array<i64: 64, 32, 128>}
 // FLASH: %[[L:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<1x1x64xf32>
