@@ -56,10 +56,15 @@
 #      relative: 4's tolerance, for the same reasons), and their first
 #      step's gradients, read from the checkpoint's Adam moments (m =
 #      0.1 g after one step), agree with the CPU float32 build's tensor by
-#      tensor within 0.1 of each tensor's largest (same_moments says
+#      tensor within 0.2 of each tensor's largest (same_moments says
 #      why). `build-flash DIR` and `run-flash DIR` run 6 alone.
 #
 # Prints one line per check and `gpu-check: ok` or `gpu-check: FAILED`.
+#
+# With TFC_GPU_CHECK_EMULATE=1, `build-bf16` and `build-flash` build the
+# GPU executables of checks 4 and 6 with --gpu-emulate (at -O0), and their
+# `run-bf16` and `run-flash` run here, on the CPU, kernel for kernel what
+# the GPU would run (tfc-gpu-emulate-launches); the sm_90a builds run too.
 #
 #===------------------------------------------------------------------------===#
 
@@ -71,6 +76,12 @@ if [[ -z $mode || -z $dir ]]; then
   exit 1
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The GPU target of checks 4 and 6, emulated on the CPU on request.
+cuda=(--target=cuda)
+if [[ ${TFC_GPU_CHECK_EMULATE:-} == 1 ]]; then
+  cuda=(--target=cuda --gpu-emulate -O0)
+fi
 
 # The families and the flags of test/codegen/gpu/device-families.test.
 # A family named NAME_blocks is NAME built with --gpu-attention=blocks.
@@ -146,8 +157,8 @@ build_bf16() {
       -e 's/^d_ff = 64/d_ff = 256/' -e 's/^seq_len = 32/seq_len = 64/' \
       -e 's/^dropout = 0.1/dropout = 0.0/' -e 's/^batch = 4/batch = 2/' \
       "$root/test/e2e/Inputs/tiny_lm.toml" > "$t/lm.toml"
-  "$tfc" compile "$t/lm.toml" --target=cuda --precision=bf16 -o "$t/gpu"
-  "$tfc" compile "$t/lm.toml" --target=cuda --precision=bf16 --gpu-arch=sm_90a \
+  "$tfc" compile "$t/lm.toml" "${cuda[@]}" --precision=bf16 -o "$t/gpu"
+  "$tfc" compile "$t/lm.toml" "${cuda[@]}" --precision=bf16 --gpu-arch=sm_90a \
     -o "$t/gpu90a"
   "$tfc" compile "$t/lm.toml" --precision=bf16 -o "$t/cpu"
   "$tfc" compile "$t/lm.toml" -o "$t/cpu32"
@@ -157,8 +168,8 @@ build_bf16() {
       -e 's/^seq_len = 64/seq_len = 128/' -e 's/^batch = 2/batch = 1/' \
       -e 's/^kind = "softmax"/kind = "performer"\nfeatures = 64/' \
       "$t/lm.toml" > "$t/performer.toml"
-  "$tfc" compile "$t/performer.toml" --target=cuda --precision=bf16 -o "$t/pgpu"
-  "$tfc" compile "$t/performer.toml" --target=cuda --precision=bf16 --gpu-arch=sm_90a \
+  "$tfc" compile "$t/performer.toml" "${cuda[@]}" --precision=bf16 -o "$t/pgpu"
+  "$tfc" compile "$t/performer.toml" "${cuda[@]}" --precision=bf16 --gpu-arch=sm_90a \
     -o "$t/pgpu90a"
   "$tfc" compile "$t/performer.toml" --precision=bf16 -o "$t/pcpu"
   (cd "$t" && rm -rf c c32 &&
@@ -166,6 +177,8 @@ build_bf16() {
    ./cpu32 train --out c32 --steps 20 --data tiny.txt > c32.log &&
    ./cpu32 eval --weights c32/last.safetensors --data tiny.txt > ce32.log &&
    rm -rf pc && ./pcpu train --out pc --steps 20 --data tiny.txt > pc.log)
+  rm -f "$t/emulated"
+  if [[ ${TFC_GPU_CHECK_EMULATE:-} == 1 ]]; then touch "$t/emulated"; fi
   echo "built tiny_lm64 and tiny_performer64 (bf16)"
 }
 
@@ -228,7 +241,7 @@ build_flash() {
       "$root/specs/longformer_cls.toml" > "$f/lfgcls.toml"
   local name
   for name in $flash_models; do
-    "$tfc" compile "$f/$name.toml" --target=cuda --precision=bf16 \
+    "$tfc" compile "$f/$name.toml" "${cuda[@]}" --precision=bf16 \
       --gpu-attention=flash -o "$f/$name.fgpu"
     "$tfc" compile "$f/$name.toml" -o "$f/$name.cpu32"
     (cd "$f" && flash_train "./$name.cpu32" "$name.c32" 10 $name > /dev/null &&
@@ -260,7 +273,7 @@ run_flash() {
       "./$name.fgpu" eval --weights "$name.c32/last.safetensors" \
       --data "$(flash_data $name)" $(flash_split $name) || failed=1
     if flash_train "./$name.fgpu" "$name.g1" 1 $name > "$name.g1.log" 2>&1 &&
-       diff=$(same_moments "$name.g1/last.safetensors" "$name.s32/last.safetensors" 0.1); then
+       diff=$(same_moments "$name.g1/last.safetensors" "$name.s32/last.safetensors" 0.2); then
       echo "flash $name: the first step's gradients within $diff of the CPU float32 build's: ok"
     else
       echo "flash $name: the first step's gradients: FAILED (${diff:-no checkpoint})"; failed=1
@@ -295,9 +308,9 @@ run_bf16() {
   fi
   bf16_steps ./pgpu pg pc.log "tiny_performer64 bf16" || failed=1
   # The same on Hopper's warpgroup mma (--gpu-arch=sm_90a), on an sm_90
-  # device only (its cubin runs nowhere else).
-  if [[ -x gpu90a ]] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader |
-       grep -q '^9\.0'; then
+  # device only (its cubin runs nowhere else), or emulated.
+  if [[ -x gpu90a ]] && { [[ -e emulated ]] ||
+       nvidia-smi --query-gpu=compute_cap --format=csv,noheader | grep -q '^9\.0'; }; then
     bf16_steps ./pgpu90a pg90a pc.log "tiny_performer64 bf16 sm_90a (wgmma)" || failed=1
     bf16_steps ./gpu90a g90a c.log "tiny_lm64 bf16 sm_90a (wgmma)" || failed=1
     check_loss ge90a.log ce32.log 1e-2 \
@@ -346,13 +359,16 @@ same_weights() { same_tensors "$1" "$2" "$3" "" 0; }
 
 # same_moments A B TOL: the Adam first moments (`optimizer.m.*`, 0.1 times
 # the gradient after one step) of A within TOL of B's, tensor by tensor,
-# relative to the tensor's largest magnitude in B, or 1e-4 of the largest
+# relative to the tensor's largest magnitude in B, or 1e-3 of the largest
 # of all where that is smaller (the gradient of a key projection's bias is
 # zero but for rounding: softmax ignores a constant added to a row's
-# scores). The CPU's bf16 and float32 builds differ by at most 0.031 there
-# (the tiny LMs and the classifier of check 6), a misplaced fragment of an
-# attention gradient by the whole tensor.
-same_moments() { same_tensors "$1" "$2" "$3" optimizer.m. 1e-4; }
+# scores). The CPU's bf16 and float32 builds differ by up to 0.09 so
+# (lfgcls's first feed-forward weight), the emulated FlashAttention builds
+# of check 6 by 0.005-0.10; a misplaced fragment of an attention
+# gradient, or an operand overwritten before the gradient reads it, by
+# 6-90 times the tensor (an emulated run of check 6 before the forward's
+# operands had buffers of their own, FlashAttentionTensors.cpp).
+same_moments() { same_tensors "$1" "$2" "$3" optimizer.m. 1e-3; }
 
 loss_of() { sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$1" | tail -n 1; }
 
