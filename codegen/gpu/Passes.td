@@ -78,9 +78,9 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     are those of the global rows. Its gradient runs as the two
     gradient kernels after such a forward, and is otherwise left, as
     every other Longformer attention, to tfc-blocked-attention.
-    The kernels use shared memory, barriers and warp-wide instructions,
-    so `--gpu-emulate` cannot run them; only a GPU run checks their
-    results.
+    The kernels use shared memory, barriers and warp-wide instructions;
+    `--gpu-emulate` runs them on the CPU (tfc-gpu-emulate-launches),
+    and only a GPU run checks their timing.
   }];
   let options = [
     Option<"flashForward", "flash-forward", "bool", /*default=*/"false",
@@ -524,9 +524,8 @@ def TfcGpuTensorCoreContractions
       `tfc.warpgroup_mma`, and its tile as `[BM, BN, 64, stages]`.
 
     The products are summed in another order than on the CPU and with
-    bf16 operands; `--gpu-emulate` cannot run this kernel (it uses
-    shared memory, barriers and warp-wide instructions) and does not run
-    this pass.
+    bf16 operands; `--gpu-emulate` runs this kernel on the CPU
+    (tfc-gpu-emulate-launches).
   }];
   let options = [
     Option<"maxStages", "stages", "int64_t", /*default=*/"4",
