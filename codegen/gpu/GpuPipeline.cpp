@@ -91,6 +91,9 @@ static void buildKernelMappingPipeline(OpPassManager &pm, StringRef arch) {
   // Pads (Primer's convolutions): one kernel each, not a fill and a copy.
   pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuGatherPads());
   ::tfc::buildLinalgToBuffersPipeline(pm);
+  // A FlashAttention operand's bf16 rounding written into the buffer of
+  // its own that its kernels read, not copied there.
+  pm.addNestedPass<func::FuncOp>(mlir::tfc::createTfcGpuElideCopies());
   // The same polynomial f32 math as on the CPU (no libdevice calls), and
   // contracted multiply-adds.
   mlir::tfc::TfcFastMathOptions fastMath;

@@ -233,6 +233,32 @@ def TfcGpuForallConsumers
                            "mlir::vector::VectorDialect"];
 }
 
+def TfcGpuElideCopies : Pass<"tfc-gpu-elide-copies", "mlir::func::FuncOp"> {
+  let summary = "Makes the op that writes a copied buffer write the copy's "
+                "destination instead";
+  let description = [{
+    A `linalg.copy` (on buffers) from a whole view of an allocation into a
+    fresh allocation of the function's block that nothing has touched
+    before the copy goes, and the source's last writer writes the
+    destination (through one reshape to its own view's shape) instead, when:
+    that writer is a linalg op of parallel loops directly in the block whose
+    one init is a whole view of the source with the identity map, whose
+    body does not read the init's value, and which reads nothing else of
+    the source; and the source's next access after the copy is a dealloc
+    or another such whole write, or there is none. The source's contents
+    between its writer and the copy were then read by the copy alone. The
+    destination's allocation moves up before the writer.
+
+    The FlashAttention forward's bf16 Q, K and V are such copies: each is
+    a buffer of its own, which the gradient kernels read, filled from the
+    buffer that the projection's rounding (a tensor-core kernel's
+    epilogue) wrote, and that One-Shot Bufferize lets the next layer's
+    rounding reuse. Without the copies the projections' kernels write them
+    directly, a kernel less per layer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TfcGpuParallelDimsFirst
     : Pass<"tfc-gpu-parallel-dims-first", "mlir::func::FuncOp"> {
   let summary = "Puts the parallel dimensions of every linalg op before its reductions";
