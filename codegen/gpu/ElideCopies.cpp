@@ -57,9 +57,8 @@ accessesOf(Block &block, const SetVector<Value> &views) {
         continue;
       Operation *ancestor = block.findAncestorOpInBlock(*user);
       if (!ancestor ||
-          (ancestor == user &&
-           isa<memref::ExtractAlignedPointerAsIndexOp,
-               memref::ExtractStridedMetadataOp>(user)))
+          (ancestor == user && isa<memref::ExtractAlignedPointerAsIndexOp,
+                                   memref::ExtractStridedMetadataOp>(user)))
         return std::nullopt;
       accesses.insert(ancestor);
     }
