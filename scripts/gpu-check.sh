@@ -51,7 +51,9 @@
 #      32 channels, reviews padded to 64 tokens), two Longformers
 #      without global tokens (a causal LM with a dilated window, a
 #      classifier with a window on both sides) and a Longformer classifier
-#      with global tokens 0 and 70 at 256 positions (flash_models) evaluate CPU
+#      with global tokens 0 and 70 at 256 positions, and the first LM and
+#      that classifier at 100 positions, which the kernels' 64 rows do not
+#      divide (flash_models), evaluate CPU
 #      float32-trained weights to the CPU float32 build's loss (1e-2
 #      relative: 4's tolerance, for the same reasons), and their first
 #      step's gradients, read from the checkpoint's Adam moments (m =
@@ -194,8 +196,12 @@ flash_split() { [[ $1 == *cls ]] || echo "--split train"; }
 # positions, the second 3 apart, and a classifier with a window of 16
 # positions 2 apart on both sides and padding keys; and that classifier
 # at 256 positions with global tokens 0 and 70 (the kernels visit their
-# columns' tiles outside a block's band; their rows are computed apart).
-flash_models="h16 h64 h128 cls lf64 lfcls lfgcls"
+# columns' tiles outside a block's band; their rows are computed apart);
+# and at lengths that 64 does not divide, padded around the kernels: the
+# causal LM with heads of 16 channels at 100 positions (the padding keys
+# come after every query) and the classifier with global tokens at 100
+# (its padding keys masked).
+flash_models="h16 h64 h128 cls lf64 lfcls lfgcls h16pad lfg100cls"
 
 # flash_train EXE OUT STEPS NAME: EXE trains model NAME for STEPS steps
 # into OUT on its data (tested on the same data, no evaluations between).
@@ -239,6 +245,8 @@ build_flash() {
       -e 's/^window = .*/window = 16/' -e 's/^dilation = .*/dilation = 2/' \
       -e 's/^global_tokens = .*/global_tokens = [0, 70]/' \
       "$root/specs/longformer_cls.toml" > "$f/lfgcls.toml"
+  sed -e 's/^seq_len = .*/seq_len = 100/' "$f/h16.toml" > "$f/h16pad.toml"
+  sed -e 's/^seq_len = .*/seq_len = 100/' "$f/lfgcls.toml" > "$f/lfg100cls.toml"
   local name
   for name in $flash_models; do
     "$tfc" compile "$f/$name.toml" "${cuda[@]}" --precision=bf16 \

@@ -958,7 +958,7 @@ bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
     return false;
   int64_t queries = qType.getDimSize(1), keys = kType.getDimSize(1);
   FlashBand band = bandOf(kind);
-  if (queries % kBlockRows || keys % kBlockRows ||
+  if ((headDim > 64 && (queries % kBlockRows || keys % kBlockRows)) ||
       ((band.boundedBack() || band.boundedAhead()) && queries != keys))
     return false;
   if (mask) {

@@ -11,11 +11,17 @@
 /// `bufferization.to_memref` (read-only) and returned as tensors by
 /// `bufferization.to_tensor` (restrict, writable), so that bufferization
 /// places them like any other tensor; the forward's bf16 output widened
-/// for float32 readers; the gradient's `D = rowsum(dO O)`.
+/// for float32 readers; the gradient's `D = rowsum(dO O)`. Lengths that
+/// the kernels' block of 64 rows does not divide are padded with zero rows
+/// (`tensor.pad`, one kernel each after tfc-gpu-gather-pads), the padding
+/// keys masked where a real query could attend them, and the results
+/// sliced back: a padding query's output gradient is zero, so it adds
+/// nothing to dK and dV.
 ///
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Utils.h"
+#include "dialect/TfcDialect.h"
 #include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -90,6 +96,66 @@ Value ownBuffer(OpBuilder &b, Location loc, Value &x) {
   return buffer;
 }
 
+/// The block of rows of the FlashAttention kernels: their lengths are
+/// multiples of it.
+constexpr int64_t kFlashBlockRows = 64;
+
+/// `x` with zeros after the end of dimension `dim` up to `size`; `x` when
+/// that is its size.
+Value padDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t size) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getDimSize(dim) == size)
+    return x;
+  SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(type.getRank(), b.getIndexAttr(0));
+  high[dim] = b.getIndexAttr(size - type.getDimSize(dim));
+  return b.create<tensor::PadOp>(loc, Type(), x, low, high,
+                                 floatConstant(b, loc, elementOf(x), 0.0));
+}
+
+/// The first `size` of dimension `dim` of `x`; `x` when that is all of it.
+Value sliceDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t size) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getDimSize(dim) == size)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = size;
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t extent : shape)
+    sizes.push_back(b.getIndexAttr(extent));
+  return b.create<tensor::ExtractSliceOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
+      sizes, strides);
+}
+
+/// `length` rounded up to a multiple of the kernels' block of rows.
+int64_t paddedLength(int64_t length) {
+  return (length + kFlashBlockRows - 1) / kFlashBlockRows * kFlashBlockRows;
+}
+
+/// Whether an attention of `kind` is causal.
+bool isCausal(Attribute kind) {
+  if (auto softmax = dyn_cast<SoftmaxAttr>(kind))
+    return softmax.getCausal();
+  return cast<LongformerAttr>(kind).getCausal();
+}
+
+/// The key mask of the kernels, `[B, keys]` (float32, 0 for a key no query
+/// attends): `mask` (`[B, Sk]`, or null) with the padding keys masked
+/// when a real query could attend them, that is unless the attention is
+/// causal over equal lengths (the padding keys then come after every real
+/// query); null when nothing is masked.
+Value paddedKeyMask(OpBuilder &b, Location loc, Attribute kind, Value mask,
+                    int64_t batch, int64_t queries, int64_t realKeys,
+                    int64_t keys) {
+  if (keys == realKeys || (isCausal(kind) && queries == realKeys))
+    return mask ? padDim(b, loc, mask, 1, keys) : mask;
+  if (!mask)
+    mask = filledTensor(b, loc, {batch, realKeys}, b.getF32Type(), 1.0);
+  return padDim(b, loc, mask, 1, keys);
+}
+
 /// `D = rowsum(dO O)` per (batch, head, row), `[B, H, S]`, from `grad`
 /// (`[B, S, D]`, float32) and `out` (the same, bf16, widened in the sum)
 /// viewed as `[B, S, H, Dh]`.
@@ -132,23 +198,30 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                                                  Attribute kind, int64_t heads,
                                                  Value query, Value key,
                                                  Value value, Value mask) {
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(query.getType()).getShape();
   FlashAttentionForward result;
-  result.query = roundAfterProducer(b, loc, query);
-  result.key = roundAfterProducer(b, loc, key);
-  result.value = roundAfterProducer(b, loc, value);
+  result.queries = cast<ShapedType>(query.getType()).getDimSize(1);
+  result.keys = cast<ShapedType>(key.getType()).getDimSize(1);
+  SmallVector<int64_t> shape(cast<ShapedType>(query.getType()).getShape());
+  shape[1] = paddedLength(result.queries);
+  int64_t keys = paddedLength(result.keys);
+  result.query = padDim(b, loc, roundAfterProducer(b, loc, query), 1, shape[1]);
+  result.key = padDim(b, loc, roundAfterProducer(b, loc, key), 1, keys);
+  result.value = padDim(b, loc, roundAfterProducer(b, loc, value), 1, keys);
+  result.mask = paddedKeyMask(b, loc, kind, mask, shape[0], result.queries,
+                              result.keys, keys);
   FlashKernelBuffers kernel;
   kernel.q16 = ownBuffer(b, loc, result.query);
   kernel.k16 = ownBuffer(b, loc, result.key);
   kernel.v16 = ownBuffer(b, loc, result.value);
-  if (mask)
-    kernel.mask = bufferOf(b, loc, mask);
+  if (result.mask)
+    kernel.mask = bufferOf(b, loc, result.mask);
   kernel.out = outputBuffer(b, loc, shape, b.getBF16Type());
   kernel.lseOut = outputBuffer(b, loc, {shape[0], heads, shape[1]});
-  buildFlashKernel(b, loc, FlashKind::Forward, kind, heads, shape,
-                   cast<ShapedType>(key.getType()).getDimSize(1), kernel);
+  buildFlashKernel(b, loc, FlashKind::Forward, kind, heads, shape, keys,
+                   kernel);
   result.out16 = tensorOf(b, loc, kernel.out);
-  result.out = widenToF32(b, loc, result.out16);
+  result.out =
+      widenToF32(b, loc, sliceDim(b, loc, result.out16, 1, result.queries));
   result.lse = tensorOf(b, loc, kernel.lseOut);
   return result;
 }
@@ -156,11 +229,14 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
 SmallVector<Value>
 buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
                             int64_t heads, const FlashAttentionForward &forward,
-                            Value grad, Value mask) {
+                            Value grad) {
   ArrayRef<int64_t> qShape =
       cast<RankedTensorType>(forward.query.getType()).getShape();
   ArrayRef<int64_t> kShape =
       cast<RankedTensorType>(forward.key.getType()).getShape();
+  // The padding query rows' output gradient is zero: so are their D and
+  // their share of dK and dV.
+  grad = padDim(b, loc, grad, 1, qShape[1]);
   Value delta = rowDeltas(b, loc, heads, grad, forward.out16);
   Value grad16 = roundToBF16(b, loc, grad);
   SmallVector<Value> outputs = {outputBuffer(b, loc, qShape),
@@ -174,16 +250,17 @@ buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
     kernel.grad16 = bufferOf(b, loc, grad16);
     kernel.lse = bufferOf(b, loc, forward.lse);
     kernel.delta = bufferOf(b, loc, delta);
-    if (mask)
-      kernel.mask = bufferOf(b, loc, mask);
+    if (forward.mask)
+      kernel.mask = bufferOf(b, loc, forward.mask);
     kernel.dq = outputs[0];
     kernel.dk = outputs[1];
     kernel.dv = outputs[2];
     buildFlashKernel(b, loc, kernelKind, kind, heads, qShape, kShape[1],
                      kernel);
   }
-  return {tensorOf(b, loc, outputs[0]), tensorOf(b, loc, outputs[1]),
-          tensorOf(b, loc, outputs[2])};
+  return {sliceDim(b, loc, tensorOf(b, loc, outputs[0]), 1, forward.queries),
+          sliceDim(b, loc, tensorOf(b, loc, outputs[1]), 1, forward.keys),
+          sliceDim(b, loc, tensorOf(b, loc, outputs[2]), 1, forward.keys)};
 }
 
 } // namespace mlir::tfc

@@ -625,9 +625,9 @@ struct TfcRowAttentionPass
           Value localGrad = grad.getGrad();
           if (!globals.empty())
             localGrad = withoutGlobalRows(b, op->getLoc(), localGrad, globals);
-          grads = buildFlashAttentionGradient(b, op->getLoc(), grad.getKind(),
-                                              grad.getHeads(), forward,
-                                              localGrad, grad.getMask());
+          grads =
+              buildFlashAttentionGradient(b, op->getLoc(), grad.getKind(),
+                                          grad.getHeads(), forward, localGrad);
           if (!globals.empty())
             for (auto [old, computed] :
                  llvm::zip_equal(grad.getGlobalGrads(),

@@ -284,8 +284,11 @@ inline constexpr int64_t kMaxFlashGlobals = 8;
 /// of its global columns are visited too, and its global rows computed
 /// apart by the caller); static `[B, Sq, D]` queries and
 /// `[B, Sk, D]` keys, a head dimension of 16, 32, 64 or 128, Sq and Sk
-/// multiples of 64, equal when causal or a window; a float32 key mask
-/// `[B, Sk]` or none.
+/// equal when a window; a float32 key mask `[B, Sk]` or none. Lengths
+/// that 64 does not divide are padded to the next multiple of it around
+/// the kernels (buildFlashAttentionForward), for heads of at most 64
+/// channels, whose gradient is the FlashAttention kernels' too; heads of
+/// 128 take multiples of 64 only.
 bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
                          Value mask);
 
@@ -321,10 +324,15 @@ void buildFlashKernel(OpBuilder &b, Location loc, FlashKind kernel,
 /// The tensors of an attention's forward that its gradient reads: the
 /// output, each row's log-sum-exp, and (after a FlashAttention kernel)
 /// the bf16 operands it multiplied and the output as it stores it, in
-/// bf16 (`out` is then that widened).
+/// bf16 (`out` is then that widened), with the key mask it applied. A
+/// FlashAttention kernel's tensors have its lengths: the attention's,
+/// `queries` and `keys`, padded to multiples of 64 (zero rows, the
+/// padding keys masked where a real query could attend them); `out` has
+/// the attention's.
 struct FlashAttentionForward {
   Value out, lse;
-  Value query, key, value, out16;
+  Value query, key, value, out16, mask;
+  int64_t queries = 0, keys = 0;
 };
 
 /// The FlashAttention forward kernel of an attention of `kind` that
@@ -347,7 +355,7 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
 SmallVector<Value>
 buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
                             int64_t heads, const FlashAttentionForward &forward,
-                            Value grad, Value mask);
+                            Value grad);
 
 } // namespace mlir::tfc
 

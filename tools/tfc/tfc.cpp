@@ -125,8 +125,9 @@ cl::opt<GpuAttention> gpuAttention(
         clEnumValN(GpuAttention::Flash, "flash",
                    "with --precision=bf16: each softmax or Longformer "
                    "(up to 8 global tokens, whose rows are computed apart) "
-                   "attention that fits (head dimension 16 to 128, lengths "
-                   "that 64 divides) one FlashAttention kernel on the "
+                   "attention that fits (head dimension 16 to 64, or 128 "
+                   "with lengths that 64 divides; other lengths padded to "
+                   "a multiple of 64) one FlashAttention kernel on the "
                    "tensor cores, its gradient two (up to 64 channels), the "
                    "rest as with rows")),
     cl::init(GpuAttention::Rows), cl::cat(compileCategory));
