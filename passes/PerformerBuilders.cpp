@@ -71,7 +71,7 @@ Value attention::featureProjection(OpBuilder &b, Location loc, Value x,
   Type element = elementOf(x);
   if (!insideParallelLoop(b)) {
     // Batch-wide, one matrix product `[B S H, Dh] x [Dh, M]`, a shape the
-    // GPU's tensor cores take (with the rows a multiple of 64); loops
+    // GPU's tensor cores take (with the rows a multiple of 8); loops
     // (r, m, e), e reduced.
     SmallVector<ReassociationIndices> rows = {{0, 1, 2}, {3}};
     Value flat = b.create<tensor::CollapseShapeOp>(loc, x, rows);

@@ -39,9 +39,11 @@ def TfcRowAttention : Pass<"tfc-row-attention", "mlir::ModuleOp"> {
     Other kinds are left to tfc-blocked-attention and tfc-lower-to-linalg.
 
     With `flash-forward` (`--gpu-attention=flash`, bf16 builds), a forward
-    of float32 operands with a head dimension of 16, 32, 64 or 128 and
-    lengths that 64 divides (equal when causal) is one FlashAttention
-    kernel on the tensor cores instead (a `gpu.launch` with the attribute
+    of float32 operands with a head dimension of 16, 32 or 64 (lengths that
+    64 does not divide padded with zero rows to a multiple of it, the
+    padding keys masked where a real query could attend them, and the
+    results sliced back), or 128 and lengths that 64 divides, is one
+    FlashAttention kernel on the tensor cores instead (a `gpu.launch` with the attribute
     `tfc.flash_attention_tile = [64, BN, Dh]`): a block of 4 warps per
     (64 query rows, batch, head) with the Q tile in registers, K and V
     tiles of BN keys (64; 32 for Dh 128) through two stages of shared
@@ -441,12 +443,13 @@ def TfcGpuTensorCoreContractions
     that one, the one other output dimension that it does not read (a
     Performer chunk's positions, a head between them and the channels);
     the others are batch dimensions; a body
-    `acc + a * b` (inputs widened by `arith.extf` or not), m a multiple of
-    64, n of 64 or 32 and k of 32, becomes a `gpu.launch` of blocks of 128
+    `acc + a * b` (inputs widened by `arith.extf` or not), n a multiple of
+    64 or 32, m and k of 8, becomes a `gpu.launch` of blocks of 128
     threads (4 warps, 2 x 2) on the tensor cores:
 
     - a block computes BM x BN outputs, the largest of 128 x 128, 128 x
-      64 and 64 x 128 that m and n divide and that gives at least
+      64 and 64 x 128 that n divides, and m too when 64 divides m, and
+      that gives at least
       `min-blocks` blocks (264 by default: two per multiprocessor of an
       H100 or H200), else 64 x 64; for an n that 64 does not divide, 128 x
       32 or else 64 x 32; as many stages of shared memory as fit
@@ -463,6 +466,11 @@ def TfcGpuTensorCoreContractions
       input, each in the input's own orientation with 8 elements of
       padding per row (the rows an `ldmatrix` reads then fall in distinct
       banks);
+    - when the row tiles run past m (hourglass_enwik8's 8 x 2,049 tokens),
+      the last one's copies read row m - 1 instead (min) and its stores,
+      with the epilogue and consumers, are made for the rows below m only;
+      when the k steps run past k, the last one's copies past k copy zeros
+      (a source size of 0 bytes, from k 0);
     - the fragments are read by `nvgpu.ldmatrix` x4, with `.trans` for an
       input whose innermost dimension is not k (an activation used
       transposed, as in a weight gradient, or a weight stored [in, out]);
@@ -518,8 +526,8 @@ def TfcGpuTensorCoreContractions
     Weight gradients, whose k is the batch's tokens, are the case.
 
     With `warpgroup-mma` (the pipeline sets it for `--gpu-arch=sm_90a`),
-    a contraction whose k is a multiple of 64 runs on Hopper's warpgroup
-    mma instead, in the same blocks of 128 threads (one warpgroup) and the
+    a contraction whose k is a multiple of 64, or not of 32 (its last k
+    step then cut short as above), runs on Hopper's warpgroup mma instead, in the same blocks of 128 threads (one warpgroup) and the
     same tiles, accumulator layout and stores (the epilogue and consumers
     above included):
 
@@ -560,7 +568,8 @@ def TfcGpuTensorCoreContractions
     Option<"splitK", "split-k", "bool", /*default=*/"true",
            "Split contractions with too few blocks along k">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
-           "Hopper (sm_90a): contractions whose k is a multiple of 64 run "
+           "Hopper (sm_90a): contractions whose k is a multiple of 64 (or "
+           "not of 32) run "
            "on the warpgroup mma (wgmma) from 128-byte swizzled tiles in "
            "dynamic shared memory">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",

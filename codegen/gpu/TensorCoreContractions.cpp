@@ -47,6 +47,7 @@
 
 #include "codegen/gpu/ContractionEpilogues.h"
 #include "codegen/gpu/Passes.h"
+#include "codegen/gpu/TensorCorePlan.h"
 #include "codegen/gpu/Utils.h"
 #include "passes/Passes.h"
 
@@ -65,195 +66,9 @@ namespace mlir::tfc {
 
 using namespace mlir;
 using namespace mlir::tfc;
+using namespace mlir::tfc::tensorcore;
 
 namespace {
-
-/// The threads of a block: 4 warps, 2 along the rows and 2 along the
-/// columns.
-constexpr int64_t kWarp = 32, kWarpsAcross = 2,
-                  kBlockThreads = kWarp * kWarpsAcross * kWarpsAcross;
-/// The k step of the block's loop, and of one mma.
-constexpr int64_t kDepth = 32, kMmaDepth = 16;
-/// The mma tile: 16 rows x 8 columns.
-constexpr int64_t kMmaRows = 16, kMmaCols = 8;
-/// Elements of one 16-byte copy.
-constexpr int64_t kCopyElements = kBf16PerChunk;
-/// The static shared memory of a block.
-constexpr int64_t kSharedBytes = 48 * 1024;
-/// The k step of the warpgroup kernel's loop (a 128-byte swizzled row of
-/// bf16), of one wgmma, and the most shared memory of its stages: two
-/// blocks fit in a multiprocessor of an H100 or H200 (228 KiB, 1 KiB of it
-/// reserved per block; 1 KiB more for the stages' alignment), so that one
-/// block's stores overlap the other's k loop.
-constexpr int64_t kWarpgroupDepth = 64, kWarpgroupMmaDepth = 16,
-                  kWarpgroupSharedBytes = 111 * 1024;
-/// The rows of one wgmma (a warpgroup's 4 warps, 16 each).
-constexpr int64_t kWarpgroupRows = 64;
-/// The shortest k of one part of a split contraction, and the most parts.
-constexpr int64_t kMinSplitDepth = 256, kMaxSplits = 64;
-
-/// How a contraction runs on tensor cores.
-struct TensorCorePlan {
-  unsigned m, n, k;
-  SmallVector<unsigned> batch; ///< the other parallel dims, outer first
-  SmallVector<int64_t> extents;
-  unsigned rowInput, colInput;
-  /// Whether the row (column) operand's innermost dimension is k.
-  bool rowKInner, colKInner;
-  int64_t blockRows, blockCols;
-  /// Whether the kernel runs on Hopper's warpgroup mma (wgmma) rather than
-  /// `mma.sync`, and its k step.
-  bool warpgroup = false;
-  int64_t depth = kDepth;
-  /// The stages of shared memory.
-  int64_t stages;
-  /// The fill of zeros the accumulators replace, if any.
-  linalg::FillOp zeroFill;
-  /// The rounding to bf16 that the kernel's stores do instead, if any.
-  linalg::GenericOp downCast;
-  /// The element-wise op after the contraction that the kernel applies to
-  /// its accumulators before storing them, if any (see epilogueOf).
-  linalg::GenericOp epilogue;
-  /// The element-wise ops after those that read what the kernel stores,
-  /// element for element (see consumersOf), which it applies after its
-  /// stores, in order; and the buffers (by root) that the epilogue and
-  /// they write and nothing else reads, which the kernel leaves unwritten.
-  SmallVector<linalg::GenericOp> consumers;
-  llvm::SmallDenseSet<Value> deadRoots;
-
-  int64_t batchCount() const {
-    int64_t count = 1;
-    for (unsigned d : batch)
-      count *= extents[d];
-    return count;
-  }
-  int64_t blocks() const {
-    return extents[m] / blockRows * (extents[n] / blockCols) * batchCount();
-  }
-  /// The bytes of one stage of shared memory.
-  int64_t stageBytes() const { return (blockRows + blockCols) * depth * 2; }
-};
-
-/// Whether `map` reads dimensions `a` and `b`, one of them innermost.
-bool readsWithInnermost(AffineMap map, unsigned a, unsigned b) {
-  unsigned inner = map.getDimPosition(map.getNumResults() - 1);
-  return usesDim(map, a) && usesDim(map, b) && (inner == a || inner == b);
-}
-
-/// The plan of `op`, or nullopt when it is no contraction this pass maps:
-/// a linalg op on static bf16 inputs (two) and a float32 output, all with
-/// the identity layout, one reduction dimension k, projected-permutation
-/// maps, an output whose innermost dimension is n, a column input that
-/// reads n and k, one of them innermost, a row input likewise with m and
-/// k and not n, where m is the output's second innermost dimension, or,
-/// when the column input reads that one, the one other dimension of the
-/// output that it does not read (such as a Performer chunk's positions,
-/// with a head between them and n); the rest are batch dimensions; a body
-/// `acc + a * b`; m a multiple of 64, n of 64 or 32, k of 32. At most
-/// `maxStages` stages of shared memory, as many as fit; the largest tile
-/// that gives `enoughBlocks` blocks. On the warpgroup mma when `warpgroup`, k
-/// is a multiple of 64 and the column tile is 64 wide or k-innermost.
-std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
-                                      int64_t enoughBlocks, bool warpgroup) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumDpsInputs() != 2)
-    return std::nullopt;
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
-    bool output = op.isDpsInit(&operand);
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
-        (output ? !type.getElementType().isF32()
-                : !type.getElementType().isBF16()))
-      return std::nullopt;
-  }
-  std::optional<unsigned> k = contractionReductionDim(op);
-  if (!k)
-    return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap outMap = maps[2];
-  unsigned parallel = op.getNumLoops() - 1;
-  if (parallel < 2)
-    return std::nullopt;
-  TensorCorePlan plan;
-  plan.k = *k;
-  plan.n = outMap.getDimPosition(parallel - 1);
-  plan.colInput = usesDim(maps[0], plan.n) ? 0 : 1;
-  plan.rowInput = 1 - plan.colInput;
-  // m: the output's second innermost dimension, or, when the column input
-  // reads that one, the one other that it does not read.
-  std::optional<unsigned> m;
-  unsigned second = outMap.getDimPosition(parallel - 2);
-  if (!usesDim(maps[plan.colInput], second))
-    m = second;
-  for (unsigned r = 0; r + 1 < parallel && m != second; ++r) {
-    unsigned d = outMap.getDimPosition(r);
-    if (usesDim(maps[plan.colInput], d))
-      continue;
-    if (m)
-      return std::nullopt;
-    m = d;
-  }
-  if (!m)
-    return std::nullopt;
-  plan.m = *m;
-  for (unsigned r = 0; r + 1 < parallel; ++r)
-    if (outMap.getDimPosition(r) != plan.m)
-      plan.batch.push_back(outMap.getDimPosition(r));
-  AffineMap rowMap = maps[plan.rowInput], colMap = maps[plan.colInput];
-  if (!readsWithInnermost(rowMap, plan.m, plan.k) || usesDim(rowMap, plan.n) ||
-      !readsWithInnermost(colMap, plan.n, plan.k) || usesDim(colMap, plan.m))
-    return std::nullopt;
-  plan.rowKInner = rowMap.getDimPosition(rowMap.getNumResults() - 1) == plan.k;
-  plan.colKInner = colMap.getDimPosition(colMap.getNumResults() - 1) == plan.k;
-  if (!isMultiplyAddContraction(op))
-    return std::nullopt;
-  plan.extents = op.getStaticLoopRanges();
-  int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
-  if (rows % 64 || cols % 32 || plan.extents[plan.k] % kDepth)
-    return std::nullopt;
-  // The largest tile that still gives enough blocks, else the smallest;
-  // 32 columns wide when n is not a multiple of 64 (a head of 32).
-  plan.blockRows = 64;
-  plan.blockCols = cols % 64 ? 32 : 64;
-  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{128, 128},
-                        {128, 64},
-                        {64, 128},
-                        {128, 32}}) {
-    if (rows % bm || cols % bn || (bn == 32) != (cols % 64 != 0) ||
-        rows / bm * (cols / bn) * plan.batchCount() < enoughBlocks)
-      continue;
-    plan.blockRows = bm;
-    plan.blockCols = bn;
-    break;
-  }
-  // The warpgroup kernel's N-major tiles are atoms of 64 columns.
-  plan.warpgroup = warpgroup && plan.extents[plan.k] % kWarpgroupDepth == 0 &&
-                   (plan.blockCols % 64 == 0 || plan.colKInner);
-  plan.depth = plan.warpgroup ? kWarpgroupDepth : kDepth;
-  plan.stages = std::min(
-      maxStages, (plan.warpgroup ? kWarpgroupSharedBytes : kSharedBytes) /
-                     plan.stageBytes());
-  // No more stages than k steps, two at least.
-  if (plan.warpgroup)
-    plan.stages = std::max<int64_t>(
-        2, std::min(plan.stages, plan.extents[plan.k] / plan.depth));
-  // A fill of zeros just before, into the same buffer.
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
-    FloatAttr value;
-    if (fill.getOutputs()[0] == op.getDpsInits()[0] &&
-        matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
-        value.getValue().isZero())
-      plan.zeroFill = fill;
-  }
-  plan.downCast = downCastOf(op, plan.zeroFill);
-  if (!plan.downCast && plan.batch.empty()) {
-    plan.epilogue = epilogueOf(op, rows, cols);
-    plan.consumers = consumersOf(op, plan.epilogue, rows, cols);
-    plan.deadRoots =
-        deadRootsOf(op, plan.zeroFill, plan.epilogue, plan.consumers);
-  }
-  return plan;
-}
 
 /// Builds the kernel of one contraction in place of it.
 class KernelBuilder : IndexArithmetic {
@@ -288,7 +103,9 @@ private:
   int64_t mmaCols() const {
     return plan.warpgroup ? plan.blockCols / kMmaCols : warpCols() / kMmaCols;
   }
-  int64_t kTiles() const { return plan.extents[plan.k] / plan.depth; }
+  int64_t kTiles() const {
+    return llvm::divideCeilSigned(plan.extents[plan.k], plan.depth);
+  }
 
   Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
 
@@ -343,6 +160,9 @@ private:
   /// The values of two adjacent elements of the buffers (by root) that
   /// the kernel writes, as it stores them.
   using StoredPairs = llvm::SmallDenseMap<Value, SmallVector<Value, 2>>;
+  /// Stores the accumulators `accs` (after the k loop), rows past m left
+  /// out, with the plan's down-cast, epilogue and consumers.
+  void storeAccumulators(ArrayRef<Value> accs);
   /// Applies the plan's epilogue to `out`, the output's values at row
   /// `row`, columns `col` and `col + 1` (which it replaces when the
   /// epilogue writes the output), and stores its other results, two per
@@ -397,7 +217,8 @@ void KernelBuilder::build() {
   // The block's tile: column tiles fastest (the blocks that run together
   // share their rows of the row operand), then row tiles, then batch.
   int64_t colBlocks = plan.extents[plan.n] / plan.blockCols;
-  int64_t rowBlocks = plan.extents[plan.m] / plan.blockRows;
+  int64_t rowBlocks =
+      llvm::divideCeilSigned(plan.extents[plan.m], plan.blockRows);
   Value block = launch.getBlockIds().x;
   firstCol = mul(rem(block, colBlocks), plan.blockCols);
   Value rest = div(block, colBlocks);
@@ -427,6 +248,10 @@ void KernelBuilder::build() {
           continue;
         }
         auto [row, col] = accumulatorPosition(i, j, q);
+        // A row past m: any row's value (it is not stored).
+        if (plan.raggedRows())
+          row = b.create<arith::MinUIOp>(loc, row,
+                                         index(plan.extents[plan.m] - 1));
         init.push_back(b.create<memref::LoadOp>(loc, output,
                                                 indices(outMap, row, col, {})));
       }
@@ -457,35 +282,8 @@ void KernelBuilder::build() {
     b.create<scf::YieldOp>(loc, carried);
     llvm::append_range(accs, loop.getResults().drop_back());
   }
-  // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
-  // as one vector of 2 (rounded to bf16 when the output's down-cast is
-  // folded in), the epilogue's and the consumers' results likewise.
+  storeAccumulators(accs);
   linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
-  Value target = downCast ? downCast.getDpsInits()[0] : output;
-  Value outputRoot = rootBuffer(output);
-  bool storesOutput = !plan.deadRoots.contains(outputRoot);
-  Type f32 = b.getF32Type();
-  for (int64_t i = 0; i < mmaRows(); ++i)
-    for (int64_t j = 0; j < mmaCols(); ++j)
-      for (int64_t q = 0; q < 4; q += 2) {
-        auto [row, col] = accumulatorPosition(i, j, q);
-        int64_t a = (i * mmaCols() + j) * 4 + q;
-        StoredPairs stored;
-        SmallVector<Value> out = {accs[a], accs[a + 1]};
-        if (epilogue)
-          applyEpilogue(row, col, out, stored);
-        stored[outputRoot].assign(out.begin(), out.end());
-        if (storesOutput) {
-          Value pair = b.create<vector::FromElementsOp>(
-              loc, VectorType::get({2}, f32), out);
-          if (downCast)
-            pair = b.create<arith::TruncFOp>(
-                loc, VectorType::get({2}, b.getBF16Type()), pair);
-          storePair(b, loc, pair, target, indices(outMap, row, col, {}));
-        }
-        for (linalg::GenericOp consumer : plan.consumers)
-          applyConsumer(consumer, row, col, stored);
-      }
   // The ops that the stores replace, and the buffers that nothing reads
   // any more (the float32 output among them): their allocations, fills,
   // views and deallocations.
@@ -502,6 +300,51 @@ void KernelBuilder::build() {
     eraseBuffer(output);
   for (Value root : plan.deadRoots)
     eraseBuffer(root);
+}
+
+void KernelBuilder::storeAccumulators(ArrayRef<Value> accs) {
+  // The stores: accumulators 2q and 2q + 1 are adjacent columns, stored
+  // as one vector of 2 (rounded to bf16 when the output's down-cast is
+  // folded in), the epilogue's and the consumers' results likewise.
+  linalg::GenericOp downCast = plan.downCast, epilogue = plan.epilogue;
+  Value output = op.getDpsInits()[0];
+  AffineMap outMap = op.getIndexingMapsArray()[2];
+  Value target = downCast ? downCast.getDpsInits()[0] : output;
+  Value outputRoot = rootBuffer(output);
+  bool storesOutput = !plan.deadRoots.contains(outputRoot);
+  Type f32 = b.getF32Type();
+  for (int64_t i = 0; i < mmaRows(); ++i)
+    for (int64_t j = 0; j < mmaCols(); ++j)
+      for (int64_t q = 0; q < 4; q += 2) {
+        auto [row, col] = accumulatorPosition(i, j, q);
+        int64_t a = (i * mmaCols() + j) * 4 + q;
+        // Rows past m are not stored (nor are their epilogue's operands
+        // read).
+        OpBuilder::InsertionGuard guard(b);
+        if (plan.raggedRows()) {
+          auto inRows = b.create<scf::IfOp>(
+              loc,
+              b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row,
+                                      index(plan.extents[plan.m])),
+              /*withElseRegion=*/false);
+          b.setInsertionPoint(inRows.thenBlock()->getTerminator());
+        }
+        StoredPairs stored;
+        SmallVector<Value> out = {accs[a], accs[a + 1]};
+        if (epilogue)
+          applyEpilogue(row, col, out, stored);
+        stored[outputRoot].assign(out.begin(), out.end());
+        if (storesOutput) {
+          Value pair = b.create<vector::FromElementsOp>(
+              loc, VectorType::get({2}, f32), out);
+          if (downCast)
+            pair = b.create<arith::TruncFOp>(
+                loc, VectorType::get({2}, b.getBF16Type()), pair);
+          storePair(b, loc, pair, target, indices(outMap, row, col, {}));
+        }
+        for (linalg::GenericOp consumer : plan.consumers)
+          applyConsumer(consumer, row, col, stored);
+      }
 }
 
 void KernelBuilder::applyEpilogue(Value row, Value col,
@@ -650,6 +493,20 @@ Value KernelBuilder::copyTiles(Value kt, Value stage) {
       Value slot = kInner ? across : along;
       Value position = add(first, slot);
       Value kv = add(k0, kk);
+      // A row tile past m reads the last rows again (their products are
+      // not stored); a k step past k copies zeros, from k 0.
+      if (rows && plan.raggedRows())
+        position = b.create<arith::MinUIOp>(
+            loc, position,
+            index(plan.extents[plan.m] - (kInner ? 1 : kCopyElements)));
+      Value srcElements;
+      if (plan.raggedDepth()) {
+        Value inDepth = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ult, kv, index(plan.extents[plan.k]));
+        kv = b.create<arith::SelectOp>(loc, inDepth, kv, index(0));
+        srcElements = b.create<arith::SelectOp>(loc, inDepth,
+                                                index(kCopyElements), index(0));
+      }
       SmallVector<Value> src = indices(map, rows ? position : Value(),
                                        rows ? Value() : position, kv);
       SmallVector<Value> dst =
@@ -661,7 +518,7 @@ Value KernelBuilder::copyTiles(Value kt, Value stage) {
       tokens.push_back(b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, tokenType(), plan.warpgroup ? sharedTiles : tile, dst,
           op.getDpsInputs()[input], src, b.getIndexAttr(kCopyElements),
-          /*srcElements=*/Value(), b.getUnitAttr()));
+          srcElements, b.getUnitAttr()));
     }
   };
   copy(plan.rowInput, plan.rowKInner, plan.blockRows, firstRow, rowTiles,
@@ -847,106 +704,6 @@ SmallVector<Value> KernelBuilder::warpgroupLoop(ArrayRef<Value> init) {
     for (int64_t f = 0; f < fields; ++f)
       accs.push_back(b.create<LLVM::ExtractValueOp>(loc, acc, f));
   return accs;
-}
-
-/// Splits `op` (with `plan`) along k into `splits` contractions into a
-/// buffer of partial outputs [splits, m, n], filled with zeros first, and
-/// an element-wise sum of them into the output (which a fill of zeros just
-/// before `op` need not clear); returns the contraction of the parts.
-linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
-                             int64_t splits) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
-  int64_t depth = plan.extents[plan.k] / splits;
-  // Loop dimensions of the parts: (s, m, n, kc).
-  AffineExpr s = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx),
-             n = getAffineDimExpr(2, ctx), kc = getAffineDimExpr(3, ctx);
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  for (unsigned t = 0; t < 2; ++t) {
-    Value input = op.getDpsInputs()[t];
-    auto type = cast<MemRefType>(input.getType());
-    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(t));
-    SmallVector<int64_t> shape;
-    SmallVector<ReassociationIndices> groups;
-    SmallVector<AffineExpr> results;
-    for (unsigned r = 0; r < 2; ++r) {
-      unsigned d = map.getDimPosition(r);
-      if (d == plan.k) {
-        groups.push_back({int64_t(shape.size()), int64_t(shape.size()) + 1});
-        shape.append({splits, depth});
-        results.append({s, kc});
-      } else {
-        groups.push_back({int64_t(shape.size())});
-        shape.push_back(type.getDimSize(r));
-        results.push_back(d == plan.m ? m : n);
-      }
-    }
-    inputs.push_back(
-        b.create<memref::ExpandShapeOp>(loc, shape, input, groups));
-    maps.push_back(AffineMap::get(4, 0, results, ctx));
-  }
-  maps.push_back(AffineMap::get(4, 0, {s, m, n}, ctx));
-  int64_t rows = plan.extents[plan.m], cols = plan.extents[plan.n];
-  Value partial = b.create<memref::AllocOp>(
-      loc, MemRefType::get({splits, rows, cols}, b.getF32Type()));
-  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0));
-  b.create<linalg::FillOp>(loc, zero, partial);
-  auto parallel = utils::IteratorType::parallel;
-  auto reduction = utils::IteratorType::reduction;
-  auto parts = b.create<linalg::GenericOp>(
-      loc, TypeRange{}, inputs, ValueRange{partial}, maps,
-      SmallVector<utils::IteratorType>{parallel, parallel, parallel,
-                                       reduction});
-  IRMapping mapping;
-  op->getRegion(0).cloneInto(&parts.getRegion(), mapping);
-  // The output (unless it is a fill of zeros, then dropped) plus the parts,
-  // in order: one element-wise op over [m, n].
-  // Part p read through the map (m, n) -> (p, m, n): one buffer, which
-  // the sum's kernel takes once.
-  SmallVector<Value> slices(splits, partial);
-  SmallVector<AffineMap> sumMaps;
-  for (int64_t part = 0; part < splits; ++part)
-    sumMaps.push_back(
-        AffineMap::get(2, 0,
-                       {getAffineConstantExpr(part, ctx),
-                        getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)},
-                       ctx));
-  sumMaps.push_back(b.getMultiDimIdentityMap(2));
-  bool overwrite = bool(plan.zeroFill);
-  if (overwrite)
-    plan.zeroFill->erase();
-  b.create<linalg::GenericOp>(
-      loc, TypeRange{}, slices, op.getDpsInits(), sumMaps,
-      SmallVector<utils::IteratorType>{parallel, parallel},
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value sum = overwrite ? args[0] : args.back();
-        for (int64_t part = overwrite ? 1 : 0; part < splits; ++part)
-          sum = nb.create<arith::AddFOp>(nloc, sum, args[part]);
-        nb.create<linalg::YieldOp>(nloc, sum);
-      });
-  op->erase();
-  return cast<linalg::LinalgOp>(parts.getOperation());
-}
-
-/// The parts to split `plan`'s contraction into along k: none (1) when it
-/// has `enoughBlocks` blocks, batch dimensions or too short a k; else the
-/// fewest (a power of two) that give enough blocks, each at least 256 long
-/// and a multiple of 32.
-int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks) {
-  if (plan.blocks() >= enoughBlocks || !plan.batch.empty() ||
-      plan.extents.size() != 3)
-    return 1;
-  int64_t depth = plan.extents[plan.k];
-  int64_t tiles =
-      plan.extents[plan.m] / 64 * llvm::divideCeil(plan.extents[plan.n], 64);
-  int64_t splits = 1;
-  while (tiles * splits < enoughBlocks && splits < kMaxSplits &&
-         depth % (2 * splits * kDepth) == 0 &&
-         depth / (2 * splits) >= kMinSplitDepth)
-    splits *= 2;
-  return splits;
 }
 
 struct TensorCoreContractions

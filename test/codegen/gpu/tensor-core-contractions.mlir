@@ -651,22 +651,22 @@ func.func @batched(%q: memref<4x256x64xbf16>, %k: memref<4x128x64xbf16>, %s: mem
 // -----
 
 // Left to the SIMT kernels: float32 operands (an f32 build's contractions),
-// a k that 32 does not divide, rows that 64 does not divide, and a body
-// other than a multiply-add.
+// a k that 8 does not divide, rows that 8 does not divide (a copy of 16
+// bytes would straddle the end), and a body other than a multiply-add.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: gpu.launch
 // CHECK: linalg.matmul ins(%arg0, %arg1 : memref<128x64xf32>, memref<64x128xf32>)
-// CHECK: linalg.matmul ins(%arg3, %arg4 : memref<128x48xbf16>, memref<48x128xbf16>)
-// CHECK: linalg.matmul ins(%arg5, %arg6 : memref<96x64xbf16>, memref<64x128xbf16>)
+// CHECK: linalg.matmul ins(%arg3, %arg4 : memref<128x44xbf16>, memref<44x128xbf16>)
+// CHECK: linalg.matmul ins(%arg5, %arg6 : memref<100x64xbf16>, memref<64x128xbf16>)
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 func.func @left_alone(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>,
-                      %d: memref<128x48xbf16>, %e: memref<48x128xbf16>,
-                      %f: memref<96x64xbf16>, %g: memref<64x128xbf16>, %h: memref<96x128xf32>,
+                      %d: memref<128x44xbf16>, %e: memref<44x128xbf16>,
+                      %f: memref<100x64xbf16>, %g: memref<64x128xbf16>, %h: memref<100x128xf32>,
                       %x: memref<128x64xbf16>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
-  linalg.matmul ins(%d, %e : memref<128x48xbf16>, memref<48x128xbf16>) outs(%c : memref<128x128xf32>)
-  linalg.matmul ins(%f, %g : memref<96x64xbf16>, memref<64x128xbf16>) outs(%h : memref<96x128xf32>)
+  linalg.matmul ins(%d, %e : memref<128x44xbf16>, memref<44x128xbf16>) outs(%c : memref<128x128xf32>)
+  linalg.matmul ins(%f, %g : memref<100x64xbf16>, memref<64x128xbf16>) outs(%h : memref<100x128xf32>)
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %g : memref<128x64xbf16>, memref<64x128xbf16>) outs(%c : memref<128x128xf32>) {
@@ -677,5 +677,46 @@ func.func @left_alone(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref
     %r = arith.addf %acc, %m : f32
     linalg.yield %r : f32
   }
+  return
+}
+
+// -----
+
+// Rows and a k that the tiles do not divide (hourglass_enwik8's 8 x 2,049
+// tokens; here 200 of them): a projection [200, 64] x [128, 64]^T and the
+// weight gradient [128, 200] x [200, 64], k the tokens. The projection's
+// last row tile runs past row 200: its copies read row 199 instead
+// (min), and its stores are made only for rows below 200. The weight
+// gradient's 7 k steps of 32 cover 224 tokens: the copies of a token past
+// 200 copy zeros (16 bytes from token 0, 0 of them read). On the warpgroup
+// mma, whose steps are 64 tokens, the same with 4 steps.
+// CHECK-LABEL: func.func @ragged
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c8,
+// CHECK: arith.minui %{{.*}}, %c199
+// CHECK: nvgpu.device_async_copy %arg0
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c200
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK: llvm.store
+// CHECK: gpu.launch
+// CHECK: %[[K:.*]] = arith.cmpi ult, %{{.*}}, %c200
+// CHECK: %{{.*}} = arith.select %[[K]], %{{.*}}, %c0{{.*}}
+// CHECK: %[[N:.*]] = arith.select %[[K]], %c8{{.*}}, %c0{{.*}}
+// CHECK: nvgpu.device_async_copy %arg3[{{.*}}], %{{.*}}[{{.*}}], 8, %[[N]] {bypassL1}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c7{{.*}} step
+// WG-LABEL: func.func @ragged
+// WG: nvgpu.device_async_copy %arg0
+// WG: tfc.warpgroup_mma
+// WG: arith.select
+// WG: nvgpu.device_async_copy %arg3[{{.*}}], %{{.*}}[{{.*}}], 8, %{{.*}} {bypassL1}
+// WG: scf.for %{{.*}} = %{{.*}} to %c4{{.*}} step
+// WG: tfc.warpgroup_mma
+func.func @ragged(%x: memref<200x64xbf16>, %w: memref<128x64xbf16>, %y: memref<200x128xf32>,
+                  %dy: memref<200x128xbf16>, %dw: memref<128x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<200x128xf32>)
+  linalg.matmul_transpose_b ins(%x, %w : memref<200x64xbf16>, memref<128x64xbf16>) outs(%y : memref<200x128xf32>)
+  linalg.fill ins(%zero : f32) outs(%dw : memref<128x64xf32>)
+  linalg.matmul_transpose_a ins(%dy, %x : memref<200x128xbf16>, memref<200x64xbf16>) outs(%dw : memref<128x64xf32>)
   return
 }
