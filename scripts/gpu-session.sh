@@ -41,7 +41,11 @@
 #               (its device memory as the sequence grows 4x);
 #   DIR/attention  bench/gpu-attention build: the FlashAttention kernels
 #               alone, forward + backward, per sequence length, head
-#               dimension and mask (a Longformer window of 256 among them).
+#               dimension and mask (a Longformer window of 256 among them);
+#   DIR/enwik8  specs/hourglass_enwik8.toml at its full size (8 x 2,049,
+#               shortened 3x to 683: lengths padded to multiples of 64
+#               around the FlashAttention kernels) in bf16 with
+#               --gpu-attention=flash, and the corpus it trains on.
 #
 # `run` unpacks the archive and runs, in this order (most needed first:
 # a call is cut off after its time limit, about 10 minutes, and each
@@ -55,11 +59,15 @@
 # $GPU_SESSION_TORCH (flash.md); bench/gpu run on hopper, graphs too,
 # tfc's side only (hopper.md; flash.md has PyTorch's of the same run);
 # bench/gpu-attention run against
-# PyTorch's flash SDPA and FlexAttention (attention.md); bench/gpu run on
+# PyTorch's flash SDPA and FlexAttention (attention.md); hourglass_enwik8
+# trains $GPU_SESSION_ENWIK8_STEPS (8) steps, its median tokens per second
+# after the first step (enwik8.md, the run's log and metrics in
+# enwik8.log and enwik8.jsonl); bench/gpu run on
 # long, tfc's side only (long.md); bench/gpu run on rows, graphs too,
 # tfc's side only (rows.md). A failed step is reported
 # and the next runs. $GPU_SESSION_STEPS (default
-# check,peer,gemm,flash,hopper,attention,long; rows too when asked for)
+# check,peer,gemm,flash,hopper,attention,enwik8,long; rows too when
+# asked for)
 # picks the steps, for a call that has less time, and, given to build,
 # what is built.
 #
@@ -73,7 +81,8 @@ flash_families=${GPU_SESSION_FLASH_FAMILIES:-$families,longformer}
 seqs=${GPU_SESSION_SEQS:-1024,4096}
 hopper_seqs=${GPU_SESSION_HOPPER_SEQS:-1024}
 torch_modes=${GPU_SESSION_TORCH:-bf16-compile}
-steps=${GPU_SESSION_STEPS:-check,peer,gemm,flash,hopper,attention,long}
+steps=${GPU_SESSION_STEPS:-check,peer,gemm,flash,hopper,attention,enwik8,long}
+enwik8_steps=${GPU_SESSION_ENWIK8_STEPS:-8}
 # wants STEP: whether `run` runs STEP.
 wants() { [[ ,$steps, == *,$1,* ]]; }
 
@@ -106,9 +115,17 @@ case $mode in
       --families longformer --tfc-flag=--precision=bf16 \
       --tfc-flag=--gpu-attention=flash
     python3 "$root/bench/gpu-attention" build "$dir/attention"
+    if wants enwik8; then
+      tfc_bin=${TFC_BUILD_DIR:-$root/build}/bin/tfc
+      mkdir -p "$dir/enwik8"
+      "$tfc_bin" compile "$root/specs/hourglass_enwik8.toml" --target=cuda \
+        --precision=bf16 --gpu-attention=flash -o "$dir/enwik8/hourglass_enwik8"
+      cp "$dir/flash/sotu.txt" "$dir/enwik8/sotu.txt"
+    fi
     # Within the carry limit (64 MiB): one copy of each corpus (tar keeps
     # hard links as links), and no CPU executable whose runs are done.
-    for corpus in "$dir"/rows/*.txt "$dir"/long/*.txt "$dir"/hopper/*.txt; do
+    for corpus in "$dir"/rows/*.txt "$dir"/long/*.txt "$dir"/hopper/*.txt \
+      "$dir"/enwik8/*.txt; do
       [[ -f $corpus && -f $dir/flash/$(basename "$corpus") ]] &&
         ln -f "$dir/flash/$(basename "$corpus")" "$corpus"
     done
@@ -156,6 +173,21 @@ case $mode in
         --out "$out/attention.md" > "$out/attention.log" 2>&1 ||
         echo "bench attention: FAILED (see attention.log)"
     fi
+    if wants enwik8; then
+      (cd "$dir/enwik8" &&
+       ./hourglass_enwik8 train --data sotu.txt --steps "$enwik8_steps" \
+         --eval-every 0 --out run > "$out/enwik8.log" 2>&1 &&
+       cp run/metrics.jsonl "$out/enwik8.jsonl" &&
+       python3 - "$out/enwik8.jsonl" > "$out/enwik8.md" <<'PY'
+import json, statistics, sys
+rates = [r["tokens_per_s"] for r in map(json.loads, open(sys.argv[1]))
+         if "tokens_per_s" in r and r.get("step", 0) > 1]
+print("| model | tokens/s (median of steps 2-%d) |" % (len(rates) + 1))
+print("| --- | ---: |")
+print("| hourglass_enwik8, bf16, flash, 8 x 2,049 | %.0f |" % statistics.median(rates))
+PY
+      ) || echo "hourglass_enwik8: FAILED (see enwik8.log)"
+    fi
     if wants long; then
       python3 "$dir/long/gpu" run "$dir/long" --no-torch --steps 3 \
         --out "$out/long.md" > "$out/long.log" 2>&1 ||
@@ -167,7 +199,7 @@ case $mode in
         echo "bench rows: FAILED (see rows.log)"
     fi
     cat "$out/gemm.md" "$out/gemm90a.md" "$out/gemm90a-b132.md" "$out/flash.md" "$out/hopper.md" \
-      "$out/attention.md" "$out/long.md" "$out/rows.md" 2>/dev/null
+      "$out/attention.md" "$out/enwik8.md" "$out/long.md" "$out/rows.md" 2>/dev/null
     rm -rf "$work"
     ;;
   *) echo "usage: $0 build DIR | run ARCHIVE OUT" >&2; exit 1 ;;
