@@ -517,7 +517,10 @@ def TfcGpuTensorCoreContractions
     A contraction whose 64 x 64 tiles give fewer than `min-blocks` blocks,
     without batch dimensions, is first split along k into S parts (the
     fewest, a power of two up to 64, that give `min-blocks` blocks, each
-    part a multiple of 32 and at least 256 long): its operands are viewed with k as [S, k / S]
+    part a multiple of 32 and at least 256 long; for a k that 32 does not
+    divide, the fewest of any number up to 64 that give them, each part a
+    multiple of 8 and at least 256 long, else the most such parts, as for
+    hourglass_enwik8's 8 x 2,049 tokens, 3 parts of 5,464): its operands are viewed with k as [S, k / S]
     (`memref.expand_shape`), the parts are a contraction with S as its
     batch dimension into a new buffer of [S, m, n] partial outputs filled
     with zeros, and one element-wise op then adds the S parts, in order, to

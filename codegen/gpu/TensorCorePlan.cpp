@@ -233,7 +233,9 @@ linalg::LinalgOp splitAlongK(linalg::LinalgOp op, const TensorCorePlan &plan,
 /// The parts to split `plan`'s contraction into along k: none (1) when it
 /// has `enoughBlocks` blocks, batch dimensions or too short a k; else the
 /// fewest (a power of two) that give enough blocks, each at least 256 long
-/// and a multiple of 32.
+/// and a multiple of 32; for a k that 32 does not divide (8 x 2,049
+/// tokens), the fewest of any number up to 64 that give enough blocks,
+/// each at least 256 long and a multiple of 8, else the most that do not.
 int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks) {
   if (plan.blocks() >= enoughBlocks || !plan.batch.empty() ||
       plan.extents.size() != 3)
@@ -246,6 +248,16 @@ int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks) {
          depth % (2 * splits * kDepth) == 0 &&
          depth / (2 * splits) >= kMinSplitDepth)
     splits *= 2;
+  if (depth % kDepth == 0)
+    return splits;
+  for (int64_t parts = 2;
+       parts <= kMaxSplits && depth / parts >= kMinSplitDepth; ++parts) {
+    if (depth % (parts * kCopyElements))
+      continue;
+    splits = parts;
+    if (tiles * parts >= enoughBlocks)
+      break;
+  }
   return splits;
 }
 

@@ -1,4 +1,5 @@
-//===- TensorCorePlan.h - How a contraction runs on tensor cores -*- C++ -*-===//
+//===- TensorCorePlan.h - How a contraction runs on tensor cores -*- C++
+//-*-===//
 //
 // Part of tfc, a compiler for efficient transformers.
 //
@@ -116,7 +117,9 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
 /// The parts to split `plan`'s contraction into along k: none (1) when it
 /// has `enoughBlocks` blocks, batch dimensions or too short a k; else the
 /// fewest (a power of two) that give enough blocks, each at least 256 long
-/// and a multiple of 32.
+/// and a multiple of 32; for a k that 32 does not divide (8 x 2,049
+/// tokens), the fewest of any number up to 64 that give enough blocks,
+/// each at least 256 long and a multiple of 8, else the most that do not.
 int64_t splitsFor(const TensorCorePlan &plan, int64_t enoughBlocks);
 
 /// Splits `op` (with `plan`) along k into `splits` contractions into a

@@ -378,23 +378,70 @@ func.func @flash_forward_rows_grad(%q: tensor<1x64x128xf32>, %k: tensor<1x64x128
 
 // -----
 
-// Lengths that 64 does not divide, or a head dimension of 8, keep the
-// row loops.
+// Heads of 128 channels at lengths that 64 does not divide (their
+// gradient is the row loops', which read the forward's unpadded tensors),
+// or a head dimension of 8, keep the row loops.
 
 // FLASH-LABEL: func.func @flash_not_taken
 // FLASH-NOT: gpu.launch
-// FLASH: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 96)
+// FLASH: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 96)
 // FLASH: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, 64)
 // FLASH-NOT: gpu.launch
 // FLASH: return
-func.func @flash_not_taken(%q: tensor<1x96x64xf32>, %k: tensor<1x96x64xf32>,
-                           %v: tensor<1x96x64xf32>, %q8: tensor<1x64x64xf32>)
-    -> (tensor<1x96x64xf32>, tensor<1x64x64xf32>) {
-  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
-      : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32> -> tensor<1x96x64xf32>
+func.func @flash_not_taken(%q: tensor<1x96x128xf32>, %k: tensor<1x96x128xf32>,
+                           %v: tensor<1x96x128xf32>, %q8: tensor<1x64x64xf32>)
+    -> (tensor<1x96x128xf32>, tensor<1x64x64xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 1 %q, %k, %v
+      : tensor<1x96x128xf32>, tensor<1x96x128xf32>, tensor<1x96x128xf32> -> tensor<1x96x128xf32>
   %b = tfc.attention #tfc.softmax<causal> heads 8 %q8, %q8, %q8
       : tensor<1x64x64xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32> -> tensor<1x64x64xf32>
-  return %a, %b : tensor<1x96x64xf32>, tensor<1x64x64xf32>
+  return %a, %b : tensor<1x96x128xf32>, tensor<1x64x64xf32>
+}
+
+// -----
+
+// A causal attention at 96 positions (heads of 32 channels): the bf16
+// Q, K and V are padded with zero rows to 128, the kernels run at 128
+// (2 query blocks x 2 heads), nothing masks the padding keys (they come
+// after every real query), and the output is sliced back to 96 rows. The
+// gradient pads the output gradient (so the padding rows' D is zero) and
+// slices dQ, dK and dV back.
+
+// FLASH-LABEL: func.func @flash_padded
+// FLASH-COUNT-3: tensor.pad %{{.*}} low[0, 0, 0] high[0, 32, 0]
+// FLASH-NOT: tensor<1x128xf32>
+// FLASH: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4, %{{.*}} = %c1, %{{.*}} = %c1)
+// FLASH: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 96, 64] [1, 1, 1] : tensor<1x128x64xbf16> to tensor<1x96x64xbf16>
+// FLASH: tensor<1x96x64xf32> to tensor<1x128x64xf32>
+// FLASH: gpu.launch
+// FLASH: gpu.launch
+// FLASH-COUNT-3: tensor.extract_slice %{{.*}}[0, 0, 0] [1, 96, 64] [1, 1, 1] : tensor<1x128x64xf32> to tensor<1x96x64xf32>
+func.func @flash_padded(%q: tensor<1x96x64xf32>, %k: tensor<1x96x64xf32>,
+                        %v: tensor<1x96x64xf32>, %g: tensor<1x96x64xf32>)
+    -> (tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>) {
+  %a = tfc.attention #tfc.softmax<causal> heads 2 %q, %k, %v
+      : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32> -> tensor<1x96x64xf32>
+  %dq, %dk, %dv = tfc.attention_grad #tfc.softmax<causal> heads 2 %q, %k, %v
+      grad %g : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>
+      -> tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>
+  return %a, %dq, %dk, %dv : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32>
+}
+
+// -----
+
+// Not causal, without a mask: a real query could attend the padding keys,
+// so the kernel takes a key mask, ones for the 96 real keys padded with
+// zeros to 128.
+
+// FLASH-LABEL: func.func @flash_padded_keys
+// FLASH: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x96xf32>)
+// FLASH: tensor.pad %[[ONES]] low[0, 0] high[0, 32]
+// FLASH: tensor<1x96xf32> to tensor<1x128xf32>
+// FLASH: gpu.launch
+func.func @flash_padded_keys(%q: tensor<1x96x64xf32>) -> tensor<1x96x64xf32> {
+  %a = tfc.attention #tfc.softmax<> heads 2 %q, %q, %q
+      : tensor<1x96x64xf32>, tensor<1x96x64xf32>, tensor<1x96x64xf32> -> tensor<1x96x64xf32>
+  return %a : tensor<1x96x64xf32>
 }
 
 // -----

@@ -720,3 +720,33 @@ func.func @ragged(%x: memref<200x64xbf16>, %w: memref<128x64xbf16>, %y: memref<2
   linalg.matmul_transpose_a ins(%dy, %x : memref<200x128xbf16>, memref<200x64xbf16>) outs(%dw : memref<128x64xf32>)
   return
 }
+
+// -----
+
+// A weight gradient whose k (792 tokens) 32 does not divide, its one 64 x
+// 64 tile too few blocks: k is split into 3 parts of 264 (any number of
+// parts, each a multiple of 8 and at least 256 long; 2 would give parts
+// of 396, which 8 does not divide), each part's last k step cut short.
+// CHECK-LABEL: func.func @ragged_split
+// CHECK: memref.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [3, 264, 64]
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<3x64x64xf32>
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c3,
+// CHECK: arith.cmpi ult, %{{.*}}, %c264
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c9{{.*}} step
+// CHECK: } {tfc.tensor_core_tile = array<i64: 64, 64, 32, 4>}
+// CHECK: linalg.generic {{.*}} ins(%[[PARTS]], %[[PARTS]], %[[PARTS]] : {{.*}}) outs(%arg2 : memref<64x64xf32>)
+#km = affine_map<(m, n, k) -> (k, m)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @ragged_split(%dy: memref<792x64xbf16>, %x: memref<792x64xbf16>, %dw: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %x : memref<792x64xbf16>, memref<792x64xbf16>) outs(%dw : memref<64x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
