@@ -156,13 +156,6 @@ void eraseBuffer(Value buffer) {
   buffer.getDefiningOp()->erase();
 }
 
-/// A static view with the identity layout of exactly `elements` elements.
-static bool isWholeView(Value value, int64_t elements) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
-         type.getNumElements() == elements;
-}
-
 /// The element-wise ops after the contraction `op` (into `[rows, cols]`)
 /// and its `epilogue` that its kernel can apply as it stores (a bf16 build's
 /// activation and its copies, an activation's gradient): each reads a

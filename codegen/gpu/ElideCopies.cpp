@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/gpu/Passes.h"
+#include "codegen/gpu/Utils.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -68,14 +69,6 @@ accessesOf(Block &block, const SetVector<Value> &views) {
   return ordered;
 }
 
-/// Whether `view` holds all of `buffer`'s elements, contiguous: a static
-/// shape of the same size with the identity layout.
-bool isWhole(Value view, MemRefType buffer) {
-  auto type = cast<MemRefType>(view.getType());
-  return type.hasStaticShape() && type.getLayout().isIdentity() &&
-         type.getNumElements() == buffer.getNumElements();
-}
-
 /// The init of `op`, when `op` writes all of it and reads none of it nor
 /// anything else of `views`: a linalg op on buffers, its one init one of
 /// `views` holding all of `buffer`, all loops parallel, the init's map the
@@ -88,7 +81,8 @@ OpOperand *wholeWriteOf(Operation *op, const SetVector<Value> &views,
       linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
     return nullptr;
   OpOperand *init = linalgOp.getDpsInitOperand(0);
-  if (!views.contains(init->get()) || !isWhole(init->get(), buffer) ||
+  if (!views.contains(init->get()) ||
+      !isWholeView(init->get(), buffer.getNumElements()) ||
       !linalgOp.getMatchingIndexingMap(init).isIdentity() ||
       linalgOp.payloadUsesValueFromOperand(init))
     return nullptr;
@@ -131,9 +125,7 @@ bool elideCopy(linalg::CopyOp copy) {
   auto destAlloc = copy.getOutputs()[0].getDefiningOp<memref::AllocOp>();
   Value source = copy.getInputs()[0];
   // The source: a whole view of a buffer that the function allocates.
-  Value root = source;
-  while (auto view = root.getDefiningOp<ViewLikeOpInterface>())
-    root = view.getViewSource();
+  Value root = rootBuffer(source);
   auto sourceAlloc = root.getDefiningOp<memref::AllocOp>();
   if (!destAlloc || !sourceAlloc || destAlloc->getBlock() != &block ||
       !destAlloc.getType().hasStaticShape() ||
@@ -143,7 +135,7 @@ bool elideCopy(linalg::CopyOp copy) {
       !sourceAlloc.getType().getLayout().isIdentity() ||
       sourceAlloc.getType().getElementType() !=
           destAlloc.getType().getElementType() ||
-      !isWhole(source, sourceAlloc.getType()))
+      !isWholeView(source, sourceAlloc.getType().getNumElements()))
     return false;
   MemRefType buffer = sourceAlloc.getType();
   SetVector<Value> views = viewsOf(root);

@@ -83,6 +83,7 @@ namespace {
 /// A block: 4 warps of 16 own rows each.
 constexpr int64_t kWarp = 32, kWarps = 4, kBlockThreads = kWarp * kWarps;
 constexpr int64_t kWarpRows = 16, kBlockRows = kWarps * kWarpRows;
+static_assert(kBlockRows == kFlashBlockRows, "a block of 4 warps of 16 rows");
 /// The mma tile: 16 rows x 8 columns x 16 deep.
 constexpr int64_t kMmaCols = 8, kMmaDepth = 16;
 /// log2(e): the kernels' exponentials are exp2 of scores in log2 units.
@@ -958,7 +959,8 @@ bool flashAttentionTakes(Attribute kind, int64_t heads, Value query, Value key,
     return false;
   int64_t queries = qType.getDimSize(1), keys = kType.getDimSize(1);
   FlashBand band = bandOf(kind);
-  if ((headDim > 64 && (queries % kBlockRows || keys % kBlockRows)) ||
+  if ((!flashAttentionGradientTakes(heads, query) &&
+       (queries % kBlockRows || keys % kBlockRows)) ||
       ((band.boundedBack() || band.boundedAhead()) && queries != keys))
     return false;
   if (mask) {

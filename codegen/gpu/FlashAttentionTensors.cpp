@@ -22,6 +22,7 @@
 
 #include "codegen/gpu/Utils.h"
 #include "dialect/TfcDialect.h"
+#include "passes/AttentionBuilders.h"
 #include "passes/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -96,10 +97,6 @@ Value ownBuffer(OpBuilder &b, Location loc, Value &x) {
   return buffer;
 }
 
-/// The block of rows of the FlashAttention kernels: their lengths are
-/// multiples of it.
-constexpr int64_t kFlashBlockRows = 64;
-
 /// `x` with zeros after the end of dimension `dim` up to `size`; `x` when
 /// that is its size.
 Value padDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t size) {
@@ -113,25 +110,17 @@ Value padDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t size) {
                                  floatConstant(b, loc, elementOf(x), 0.0));
 }
 
-/// The first `size` of dimension `dim` of `x`; `x` when that is all of it.
-Value sliceDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t size) {
-  auto type = cast<RankedTensorType>(x.getType());
-  if (type.getDimSize(dim) == size)
+/// The first `length` rows of `x` along dimension 1; `x` when that is all
+/// of it.
+Value leadingRows(OpBuilder &b, Location loc, Value x, int64_t length) {
+  if (cast<RankedTensorType>(x.getType()).getDimSize(1) == length)
     return x;
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] = size;
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
-  for (int64_t extent : shape)
-    sizes.push_back(b.getIndexAttr(extent));
-  return b.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get(shape, type.getElementType()), x, offsets,
-      sizes, strides);
+  return attention::leadingPositions(b, loc, x, length);
 }
 
 /// `length` rounded up to a multiple of the kernels' block of rows.
 int64_t paddedLength(int64_t length) {
-  return (length + kFlashBlockRows - 1) / kFlashBlockRows * kFlashBlockRows;
+  return llvm::alignTo(length, kFlashBlockRows);
 }
 
 /// Whether an attention of `kind` is causal.
@@ -221,7 +210,7 @@ FlashAttentionForward buildFlashAttentionForward(OpBuilder &b, Location loc,
                    kernel);
   result.out16 = tensorOf(b, loc, kernel.out);
   result.out =
-      widenToF32(b, loc, sliceDim(b, loc, result.out16, 1, result.queries));
+      widenToF32(b, loc, leadingRows(b, loc, result.out16, result.queries));
   result.lse = tensorOf(b, loc, kernel.lseOut);
   return result;
 }
@@ -258,9 +247,9 @@ buildFlashAttentionGradient(OpBuilder &b, Location loc, Attribute kind,
     buildFlashKernel(b, loc, kernelKind, kind, heads, qShape, kShape[1],
                      kernel);
   }
-  return {sliceDim(b, loc, tensorOf(b, loc, outputs[0]), 1, forward.queries),
-          sliceDim(b, loc, tensorOf(b, loc, outputs[1]), 1, forward.keys),
-          sliceDim(b, loc, tensorOf(b, loc, outputs[2]), 1, forward.keys)};
+  return {leadingRows(b, loc, tensorOf(b, loc, outputs[0]), forward.queries),
+          leadingRows(b, loc, tensorOf(b, loc, outputs[1]), forward.keys),
+          leadingRows(b, loc, tensorOf(b, loc, outputs[2]), forward.keys)};
 }
 
 } // namespace mlir::tfc

@@ -103,9 +103,6 @@ private:
   int64_t mmaCols() const {
     return plan.warpgroup ? plan.blockCols / kMmaCols : warpCols() / kMmaCols;
   }
-  int64_t kTiles() const {
-    return llvm::divideCeilSigned(plan.extents[plan.k], plan.depth);
-  }
 
   Type tokenType() { return nvgpu::DeviceAsyncTokenType::get(b.getContext()); }
 
@@ -217,8 +214,7 @@ void KernelBuilder::build() {
   // The block's tile: column tiles fastest (the blocks that run together
   // share their rows of the row operand), then row tiles, then batch.
   int64_t colBlocks = plan.extents[plan.n] / plan.blockCols;
-  int64_t rowBlocks =
-      llvm::divideCeilSigned(plan.extents[plan.m], plan.blockRows);
+  int64_t rowBlocks = plan.rowBlocks();
   Value block = launch.getBlockIds().x;
   firstCol = mul(rem(block, colBlocks), plan.blockCols);
   Value rest = div(block, colBlocks);
@@ -268,7 +264,8 @@ void KernelBuilder::build() {
   if (plan.warpgroup) {
     accs = warpgroupLoop(init);
   } else {
-    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles()), one, init);
+    auto loop =
+        b.create<scf::ForOp>(loc, index(0), index(plan.kSteps()), one, init);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
@@ -461,7 +458,7 @@ std::pair<Value, Value> KernelBuilder::accumulatorPosition(int64_t i, int64_t j,
 
 Value KernelBuilder::copyTilesIfAny(Value kt) {
   Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, kt,
-                                          index(kTiles()));
+                                          index(plan.kSteps()));
   auto ifOp = b.create<scf::IfOp>(loc, TypeRange{tokenType()}, inRange,
                                   /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -678,8 +675,8 @@ SmallVector<Value> KernelBuilder::warpgroupLoop(ArrayRef<Value> init) {
   // that of tile kt - 1 (the one before, at most, in flight), and, after
   // a barrier (every warp has waited for it), copy tile kt + stages - 1
   // into the stage that tile kt - 1 used.
-  auto loop =
-      b.create<scf::ForOp>(loc, index(0), index(kTiles()), index(1), structs);
+  auto loop = b.create<scf::ForOp>(loc, index(0), index(plan.kSteps()),
+                                   index(1), structs);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -128,9 +128,7 @@ std::optional<TensorCorePlan> planFor(linalg::LinalgOp op, int64_t maxStages,
                      plan.stageBytes());
   // No more stages than k steps, two at least.
   if (plan.warpgroup)
-    plan.stages = std::max<int64_t>(
-        2, std::min(plan.stages,
-                    llvm::divideCeilSigned(plan.extents[plan.k], plan.depth)));
+    plan.stages = std::max<int64_t>(2, std::min(plan.stages, plan.kSteps()));
   // A fill of zeros just before, into the same buffer.
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
     FloatAttr value;

@@ -85,9 +85,14 @@ struct TensorCorePlan {
       count *= extents[d];
     return count;
   }
+  /// The row tiles (the last cut short when they run past m) and the k
+  /// steps (likewise past k).
+  int64_t rowBlocks() const {
+    return llvm::divideCeilSigned(extents[m], blockRows);
+  }
+  int64_t kSteps() const { return llvm::divideCeilSigned(extents[k], depth); }
   int64_t blocks() const {
-    return llvm::divideCeilSigned(extents[m], blockRows) *
-           (extents[n] / blockCols) * batchCount();
+    return rowBlocks() * (extents[n] / blockCols) * batchCount();
   }
   /// Whether the last row tile runs past m (its rows there are neither
   /// read nor stored), and the last k step past k (zeros there).

@@ -51,6 +51,14 @@ inline Value rootBuffer(Value value) {
   return value;
 }
 
+/// Whether `value` is a static view with the identity layout of exactly
+/// `elements` elements (all of a buffer of that many, in order).
+inline bool isWholeView(Value value, int64_t elements) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getNumElements() == elements;
+}
+
 /// Whether `map` has a result that is loop dimension `dim`.
 inline bool usesDim(AffineMap map, unsigned dim) {
   return llvm::any_of(map.getResults(),
@@ -272,6 +280,10 @@ inline constexpr StringLiteral kFlashAttentionTileAttr =
 /// The attribute of a FlashAttention kernel's stores of its outputs' rows
 /// (storePair's, read by tfc-gpu-flash-roundings).
 inline constexpr StringLiteral kFlashRowStoreAttr = "tfc.flash_row_store";
+
+/// The rows of a FlashAttention kernel's block (4 warps of 16): the
+/// kernels' lengths are multiples of it.
+inline constexpr int64_t kFlashBlockRows = 64;
 
 /// The most global tokens of a Longformer that the FlashAttention kernels
 /// take (each global column is a comparison in every masked score).
